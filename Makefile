@@ -1,0 +1,34 @@
+# Every target sets itself up on a fresh clone: a .venv with the pinned package, and (as root) the
+# Debian GL packages dm_control needs for headless rendering.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+export MUJOCO_GL ?= egl
+export PYOPENGL_PLATFORM ?= egl
+export RAY_AUTH_MODE ?= disabled
+export WANDB_MODE ?= offline
+export RAY_DEDUP_LOGS ?= 0
+export PYTHONUNBUFFERED := 1
+
+.PHONY: setup sysdeps test test-fast train clean
+
+setup: sysdeps $(STAMP)
+
+sysdeps:
+	@bash scripts/ensure_gl.sh
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[test]'
+	@touch $@
+
+test: setup
+	$(BIN)/python -m pytest tests
+
+test-fast: setup
+	$(BIN)/python -m pytest tests -m "not slow"
+
+clean:
+	rm -rf $(VENV) *.egg-info .pytest_cache
