@@ -1,0 +1,33 @@
+"""smac_rllib: Stochastic Marginal Actor-Critic (Zhang et al., ICLR 2023) on Ray RLlib.
+
+Importing the package registers the algorithm ``"SMAC"`` and the ``dmc/<domain>-<task>`` envs with Tune.
+``MUJOCO_GL`` must be set before dm_control is first imported (and ``import ray.rllib`` imports it), so it is
+set here, first thing: EGL renders headless (Mesa on CPU, the NVIDIA driver on GPU nodes).
+"""
+
+import os
+
+os.environ.setdefault("MUJOCO_GL", "egl")
+os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
+
+__version__ = "0.1.0"
+
+
+def register() -> None:
+    """Register "SMAC" and every ``dmc/<domain>-<task>`` env with Tune/RLlib (idempotent, no Ray start)."""
+    from ray.tune.registry import register_trainable
+
+    from smac_rllib.algorithms import SMAC
+    from smac_rllib.envs import register_dmc_envs
+
+    register_trainable("SMAC", SMAC)
+    register_dmc_envs()
+
+
+def __getattr__(name):  # lazy: `from smac_rllib import SMACConfig` without paying for Ray on every import
+    if name in ("SMAC", "SMACConfig"):
+        register()
+        from smac_rllib import algorithms
+
+        return getattr(algorithms, name)
+    raise AttributeError(f"module 'smac_rllib' has no attribute {name!r}")

@@ -1,0 +1,121 @@
+"""SMAC's TorchLearner (Alg. 1): critic, actor and temperature losses, one backward, non-finite guard.
+
+The math lives in ``smac_rllib.estimators`` and ``smac_rllib.losses``; this file only wires module outputs to
+them, registers one optimizer per component and logs metrics (prefixed critic/, actor/, alpha/, estimator/).
+
+One backward per update: each parameter gets its gradient from exactly one loss term (the critics are frozen
+in the actor's Q, the TD target and alpha are detached, the entropy is detached in the alpha loss), so the sum
+of the three losses has the same gradients as three separate backwards, and DDP all-reduces once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from ray.rllib.algorithms.sac.torch.sac_torch_learner import SACTorchLearner
+from ray.rllib.core.columns import Columns
+from ray.rllib.core.learner.torch.torch_learner import TorchLearner
+from ray.rllib.utils.metrics import ALL_MODULES
+
+from smac_rllib import estimators, losses
+from smac_rllib.algorithms.smac.smac_rl_module import ACTION_LOG_STD, LOG_W, LOG_W_NEXT, Q_NEXT_TARGET, Q_PI, Q_PRED
+from smac_rllib.models.distributions import gaussian_entropy
+
+
+class NonFiniteUpdateError(FloatingPointError):
+    pass
+
+
+class SMACTorchLearner(SACTorchLearner):
+    def build(self) -> None:
+        super().build()
+        self._skip_update = False
+        self._consecutive_nonfinite = 0
+
+    def configure_optimizers_for_module(self, module_id, config=None) -> None:
+        module = self._module[module_id].unwrapped()
+        for name, params, lr in [
+            ("critic", self.get_parameters(module.qf), config.critic_lr),
+            ("actor", self.get_parameters(module.policy), config.actor_lr),  # q(s|x) and pi(a|s) (Alg. 1)
+            ("alpha", [module.log_alpha], config.alpha_lr),
+        ]:
+            self.register_optimizer(
+                module_id=module_id, optimizer_name=name, optimizer=torch.optim.Adam(params), params=params, lr_or_lr_schedule=lr
+            )
+
+    def compute_loss_for_module(self, *, module_id, config, batch: dict[str, Any], fwd_out: dict[str, Any]) -> torch.Tensor:
+        module = self._module[module_id].unwrapped()
+        log_alpha = module.log_alpha
+        alpha = log_alpha.exp().detach()
+        target_entropy = float(self.target_entropy[module_id])
+
+        entropy_next_B = estimators.entropy_estimate(fwd_out[LOG_W_NEXT], config.estimator)
+        target_B = losses.td_target(
+            batch[Columns.REWARDS],
+            batch[Columns.TERMINATEDS],
+            fwd_out[Q_NEXT_TARGET],
+            entropy_next_B,
+            alpha=alpha,
+            discount_B=config.gamma ** batch["n_step"] if "n_step" in batch else config.gamma,
+        )  # Eq. (10)
+        critic_loss = losses.critic_loss(fwd_out[Q_PRED], target_B, kind=config.critic_loss)
+
+        log_w_K1_B = fwd_out[LOG_W]
+        entropy_B = estimators.entropy_estimate(log_w_K1_B, config.estimator)  # H~ of Eq. (6)/(7)
+        cond_entropy_B = estimators.conditional_entropy(log_w_K1_B)
+        actor_loss = losses.actor_loss(
+            fwd_out[Q_PI], entropy_B, alpha=alpha, beta=config.beta, conditional_entropy_B=cond_entropy_B
+        )  # Eq. (11)
+        alpha_loss = losses.alpha_loss(log_alpha, entropy_B, target_entropy=target_entropy)
+
+        total = critic_loss + actor_loss + alpha_loss
+        self._log_smac_metrics(module_id, config, fwd_out, target_B, entropy_B, cond_entropy_B, critic_loss, actor_loss, alpha_loss, alpha)
+        return total
+
+    def _log_smac_metrics(self, module_id, config, fwd_out, target_B, entropy_B, cond_entropy_B, critic_loss, actor_loss, alpha_loss, alpha):
+        with torch.no_grad():
+            q_pred_T2_B = fwd_out[Q_PRED]
+            metrics = {
+                "critic/loss": critic_loss,
+                "critic/q_mean": q_pred_T2_B.mean(),
+                "critic/q_max": q_pred_T2_B.max(),
+                "critic/target_mean": target_B.mean(),
+                "critic/td_error_abs": (q_pred_T2_B - target_B).abs().mean(),
+                "actor/loss": actor_loss,
+                "actor/q_pi": fwd_out[Q_PI].mean(),
+                "actor/action_std": fwd_out[ACTION_LOG_STD].exp().mean(),
+                "actor/gaussian_entropy_at_s0": gaussian_entropy(fwd_out[ACTION_LOG_STD]).mean(),
+                "alpha/loss": alpha_loss,
+                "alpha/value": alpha,
+                "alpha/target_entropy": torch.tensor(float(self.target_entropy[module_id])),
+                f"estimator/entropy_{config.estimator}": entropy_B.mean(),
+                "estimator/conditional_entropy": cond_entropy_B.mean(),
+                "estimator/num_particles": torch.tensor(float(config.num_particles)),
+            }
+            if config.estimator == "mlmc" and config.num_particles > 0:
+                for level, delta_B in enumerate(estimators.mlmc_level_terms(fwd_out[LOG_W])):
+                    metrics[f"estimator/mlmc_delta_level{level}"] = delta_B.mean()  # Eq. (7) residuals
+        self.metrics.log_dict({k: v.detach().float().cpu().item() for k, v in metrics.items()}, key=module_id)
+
+    # --- one backward, skip non-finite updates ----------------------------------------------------------
+    def compute_gradients(self, loss_per_module, **kwargs):
+        grads = TorchLearner.compute_gradients(self, loss_per_module, **kwargs)  # single backward of the sum
+        finite = [torch.isfinite(loss_per_module[mid]).all() for mid in loss_per_module if mid != ALL_MODULES]
+        finite += [torch.isfinite(g).all() for g in grads.values() if g is not None]
+        self._skip_update = not bool(torch.stack(finite).all()) if finite else False
+        self._consecutive_nonfinite = self._consecutive_nonfinite + 1 if self._skip_update else 0
+        self.metrics.log_value("nonfinite_updates_skipped", int(self._skip_update), reduce="lifetime_sum")
+        limit = self.config.max_consecutive_nonfinite_updates
+        if self._skip_update and self._consecutive_nonfinite >= limit:
+            raise NonFiniteUpdateError(
+                f"{self._consecutive_nonfinite} consecutive SMAC updates had non-finite losses or gradients; "
+                "stopping. Lower the learning rates, set grad_clip, or check the env's rewards "
+                f"(limit: max_consecutive_nonfinite_updates={limit})"
+            )
+        return grads
+
+    def apply_gradients(self, gradients_dict) -> None:
+        if self._skip_update:
+            return  # the weights and the optimizer moments stay as they were
+        super().apply_gradients(gradients_dict)

@@ -1,0 +1,127 @@
+"""RLModule of state-based SMAC (Alg. 1): latent-variable policy + twin Q + targets + log(alpha).
+
+Legend: B = batch, K1 = K + 1 latents, T2 = twin critics, X = obs dim, A = action dim.
+
+Env runners hold the inference-only copy (policy only, no critics); exploration and inference emit
+actions directly. Before learning starts, exploration draws uniform random actions (pytorch_sac's seed
+steps): the flag is a buffer that is True only on inference-only copies and becomes False with the first
+weight sync from the learner.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import torch
+from ray.rllib.core.columns import Columns
+from ray.rllib.core.learner.utils import make_target_network
+from ray.rllib.core.rl_module.apis import InferenceOnlyAPI, QNetAPI, TargetNetworkAPI
+from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
+from torch import nn
+
+from smac_rllib.models.critic import TwinQ
+from smac_rllib.models.latent_policy import LatentPolicy
+
+# Keys of the train forward pass (consumed by SMACTorchLearner).
+Q_PRED = "q_pred_T2_B"  # Q_i(x, a_replay), gradients to the critics
+Q_PI = "q_pi_B"  # min_i Q_i(x, a ~ pi), critics frozen: gradients to the policy only
+LOG_W = "log_w_K1_B"  # log pi(a|s_k) for the action sampled at x
+ACTION_LOG_STD = "action_log_std_B_A"
+Q_NEXT_TARGET = "q_next_target_T2_B"  # Qbar_i(x', a' ~ pi), no gradient
+LOG_W_NEXT = "log_w_next_K1_B"  # at x', no gradient
+
+
+class SMACTorchRLModule(TorchRLModule, InferenceOnlyAPI, TargetNetworkAPI, QNetAPI):
+    framework = "torch"
+
+    def setup(self):
+        cfg = self.model_config
+        _check_spaces(self.observation_space, self.action_space)
+        if cfg.get("torch_num_threads"):
+            torch.set_num_threads(int(cfg["torch_num_threads"]))  # DESIGN §3: 1 thread per CPU process
+        obs_dim = int(self.observation_space.shape[0])
+        action_dim = int(self.action_space.shape[0])
+        self.num_particles = int(cfg.get("num_particles", 16))
+        self.policy = LatentPolicy(
+            obs_dim, action_dim, int(cfg.get("latent_dim", 16)), int(cfg.get("hidden_dim", 256)), int(cfg.get("num_hidden_layers", 2))
+        )
+        uniform = bool(self.inference_only and cfg.get("random_actions_before_learning", True))
+        self.register_buffer("uniform_exploration", torch.tensor(uniform))
+        if not self.inference_only:
+            self.qf = TwinQ(obs_dim, action_dim, int(cfg.get("critic_hidden_dim", 256)), int(cfg.get("num_hidden_layers", 2)))
+            self.log_alpha = nn.Parameter(torch.tensor(float(cfg.get("initial_log_alpha", 0.0))))
+
+    # --- RLlib APIs -------------------------------------------------------------------------------------
+    def get_non_inference_attributes(self) -> list[str]:
+        return ["qf", "target_qf", "log_alpha"]
+
+    def make_target_networks(self) -> None:
+        self.target_qf = make_target_network(self.qf)
+
+    def get_target_network_pairs(self):
+        return [(self.qf, self.target_qf)]
+
+    def forward_target(self, batch: dict[str, Any]) -> dict[str, Any]:
+        return {Q_NEXT_TARGET: self.target_qf(batch[Columns.OBS], batch[Columns.ACTIONS])}
+
+    def compute_q_values(self, batch: dict[str, Any]) -> dict[str, Any]:
+        return {Q_PRED: self.qf(batch[Columns.OBS], batch[Columns.ACTIONS])}
+
+    def get_initial_state(self) -> dict:
+        return {}
+
+    # --- forward passes ---------------------------------------------------------------------------------
+    def _forward_inference(self, batch: dict[str, Any], **kwargs) -> dict[str, Any]:
+        return {Columns.ACTIONS: self.policy.deterministic_action(batch[Columns.OBS])}
+
+    def _forward_exploration(self, batch: dict[str, Any], **kwargs) -> dict[str, Any]:
+        obs_B_X = batch[Columns.OBS]
+        if bool(self.uniform_exploration):
+            action_B_A = torch.rand(obs_B_X.shape[0], self.policy.action_dim, device=obs_B_X.device) * 2 - 1
+        else:
+            action_B_A = self.policy.sample(obs_B_X, num_particles=0).action_B_A  # a ~ pi(.|s0), s0 ~ q(.|x)
+        return {Columns.ACTIONS: action_B_A}
+
+    def _forward_train(self, batch: dict[str, Any], **kwargs) -> dict[str, Any]:
+        obs_B_X, next_obs_B_X = batch[Columns.OBS], batch[Columns.NEXT_OBS]
+        out = {Q_PRED: self.qf(obs_B_X, batch[Columns.ACTIONS])}
+
+        # Actor: a ~ pi(.|s0), s0..sK ~ q(.|x), reparameterized: trains q(s|x) and pi(a|s) (Alg. 1).
+        sample = self.policy.sample(obs_B_X, self.num_particles)
+        out[LOG_W], out[ACTION_LOG_STD] = sample.log_w_K1_B, sample.action_log_std_B_A
+        with _frozen(self.qf):  # Q's parameters get no gradient from the actor loss (straight-through)
+            out[Q_PI] = self.qf(obs_B_X, sample.action_B_A).min(dim=0).values
+
+        # Critic target at x' (Eq. 10): a' ~ pi(.|x') and the entropy estimate's log-weights, no gradient.
+        with torch.no_grad():
+            next_sample = self.policy.sample(next_obs_B_X, self.num_particles)
+            out[LOG_W_NEXT] = next_sample.log_w_K1_B
+            out[Q_NEXT_TARGET] = self.target_qf(next_obs_B_X, next_sample.action_B_A)
+        return out
+
+
+class _frozen:
+    """Context manager: temporarily set requires_grad=False on a module's parameters (restores each flag)."""
+
+    def __init__(self, module: nn.Module):
+        self.params = list(module.parameters())
+
+    def __enter__(self):
+        self.flags = [p.requires_grad for p in self.params]
+        for p in self.params:
+            p.requires_grad_(False)
+
+    def __exit__(self, *exc):
+        for p, flag in zip(self.params, self.flags):
+            p.requires_grad_(flag)
+
+
+def _check_spaces(observation_space: gym.Space, action_space: gym.Space) -> None:
+    if not isinstance(action_space, gym.spaces.Box) or len(action_space.shape) != 1:
+        raise ValueError(f"SMAC needs a 1-D continuous (Box) action space; got {action_space}")
+    if not isinstance(observation_space, gym.spaces.Box) or len(observation_space.shape) != 1:
+        raise ValueError(
+            f"state-based SMAC needs a flat Box observation space; got {observation_space} "
+            "(for pixels use env_config={'from_pixels': True} with SMACConfig().pixels(...))"
+        )

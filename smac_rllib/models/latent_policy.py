@@ -1,0 +1,75 @@
+"""The latent-variable policy (LVP) of SMAC: pi(a|h) = ∫ pi(a|s) q(s|h) ds.
+
+Legend: B = batch, K1 = K + 1 latents (s0 first), X = observation features, S = latent dim, A = action dim.
+
+q(s|x) and pi(a|s) are factorized Gaussians; actions are tanh-squashed. ``sample`` returns the action drawn
+from s0 together with ``log_w_K1_B`` = log pi(a|s_k) for s0 and K fresh particles: the input of every
+estimator in ``smac_rllib.estimators``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from smac_rllib.models.distributions import bound_log_std, gaussian_log_prob, tanh_log_det_jacobian
+from smac_rllib.models.mlp import mlp
+
+
+@dataclass
+class PolicySample:
+    action_B_A: torch.Tensor  # a = tanh(u), u ~ pi(.|s0)
+    log_w_K1_B: torch.Tensor  # log pi(a | s_k), k = 0..K (row 0: the s0 that produced a)
+    latent_K1_B_S: torch.Tensor
+    action_log_std_B_A: torch.Tensor  # log-std of pi(.|s0), for metrics
+
+
+class LatentPolicy(nn.Module):
+    """q(s|x): MLP -> (mean, log_std) of s;  pi(a|s): MLP -> (mean, log_std) of u, a = tanh(u).
+
+    The paper's state-based SMAC makes q(s|x) a 2-layer MLP (width 256) and trains q and pi together
+    through the actor loss (Alg. 1). For pixels the "observation" is the RSSM feature and q is the belief,
+    so there ``latent_encoder`` is replaced by particles of the world model (Alg. 2).
+    """
+
+    def __init__(self, obs_dim: int, action_dim: int, latent_dim: int, hidden_dim: int = 256, num_hidden_layers: int = 2):
+        super().__init__()
+        self.latent_dim = latent_dim
+        self.action_dim = action_dim
+        self.latent_encoder = mlp(obs_dim, hidden_dim, 2 * latent_dim, num_hidden_layers)  # q(s|x)
+        self.action_head = mlp(latent_dim, hidden_dim, 2 * action_dim, num_hidden_layers)  # pi(a|s)
+
+    def latent_params(self, obs_B_X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        mean_B_S, raw_B_S = self.latent_encoder(obs_B_X).chunk(2, dim=-1)
+        return mean_B_S, bound_log_std(raw_B_S)
+
+    def action_params(self, latent_S: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        mean_A, raw_A = self.action_head(latent_S).chunk(2, dim=-1)
+        return mean_A, bound_log_std(raw_A)
+
+    def sample_latents(self, obs_B_X: torch.Tensor, num_latents: int) -> torch.Tensor:
+        """Reparameterized s ~ q(s|x): (num_latents, B, S)."""
+        mean_B_S, log_std_B_S = self.latent_params(obs_B_X)
+        eps_N_B_S = torch.randn(num_latents, *mean_B_S.shape, device=mean_B_S.device, dtype=mean_B_S.dtype)
+        return mean_B_S + log_std_B_S.exp() * eps_N_B_S
+
+    def sample(self, obs_B_X: torch.Tensor, num_particles: int) -> PolicySample:
+        """a ~ pi(.|s0), s0 ~ q(.|x), plus log pi(a|s_k) for s0 and K fresh s_k ~ q(.|x) (Eq. 6 inputs)."""
+        latent_K1_B_S = self.sample_latents(obs_B_X, num_particles + 1)
+        return self.sample_given_latents(latent_K1_B_S)
+
+    def sample_given_latents(self, latent_K1_B_S: torch.Tensor) -> PolicySample:
+        """Same as ``sample`` for latents drawn elsewhere (e.g. RSSM belief particles). Row 0 acts."""
+        mean_K1_B_A, log_std_K1_B_A = self.action_params(latent_K1_B_S)  # all K+1 latents in one pass
+        u_B_A = mean_K1_B_A[0] + log_std_K1_B_A[0].exp() * torch.randn_like(mean_K1_B_A[0])
+        log_det_B = tanh_log_det_jacobian(u_B_A)  # same for every s_k: a is fixed
+        log_w_K1_B = gaussian_log_prob(u_B_A.unsqueeze(0), mean_K1_B_A, log_std_K1_B_A) - log_det_B
+        return PolicySample(torch.tanh(u_B_A), log_w_K1_B, latent_K1_B_S, log_std_K1_B_A[0])
+
+    @torch.no_grad()
+    def deterministic_action(self, obs_B_X: torch.Tensor) -> torch.Tensor:
+        """Evaluation action: tanh of pi's mean at the mean latent of q(s|x)."""
+        mean_B_S, _ = self.latent_params(obs_B_X)
+        return torch.tanh(self.action_params(mean_B_S)[0])
