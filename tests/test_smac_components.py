@@ -1,0 +1,175 @@
+"""Tier 2: SMAC's RLModule and Learner on fake batches (real RLlib classes, no Ray cluster)."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+from ray.rllib.core import DEFAULT_MODULE_ID
+from ray.rllib.core.columns import Columns
+
+from smac_rllib import estimators, losses
+from smac_rllib.algorithms import SMACConfig
+from smac_rllib.algorithms.smac.smac_learner import NonFiniteUpdateError
+from smac_rllib.algorithms.smac.smac_rl_module import LOG_W, LOG_W_NEXT, Q_NEXT_TARGET, Q_PI, Q_PRED
+
+OBS_DIM, ACT_DIM, B, K = 5, 2, 16, 4
+SPACES = {
+    "__env__": (gym.spaces.Box(-np.inf, np.inf, (OBS_DIM,), np.float32), gym.spaces.Box(-1, 1, (ACT_DIM,), np.float32)),
+}
+SPACES[DEFAULT_MODULE_ID] = SPACES["__env__"]
+
+
+def tiny_config(**training) -> SMACConfig:
+    kw = dict(num_particles=K, latent_dim=3, hidden_dim=16, critic_hidden_dim=16, train_batch_size_per_learner=B)
+    kw.update(training)
+    return SMACConfig().environment(observation_space=SPACES["__env__"][0], action_space=SPACES["__env__"][1]).training(**kw)
+
+
+def fake_batch(seed: int = 0, reward_value: float | None = None) -> dict[str, torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    reward = torch.rand(B, generator=g) if reward_value is None else torch.full((B,), reward_value)
+    return {
+        Columns.OBS: torch.randn(B, OBS_DIM, generator=g),
+        Columns.NEXT_OBS: torch.randn(B, OBS_DIM, generator=g),
+        Columns.ACTIONS: torch.rand(B, ACT_DIM, generator=g) * 2 - 1,
+        Columns.REWARDS: reward,
+        Columns.TERMINATEDS: torch.zeros(B, dtype=torch.bool),
+    }
+
+
+def learner_batch(batch: dict[str, torch.Tensor]):
+    """The MultiAgentBatch that Learner.update(batch=...) takes."""
+    from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
+
+    return MultiAgentBatch({DEFAULT_MODULE_ID: SampleBatch({k: v.numpy() for k, v in batch.items()})}, env_steps=B)
+
+
+def build_module(inference_only: bool = False, **training):
+    module = tiny_config(**training).get_rl_module_spec(spaces=SPACES, inference_only=inference_only).build()
+    if not inference_only:
+        module.make_target_networks()
+    return module
+
+
+def test_module_forward_shapes_and_action_bounds():
+    module = build_module()
+    batch = fake_batch()
+    for out in (module.forward_exploration({Columns.OBS: batch[Columns.OBS] * 100}), module.forward_inference(batch)):
+        action = out[Columns.ACTIONS]
+        assert action.shape == (B, ACT_DIM) and action.abs().max() <= 1.0
+    out = module.forward_train(batch)
+    assert out[Q_PRED].shape == (2, B) and out[Q_NEXT_TARGET].shape == (2, B) and out[Q_PI].shape == (B,)
+    assert out[LOG_W].shape == (K + 1, B) and out[LOG_W_NEXT].shape == (K + 1, B)
+    assert out[LOG_W].requires_grad and not out[LOG_W_NEXT].requires_grad
+    # the actor's Q carries gradient to the policy only (critic frozen), the critic's Q to the critic only
+    (grad_pi,) = torch.autograd.grad(out[Q_PI].sum(), [module.policy.latent_encoder[0].weight], retain_graph=True)
+    assert grad_pi.abs().sum() > 0
+    assert all(p.grad is None for p in module.qf.parameters())
+    out[Q_PI].sum().backward()
+    assert all(p.grad is None for p in module.qf.parameters())
+
+
+def test_inference_only_copy_has_no_critic_and_acts_uniformly_until_synced():
+    full, runner = build_module(), build_module(inference_only=True)
+    assert not hasattr(runner, "qf") and not hasattr(runner, "log_alpha")
+    assert bool(runner.uniform_exploration) and not bool(full.uniform_exploration)
+    obs = {Columns.OBS: torch.zeros(2000, OBS_DIM)}
+    uniform = runner.forward_exploration(obs)[Columns.ACTIONS]
+    assert abs(uniform.mean().item()) < 0.05 and abs(uniform.var().item() - 1 / 3) < 0.03  # U[-1, 1]
+    runner.set_state(full.get_state(inference_only=True))  # what sync_weights does
+    assert not bool(runner.uniform_exploration)
+    torch.testing.assert_close(runner.forward_inference(obs)[Columns.ACTIONS], full.forward_inference(obs)[Columns.ACTIONS])
+
+
+def test_learner_update_changes_weights_and_stays_finite():
+    learner = tiny_config().build_learner(spaces=SPACES)
+    module = learner.module[DEFAULT_MODULE_ID]
+    before = {k: v.detach().clone() for k, v in module.state_dict().items()}
+    for seed in range(3):
+        results = learner.update(batch=learner_batch(fake_batch(seed)), timesteps={"num_env_steps_sampled_lifetime": 10_000})
+    after = module.state_dict()
+    for prefix in ("policy.latent_encoder", "policy.action_head", "qf.q1", "qf.q2", "log_alpha", "target_qf.q1"):
+        changed = [not torch.equal(before[k], after[k]) for k in before if k.startswith(prefix)]
+        assert changed and all(changed), prefix
+    assert all(torch.isfinite(v).all() for v in after.values() if v.is_floating_point())
+    metrics = results[DEFAULT_MODULE_ID]
+    for key in ("critic/loss", "actor/loss", "alpha/value", "estimator/entropy_mlmc", "estimator/mlmc_delta_level2"):
+        assert np.isfinite(metrics[key].peek()), key
+
+
+@pytest.mark.parametrize("estimator", ["mlmc", "nested", "naive"])
+def test_the_entropy_fed_to_the_actor_is_the_estimators(estimator):
+    config = tiny_config(estimator=estimator, beta=0.5).build_learner(spaces=SPACES).config
+    learner = tiny_config(estimator=estimator, beta=0.5).build_learner(spaces=SPACES)
+    module = learner.module[DEFAULT_MODULE_ID]
+    batch = fake_batch()
+    torch.manual_seed(0)
+    fwd = module.forward_train(batch)
+    learner.compute_loss_for_module(module_id=DEFAULT_MODULE_ID, config=config, batch=batch, fwd_out=fwd)
+    alpha = module.log_alpha.exp().detach()
+    entropy_B = estimators.ESTIMATORS[estimator](fwd[LOG_W])
+    expected_actor = (-fwd[Q_PI] - alpha * entropy_B + alpha * 0.5 * (-fwd[LOG_W][0])).mean()  # Eq. (11) + App. B.3
+    logged = learner.metrics.peek((DEFAULT_MODULE_ID, "actor/loss"))
+    assert logged == pytest.approx(expected_actor.item(), rel=1e-5)
+    assert learner.metrics.peek((DEFAULT_MODULE_ID, f"estimator/entropy_{estimator}")) == pytest.approx(entropy_B.mean().item(), rel=1e-5)
+    # the TD target uses the same estimator at x' (Eq. 10)
+    target = losses.td_target(batch[Columns.REWARDS], batch[Columns.TERMINATEDS], fwd[Q_NEXT_TARGET],
+                              estimators.ESTIMATORS[estimator](fwd[LOG_W_NEXT]), alpha=alpha, discount_B=0.99)
+    assert learner.metrics.peek((DEFAULT_MODULE_ID, "critic/target_mean")) == pytest.approx(target.mean().item(), rel=1e-5)
+
+
+def test_nonfinite_updates_are_skipped_counted_and_finally_stop_the_run():
+    learner = tiny_config(max_consecutive_nonfinite_updates=3).build_learner(spaces=SPACES)
+    module = learner.module[DEFAULT_MODULE_ID]
+    ts = {"num_env_steps_sampled_lifetime": 10_000}
+    learner.update(batch=learner_batch(fake_batch(0)), timesteps=ts)
+    before = {k: v.detach().clone() for k, v in module.state_dict().items() if not k.startswith("target_")}
+    skipped = 0
+    for _ in range(2):
+        results = learner.update(batch=learner_batch(fake_batch(1, reward_value=float("nan"))), timesteps=ts)
+        skipped += results["nonfinite_updates_skipped"].peek()  # per-update count; the algorithm sums them
+    after = module.state_dict()
+    assert all(torch.equal(before[k], after[k]) for k in before), "a non-finite update reached the weights"
+    assert skipped == 2
+    learner.update(batch=learner_batch(fake_batch(2)), timesteps=ts)  # a finite update resets the streak
+    assert any(not torch.equal(before[k], module.state_dict()[k]) for k in before)
+    for _ in range(2):
+        learner.update(batch=learner_batch(fake_batch(3, reward_value=float("inf"))), timesteps=ts)
+    with pytest.raises(NonFiniteUpdateError, match="3 consecutive SMAC updates had non-finite"):
+        learner.update(batch=learner_batch(fake_batch(3, reward_value=float("inf"))), timesteps=ts)
+
+
+@pytest.mark.parametrize(
+    "training, message",
+    [
+        (dict(num_particles=6), "num_particles=6 must be 0 or a power of two for estimator='mlmc' (try 4 or 8)"),
+        (dict(num_particles=-2, estimator="nested"), "num_particles=-2 must be an integer >= 0"),
+        (dict(num_particles=0, estimator="naive"), "estimator='naive' needs num_particles >= 1"),
+        (dict(estimator="exact"), "estimator='exact' is unknown; use one of ['iwae', 'mlmc', 'naive', 'nested']"),
+        (dict(actor_lr=-1e-4), "actor_lr=-0.0001 must be a positive number"),
+        (dict(critic_lr=0.0), "critic_lr=0.0 must be a positive number"),
+        (dict(latent_dim=0), "latent_dim=0 must be an integer >= 1"),
+        (dict(beta=-1.0), "beta=-1.0 must be >= 0"),
+        (dict(critic_loss="l1"), "critic_loss='l1' is unknown"),
+        (dict(updates_per_env_step=0), "updates_per_env_step=0 must be > 0"),
+    ],
+)
+def test_validate_names_the_fix(training, message):
+    with pytest.raises(ValueError) as info:
+        tiny_config(**training).validate()
+    assert message in str(info.value)
+
+
+def test_validate_rejects_pixels_until_the_pixel_variant():
+    config = SMACConfig().environment("dmc/cartpole-swingup", env_config={"from_pixels": True})
+    with pytest.raises(ValueError, match="from_pixels"):
+        config.validate()
+
+
+def test_default_config_is_the_papers():
+    c = SMACConfig()
+    assert (c.actor_lr, c.critic_lr, c.alpha_lr, c.tau, c.gamma) == (3e-4, 3e-4, 3e-4, 0.005, 0.99)
+    assert (c.num_particles, c.latent_dim, c.estimator, c.beta, c.hidden_dim, c.critic_loss) == (16, 16, "mlmc", 0.0, 256, "mse")
+    assert c.replay_buffer_config["type"] == "EpisodeReplayBuffer"  # uniform, not prioritized
