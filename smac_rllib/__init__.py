@@ -14,18 +14,19 @@ __version__ = "0.1.0"
 
 
 def register() -> None:
-    """Register "SMAC" and every ``dmc/<domain>-<task>`` env with Tune/RLlib (idempotent, no Ray start)."""
+    """Register "SMAC", "SACBaseline" and every ``dmc/<domain>-<task>`` env with Tune/RLlib (idempotent, no Ray start)."""
     from ray.tune.registry import register_trainable
 
-    from smac_rllib.algorithms import SMAC
+    from smac_rllib.algorithms import SMAC, SACBaseline
     from smac_rllib.envs import register_dmc_envs
 
     register_trainable("SMAC", SMAC)
+    register_trainable("SACBaseline", SACBaseline)
     register_dmc_envs()
 
 
 def __getattr__(name):  # lazy: `from smac_rllib import SMACConfig` without paying for Ray on every import
-    if name in ("SMAC", "SMACConfig"):
+    if name in ("SMAC", "SMACConfig", "SACBaseline", "SACBaselineConfig"):
         register()
         from smac_rllib import algorithms
 

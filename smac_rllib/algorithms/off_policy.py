@@ -1,0 +1,91 @@
+"""The off-policy loop shared by SMAC and the SAC baseline: act, store, update, sync (Alg. 1's outer loop).
+
+RLlib's DQN/SAC ``training_step`` sets the update-to-data ratio through ``training_intensity`` and an
+approximate "native ratio"; here it is explicit: ``updates_per_env_step`` gradient updates per new env step
+(pytorch_sac: 1). Checkpoints include the replay buffer, which RLlib 2.60's new stack leaves out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
+from ray.rllib.execution.rollout_ops import synchronous_parallel_sample
+from ray.rllib.utils.metrics import (
+    ENV_RUNNER_RESULTS,
+    ENV_RUNNER_SAMPLING_TIMER,
+    LEARNER_RESULTS,
+    LEARNER_UPDATE_TIMER,
+    NUM_AGENT_STEPS_SAMPLED_LIFETIME,
+    NUM_ENV_STEPS_SAMPLED_LIFETIME,
+    REPLAY_BUFFER_ADD_DATA_TIMER,
+    REPLAY_BUFFER_SAMPLE_TIMER,
+    SYNCH_WORKER_WEIGHTS_TIMER,
+    TIMERS,
+)
+
+
+class OffPolicyLoop:
+    """Mixin for an RLlib ``Algorithm`` with a replay buffer (``self.local_replay_buffer``)."""
+
+    def setup(self, config: AlgorithmConfig) -> None:
+        super().setup(config)
+        self._update_credit = 0.0  # fractional updates owed (updates_per_env_step may be < 1)
+
+    def training_step(self) -> None:
+        # 1. Act: every env runner collects a fragment with the current (inference-only) policy.
+        with self.metrics.log_time((TIMERS, ENV_RUNNER_SAMPLING_TIMER)):
+            episodes, env_runner_results = synchronous_parallel_sample(
+                worker_set=self.env_runner_group,
+                concat=True,
+                sample_timeout_s=self.config.sample_timeout_s,
+                _uses_new_env_runners=True,
+                _return_metrics=True,
+            )
+        self.metrics.aggregate(env_runner_results, key=ENV_RUNNER_RESULTS)
+        new_env_steps = sum(e.env_steps() for e in episodes)
+        # 2. Store.
+        with self.metrics.log_time((TIMERS, REPLAY_BUFFER_ADD_DATA_TIMER)):
+            self.local_replay_buffer.add(episodes)
+        lifetime_steps = self.metrics.peek((ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME), default=0)
+        if lifetime_steps < self.config.num_steps_sampled_before_learning_starts:
+            return
+        # 3. Learn: critic, actor, alpha (Alg. 1), `updates_per_env_step` per new env step.
+        self._update_credit += new_env_steps * self.config.updates_per_env_step
+        num_updates, self._update_credit = int(self._update_credit), self._update_credit % 1.0
+        for _ in range(num_updates):
+            with self.metrics.log_time((TIMERS, REPLAY_BUFFER_SAMPLE_TIMER)):
+                batch_episodes = self.local_replay_buffer.sample(
+                    num_items=self.config.total_train_batch_size,
+                    n_step=self.config.n_step,
+                    gamma=self.config.gamma,
+                    sample_episodes=True,
+                )
+            with self.metrics.log_time((TIMERS, LEARNER_UPDATE_TIMER)):
+                learner_results = self.learner_group.update(
+                    episodes=batch_episodes,
+                    timesteps={
+                        NUM_ENV_STEPS_SAMPLED_LIFETIME: lifetime_steps,
+                        NUM_AGENT_STEPS_SAMPLED_LIFETIME: lifetime_steps,
+                    },
+                )
+            self.metrics.aggregate(learner_results, key=LEARNER_RESULTS)
+        self.metrics.log_value("num_updates_lifetime", num_updates, reduce="lifetime_sum")
+        # 4. Sync the inference-only policy (encoder q + pi) to the env runners.
+        if num_updates:
+            with self.metrics.log_time((TIMERS, SYNCH_WORKER_WEIGHTS_TIMER)):
+                self.env_runner_group.sync_weights(from_worker_or_learner_group=self.learner_group, inference_only=True)
+
+    # --- checkpoints include the replay buffer (RLlib 2.60's new stack leaves it out) -------------------
+    def get_state(self, components=None, *, not_components=None, **kwargs) -> dict[str, Any]:
+        state = super().get_state(components, not_components=not_components, **kwargs)
+        if self.config.store_buffer_in_checkpoints and self._check_component("replay_buffer", components, not_components):
+            state["replay_buffer"] = self.local_replay_buffer.get_state()
+            state["update_credit"] = self._update_credit
+        return state
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        super().set_state(state)
+        if "replay_buffer" in state:
+            self.local_replay_buffer.set_state(state["replay_buffer"])
+            self._update_credit = state.get("update_credit", 0.0)
