@@ -26,12 +26,35 @@ class PolicySample:
     action_log_std_B_A: torch.Tensor  # log-std of pi(.|s0), for metrics
 
 
+class TanhGaussianHead(nn.Module):
+    """pi(a|s): MLP(s) -> (mean, log_std) of u, a = tanh(u). Evaluates one action under many latents."""
+
+    def __init__(self, latent_dim: int, action_dim: int, hidden_dim: int, num_hidden_layers: int, activation=nn.ReLU):
+        super().__init__()
+        self.action_dim = action_dim
+        self.net = mlp(latent_dim, hidden_dim, 2 * action_dim, num_hidden_layers, activation)
+
+    def params(self, latent_S: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        mean_A, raw_A = self.net(latent_S).chunk(2, dim=-1)
+        return mean_A, bound_log_std(raw_A)
+
+    def sample_given_latents(self, latent_K1_B_S: torch.Tensor) -> PolicySample:
+        """a ~ pi(.|s0) with s0 = latent_K1_B_S[0], and log pi(a|s_k) for every row k (Eq. 6 inputs)."""
+        mean_K1_B_A, log_std_K1_B_A = self.params(latent_K1_B_S)  # all K+1 latents in one pass
+        u_B_A = mean_K1_B_A[0] + log_std_K1_B_A[0].exp() * torch.randn_like(mean_K1_B_A[0])
+        log_det_B = tanh_log_det_jacobian(u_B_A)  # same for every s_k: a is fixed
+        log_w_K1_B = gaussian_log_prob(u_B_A.unsqueeze(0), mean_K1_B_A, log_std_K1_B_A) - log_det_B
+        return PolicySample(torch.tanh(u_B_A), log_w_K1_B, latent_K1_B_S, log_std_K1_B_A[0])
+
+    def mean_action(self, latent_S: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(self.params(latent_S)[0])
+
+
 class LatentPolicy(nn.Module):
-    """q(s|x): MLP -> (mean, log_std) of s;  pi(a|s): MLP -> (mean, log_std) of u, a = tanh(u).
+    """q(s|x): MLP -> (mean, log_std) of s;  pi(a|s): ``TanhGaussianHead``.
 
     The paper's state-based SMAC makes q(s|x) a 2-layer MLP (width 256) and trains q and pi together
-    through the actor loss (Alg. 1). For pixels the "observation" is the RSSM feature and q is the belief,
-    so there ``latent_encoder`` is replaced by particles of the world model (Alg. 2).
+    through the actor loss (Alg. 1). For pixels q is the RSSM belief and only the head is used (Alg. 2).
     """
 
     def __init__(self, obs_dim: int, action_dim: int, latent_dim: int, hidden_dim: int = 256, num_hidden_layers: int = 2):
@@ -39,15 +62,11 @@ class LatentPolicy(nn.Module):
         self.latent_dim = latent_dim
         self.action_dim = action_dim
         self.latent_encoder = mlp(obs_dim, hidden_dim, 2 * latent_dim, num_hidden_layers)  # q(s|x)
-        self.action_head = mlp(latent_dim, hidden_dim, 2 * action_dim, num_hidden_layers)  # pi(a|s)
+        self.action_head = TanhGaussianHead(latent_dim, action_dim, hidden_dim, num_hidden_layers)  # pi(a|s)
 
     def latent_params(self, obs_B_X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         mean_B_S, raw_B_S = self.latent_encoder(obs_B_X).chunk(2, dim=-1)
         return mean_B_S, bound_log_std(raw_B_S)
-
-    def action_params(self, latent_S: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        mean_A, raw_A = self.action_head(latent_S).chunk(2, dim=-1)
-        return mean_A, bound_log_std(raw_A)
 
     def sample_latents(self, obs_B_X: torch.Tensor, num_latents: int) -> torch.Tensor:
         """Reparameterized s ~ q(s|x): (num_latents, B, S)."""
@@ -57,19 +76,9 @@ class LatentPolicy(nn.Module):
 
     def sample(self, obs_B_X: torch.Tensor, num_particles: int) -> PolicySample:
         """a ~ pi(.|s0), s0 ~ q(.|x), plus log pi(a|s_k) for s0 and K fresh s_k ~ q(.|x) (Eq. 6 inputs)."""
-        latent_K1_B_S = self.sample_latents(obs_B_X, num_particles + 1)
-        return self.sample_given_latents(latent_K1_B_S)
-
-    def sample_given_latents(self, latent_K1_B_S: torch.Tensor) -> PolicySample:
-        """Same as ``sample`` for latents drawn elsewhere (e.g. RSSM belief particles). Row 0 acts."""
-        mean_K1_B_A, log_std_K1_B_A = self.action_params(latent_K1_B_S)  # all K+1 latents in one pass
-        u_B_A = mean_K1_B_A[0] + log_std_K1_B_A[0].exp() * torch.randn_like(mean_K1_B_A[0])
-        log_det_B = tanh_log_det_jacobian(u_B_A)  # same for every s_k: a is fixed
-        log_w_K1_B = gaussian_log_prob(u_B_A.unsqueeze(0), mean_K1_B_A, log_std_K1_B_A) - log_det_B
-        return PolicySample(torch.tanh(u_B_A), log_w_K1_B, latent_K1_B_S, log_std_K1_B_A[0])
+        return self.action_head.sample_given_latents(self.sample_latents(obs_B_X, num_particles + 1))
 
     @torch.no_grad()
     def deterministic_action(self, obs_B_X: torch.Tensor) -> torch.Tensor:
         """Evaluation action: tanh of pi's mean at the mean latent of q(s|x)."""
-        mean_B_S, _ = self.latent_params(obs_B_X)
-        return torch.tanh(self.action_params(mean_B_S)[0])
+        return self.action_head.mean_action(self.latent_params(obs_B_X)[0])
