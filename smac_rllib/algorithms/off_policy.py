@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
+from ray.rllib.core.columns import Columns
 from ray.rllib.execution.rollout_ops import synchronous_parallel_sample
+from ray.rllib.policy.sample_batch import SampleBatch
 from ray.rllib.utils.metrics import (
     ENV_RUNNER_RESULTS,
     ENV_RUNNER_SAMPLING_TIMER,
@@ -23,6 +25,11 @@ from ray.rllib.utils.metrics import (
     SYNCH_WORKER_WEIGHTS_TIMER,
     TIMERS,
 )
+
+
+def _resolved(config, resolved_name: str, plain_name: str):
+    """SMACConfig resolves per-modality defaults (states vs pixels); other configs give the plain field."""
+    return getattr(config, f"resolved_{resolved_name}", getattr(config, plain_name))
 
 
 class OffPolicyLoop:
@@ -44,26 +51,23 @@ class OffPolicyLoop:
             )
         self.metrics.aggregate(env_runner_results, key=ENV_RUNNER_RESULTS)
         new_env_steps = sum(e.env_steps() for e in episodes)
-        # 2. Store.
+        # 2. Store (without the env runners' recurrent state: it is recomputed from the frames).
         with self.metrics.log_time((TIMERS, REPLAY_BUFFER_ADD_DATA_TIMER)):
+            for episode in episodes:
+                episode.extra_model_outputs.pop(Columns.STATE_OUT, None)
             self.local_replay_buffer.add(episodes)
         lifetime_steps = self.metrics.peek((ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME), default=0)
-        if lifetime_steps < self.config.num_steps_sampled_before_learning_starts:
+        if lifetime_steps < _resolved(self.config, "learning_starts", "num_steps_sampled_before_learning_starts"):
             return
-        # 3. Learn: critic, actor, alpha (Alg. 1), `updates_per_env_step` per new env step.
-        self._update_credit += new_env_steps * self.config.updates_per_env_step
+        # 3. Learn: `updates_per_env_step` updates per new env step (world model, critic, actor, alpha).
+        self._update_credit += new_env_steps * _resolved(self.config, "updates_per_env_step", "updates_per_env_step")
         num_updates, self._update_credit = int(self._update_credit), self._update_credit % 1.0
         for _ in range(num_updates):
             with self.metrics.log_time((TIMERS, REPLAY_BUFFER_SAMPLE_TIMER)):
-                batch_episodes = self.local_replay_buffer.sample(
-                    num_items=self.config.total_train_batch_size,
-                    n_step=self.config.n_step,
-                    gamma=self.config.gamma,
-                    sample_episodes=True,
-                )
+                train_data = self._sample_train_data()
             with self.metrics.log_time((TIMERS, LEARNER_UPDATE_TIMER)):
                 learner_results = self.learner_group.update(
-                    episodes=batch_episodes,
+                    **train_data,
                     timesteps={
                         NUM_ENV_STEPS_SAMPLED_LIFETIME: lifetime_steps,
                         NUM_AGENT_STEPS_SAMPLED_LIFETIME: lifetime_steps,
@@ -75,6 +79,23 @@ class OffPolicyLoop:
         if num_updates:
             with self.metrics.log_time((TIMERS, SYNCH_WORKER_WEIGHTS_TIMER)):
                 self.env_runner_group.sync_weights(from_worker_or_learner_group=self.learner_group, inference_only=True)
+
+    def _sample_train_data(self) -> dict[str, Any]:
+        """Uniform transitions (states: episodes through the learner connector), or B x T sequences (pixels)."""
+        if getattr(self.config, "is_pixels", False):
+            sample = self.local_replay_buffer.sample(
+                batch_size_B=self.config.batch_size_B * max(self.config.num_learners, 1),
+                batch_length_T=self.config.batch_length_T,
+            )
+            sample = {k: sample[k] for k in ("obs", "actions", "rewards", "is_first", "is_terminated")}
+            return {"batch": SampleBatch(sample).as_multi_agent()}
+        episodes = self.local_replay_buffer.sample(
+            num_items=self.config.total_train_batch_size,
+            n_step=self.config.n_step,
+            gamma=self.config.gamma,
+            sample_episodes=True,
+        )
+        return {"episodes": episodes}
 
     # --- checkpoints include the replay buffer (RLlib 2.60's new stack leaves it out) -------------------
     def get_state(self, components=None, *, not_components=None, **kwargs) -> dict[str, Any]:

@@ -11,10 +11,10 @@ from smac_rllib.models.mlp import mlp
 class TwinQ(nn.Module):
     """Q_1, Q_2 (x, a) -> (2, *batch). Paper state-based critic: Q(x, a) (Alg. 1); pixels: Q(s, a) (Eq. 12)."""
 
-    def __init__(self, obs_dim: int, action_dim: int, hidden_dim: int = 256, num_hidden_layers: int = 2):
+    def __init__(self, obs_dim: int, action_dim: int, hidden_dim: int = 256, num_hidden_layers: int = 2, activation=nn.ReLU):
         super().__init__()
-        self.q1 = mlp(obs_dim + action_dim, hidden_dim, 1, num_hidden_layers)
-        self.q2 = mlp(obs_dim + action_dim, hidden_dim, 1, num_hidden_layers)
+        self.q1 = mlp(obs_dim + action_dim, hidden_dim, 1, num_hidden_layers, activation)
+        self.q2 = mlp(obs_dim + action_dim, hidden_dim, 1, num_hidden_layers, activation)
 
     def forward(self, obs_X: torch.Tensor, action_A: torch.Tensor) -> torch.Tensor:
         obs_action = torch.cat([obs_X, action_A], dim=-1)

@@ -26,11 +26,27 @@ _FIELDS = {  # name: (default, reference-code name / meaning) -- one home per hy
     "critic_hidden_dim": (256, "width of the twin Q MLPs"),
     "num_hidden_layers": (2, "hidden layers of every MLP (paper: 2)"),
     "critic_loss": ("mse", "'mse' (paper, pytorch_sac) | 'huber' (RLlib SAC's default)"),
-    "updates_per_env_step": (1.0, "gradient updates per sampled env step (pytorch_sac: 1)"),
+    "updates_per_env_step": (None, "gradient updates per sampled env step; None = 1.0 for states (pytorch_sac), "
+                             "0.2 for pixels (reference: 100 updates of B x T every 1000 frames at action repeat 2)"),
     "random_actions_before_learning": (True, "uniform random actions until learning starts (pytorch_sac seed steps)"),
     "max_consecutive_nonfinite_updates": (100, "stop the run after this many skipped non-finite updates in a row"),
     "torch_num_threads": (1, "torch threads per CPU learner / env runner process (DESIGN §3); 0 = torch default"),
+    # --- pixels (Alg. 2); used when env_config has from_pixels=True ---
+    "world_model_preset": ("paper", "RSSM sizes: 'paper' (deter 200, stoch 30, depth 32) | 'small' | 'tiny'"),
+    "particle_mode": ("history", "'history': K posterior trajectories re-filtered over the sequence (reference code) | "
+                                 "'step': K samples of s_t around the shared deterministic state (cheap)"),
+    "batch_size_B": (50, "sequences per update (reference: 50)"),
+    "batch_length_T": (50, "steps per sequence (reference: 50)"),
+    "world_model_lr": (6e-4, "world-model Adam learning rate (reference: 6e-4)"),
+    "action_noise": (0.3, "std of the additive Gaussian collection noise (reference: 0.3)"),
+    "pixel_hidden_dim": (300, "width of the actor and critic MLPs on belief features (reference: 300, ELU)"),
+    "actor_layers": (4, "hidden layers of the pixel actor (reference: 4)"),
+    "critic_layers": (3, "hidden layers of the pixel critics"),
+    "pixel_grad_clip": (100.0, "global-norm gradient clip per optimizer for pixels (reference: 100)"),
+    "autocast": (None, "None | 'bf16' | 'fp16': autocast the world model on a GPU learner"),
 }
+_PIXEL_MODULE_FIELDS = ("world_model_preset", "particle_mode", "action_noise", "pixel_hidden_dim", "actor_layers",
+                        "critic_layers", "autocast")
 
 
 class SMACConfig(SACConfig):
@@ -58,12 +74,28 @@ class SMACConfig(SACConfig):
         self.tau = 0.005
         self.gamma = 0.99
         self.train_batch_size_per_learner = 256
-        self.num_steps_sampled_before_learning_starts = 5000
+        self.num_steps_sampled_before_learning_starts = None  # None = 5000 (states) | 2500 = 5k frames (pixels)
         self.replay_buffer_config = {"type": "EpisodeReplayBuffer", "capacity": 1_000_000}
         self.store_buffer_in_checkpoints = True  # RLlib 2.60 would drop the buffer on restore (DESIGN §3)
         self.rollout_fragment_length = 10
         self.min_sample_timesteps_per_iteration = 1000  # >= one DMC episode per iteration
         self.min_time_s_per_iteration = 0
+
+    @property
+    def is_pixels(self) -> bool:
+        return isinstance(self.env_config, dict) and bool(self.env_config.get("from_pixels"))
+
+    @property
+    def resolved_updates_per_env_step(self) -> float:
+        if self.updates_per_env_step is not None:
+            return self.updates_per_env_step
+        return 0.2 if self.is_pixels else 1.0
+
+    @property
+    def resolved_learning_starts(self) -> int:
+        if self.num_steps_sampled_before_learning_starts is not None:
+            return self.num_steps_sampled_before_learning_starts
+        return 2500 if self.is_pixels else 5000
 
     def training(self, **kwargs) -> "SMACConfig":
         """SAC's ``training()`` plus the SMAC fields (see ``_FIELDS``), e.g. ``training(num_particles=32)``."""
@@ -106,32 +138,72 @@ class SMACConfig(SACConfig):
             errors.append(f"beta={self.beta!r} must be >= 0 (App. B.3; 0 turns the regularizer off)")
         if self.critic_loss not in ("mse", "huber"):
             errors.append(f"critic_loss={self.critic_loss!r} is unknown; use 'mse' (paper) or 'huber'")
-        if not (isinstance(self.updates_per_env_step, (int, float)) and self.updates_per_env_step > 0):
-            errors.append(f"updates_per_env_step={self.updates_per_env_step!r} must be > 0 (pytorch_sac: 1)")
+        upe = self.updates_per_env_step
+        if upe is not None and not (isinstance(upe, (int, float)) and upe > 0):
+            errors.append(f"updates_per_env_step={upe!r} must be > 0 (pytorch_sac: 1; pixels: 0.2)")
         if not (isinstance(self.initial_alpha, (int, float)) and self.initial_alpha > 0):
             errors.append(f"initial_alpha={self.initial_alpha!r} must be > 0 (pytorch_sac: 0.1)")
-        if isinstance(self.env_config, dict) and self.env_config.get("from_pixels"):
-            errors.append("state-based SMAC got env_config from_pixels=True; pixel SMAC (RSSM) is not available yet, set from_pixels=False")
+        if self.is_pixels:
+            errors += self._pixel_errors()
+        return errors
+
+    def _pixel_errors(self) -> list[str]:
+        from smac_rllib.models.world_model import WorldModelConfig
+
+        errors = []
+        try:
+            WorldModelConfig.preset(self.world_model_preset)
+        except (ValueError, TypeError):
+            errors.append(f"world_model_preset={self.world_model_preset!r} is unknown; use 'paper', 'small' or 'tiny'")
+        if self.particle_mode not in ("history", "step"):
+            errors.append(f"particle_mode={self.particle_mode!r} is unknown; use 'history' (reference) or 'step'")
+        for name in ("batch_size_B", "pixel_hidden_dim", "actor_layers", "critic_layers"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                errors.append(f"{name}={value!r} must be an integer >= 1")
+        if not isinstance(self.batch_length_T, int) or self.batch_length_T < 2:
+            errors.append(f"batch_length_T={self.batch_length_T!r} must be an integer >= 2 (TD targets need t+1; reference 50)")
+        if not (isinstance(self.world_model_lr, (int, float)) and self.world_model_lr > 0):
+            errors.append(f"world_model_lr={self.world_model_lr!r} must be a positive number (reference: 6e-4)")
+        if not (isinstance(self.action_noise, (int, float)) and self.action_noise >= 0):
+            errors.append(f"action_noise={self.action_noise!r} must be >= 0 (reference: 0.3)")
+        if self.autocast not in (None, "bf16", "fp16"):
+            errors.append(f"autocast={self.autocast!r} is unknown; use None, 'bf16' or 'fp16'")
+        if self.env_config.get("image_size", 64) != 64:
+            errors.append(f"image_size={self.env_config.get('image_size')!r}: the RSSM's conv stack needs 64x64 frames; set image_size: 64")
         return errors
 
     def get_default_rl_module_spec(self) -> RLModuleSpec:
+        if self.is_pixels:
+            from smac_rllib.algorithms.smac.pixel_rl_module import SMACPixelTorchRLModule
+
+            return RLModuleSpec(module_class=SMACPixelTorchRLModule)
         from smac_rllib.algorithms.smac.smac_rl_module import SMACTorchRLModule
 
         return RLModuleSpec(module_class=SMACTorchRLModule)
 
     def get_default_learner_class(self):
-        from smac_rllib.algorithms.smac.smac_learner import SMACTorchLearner
+        from smac_rllib.algorithms.smac.smac_learner import SMACPixelTorchLearner, SMACTorchLearner
 
-        return SMACTorchLearner
+        return SMACPixelTorchLearner if self.is_pixels else SMACTorchLearner
+
+    def build_env_to_module_connector(self, env=None, spaces=None, device=None):
+        connector = super().build_env_to_module_connector(env=env, spaces=spaces, device=device)
+        if self.is_pixels:  # the RSSM resets its belief where is_first (as RLlib's DreamerV3 does)
+            from ray.rllib.connectors.common import AddStatesFromEpisodesToBatch
+            from ray.rllib.algorithms.dreamerv3.utils.add_is_firsts_to_batch import AddIsFirstsToBatch
+
+            connector.insert_before(AddStatesFromEpisodesToBatch, AddIsFirstsToBatch())
+        return connector
 
     @property
     def _model_config_auto_includes(self) -> dict[str, Any]:
         module_fields = ("num_particles", "latent_dim", "hidden_dim", "critic_hidden_dim", "num_hidden_layers")
         return super()._model_config_auto_includes | {name: getattr(self, name) for name in module_fields} | {
-            "random_actions_before_learning": self.random_actions_before_learning and self.num_steps_sampled_before_learning_starts > 0,
+            "random_actions_before_learning": self.random_actions_before_learning and self.resolved_learning_starts > 0,
             "initial_log_alpha": math.log(self.initial_alpha),
             "torch_num_threads": self.torch_num_threads,
-        }
+        } | ({name: getattr(self, name) for name in _PIXEL_MODULE_FIELDS} if self.is_pixels else {})
 
 
 class SMAC(OffPolicyLoop, SAC):

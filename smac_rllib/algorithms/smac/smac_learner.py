@@ -119,3 +119,58 @@ class SMACTorchLearner(SACTorchLearner):
         if self._skip_update:
             return  # the weights and the optimizer moments stay as they were
         super().apply_gradients(gradients_dict)
+
+
+class SMACPixelTorchLearner(SMACTorchLearner):
+    """Alg. 2: world model (Eq. 13) + critic on belief features (Eq. 12) + actor over K particles (Eqs. 7, 9)."""
+
+    def configure_optimizers_for_module(self, module_id, config=None) -> None:
+        module = self._module[module_id].unwrapped()
+        for name, params, lr in [
+            ("world_model", self.get_parameters(module.world_model), config.world_model_lr),
+            ("critic", self.get_parameters(module.qf), config.critic_lr),
+            ("actor", self.get_parameters(module.actor), config.actor_lr),  # pi(a|s) only (Alg. 2)
+            ("alpha", [module.log_alpha], config.alpha_lr),
+        ]:
+            self.register_optimizer(
+                module_id=module_id, optimizer_name=name, optimizer=torch.optim.Adam(params), params=params, lr_or_lr_schedule=lr
+            )
+
+    def compute_loss_for_module(self, *, module_id, config, batch, fwd_out) -> torch.Tensor:
+        from smac_rllib.algorithms.smac.pixel_rl_module import PARTICLE_SPREAD, REWARD_NEXT, TERMINATED_NEXT, WM_LOSS, WM_METRICS
+
+        module = self._module[module_id].unwrapped()
+        log_alpha = module.log_alpha
+        alpha = log_alpha.exp().detach()
+        target_entropy = float(self.target_entropy[module_id])
+
+        entropy_next = estimators.entropy_estimate(fwd_out[LOG_W_NEXT], config.estimator)
+        target = losses.td_target(
+            fwd_out[REWARD_NEXT], fwd_out[TERMINATED_NEXT], fwd_out[Q_NEXT_TARGET], entropy_next, alpha=alpha, discount_B=config.gamma
+        )  # Eq. (12) with the soft value of Eq. (10)
+        critic_loss = losses.critic_loss(fwd_out[Q_PRED], target, kind=config.critic_loss)
+        entropy = estimators.entropy_estimate(fwd_out[LOG_W], config.estimator)  # Eq. (7) over belief particles
+        cond_entropy = estimators.conditional_entropy(fwd_out[LOG_W])
+        actor_loss = losses.actor_loss(fwd_out[Q_PI], entropy, alpha=alpha, beta=config.beta, conditional_entropy_B=cond_entropy)
+        alpha_loss = losses.alpha_loss(log_alpha, entropy, target_entropy=target_entropy)
+        wm_loss = fwd_out[WM_LOSS]
+
+        self._log_smac_metrics(module_id, config, fwd_out, target, entropy, cond_entropy, critic_loss, actor_loss, alpha_loss, alpha)
+        self.metrics.log_dict(
+            {k: float(v) for k, v in fwd_out[WM_METRICS].items()} | {"estimator/particle_feat_std": float(fwd_out[PARTICLE_SPREAD])},
+            key=module_id,
+        )
+        return wm_loss + critic_loss + actor_loss + alpha_loss
+
+    def postprocess_gradients_for_module(self, *, module_id, config=None, module_gradients_dict):
+        """Global-norm clip per optimizer at ``pixel_grad_clip`` (reference: 100 for model, actor and critic)."""
+        clip = config.grad_clip if config.grad_clip is not None else config.pixel_grad_clip
+        if not clip:
+            return dict(module_gradients_dict)
+        clipped = {}
+        for optimizer_name, optimizer in self.get_optimizers_for_module(module_id):
+            grads = self.filter_param_dict_for_optimizer(param_dict=module_gradients_dict, optimizer=optimizer)
+            norm = self._get_clip_function()(grads, grad_clip=clip, grad_clip_by="global_norm")
+            self.metrics.log_value((module_id, f"gradients/{optimizer_name}_global_norm"), float(norm), window=1)
+            clipped.update(grads)
+        return clipped

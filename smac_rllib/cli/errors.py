@@ -1,0 +1,25 @@
+"""``UserError``: a mistake the user can fix. ``rllib`` prints it as one line naming the fix and exits with 2."""
+
+from __future__ import annotations
+
+EXIT_USER_ERROR = 2  # argparse's code for usage errors
+EXIT_TRIAL_ERROR = 1  # a trial failed while running (not a configuration mistake)
+
+
+class UserError(Exception):
+    """A configuration or usage mistake. The message is one line and says what to change.
+
+    ``where`` is a location prefix such as ``"tuned_examples/x.yaml:12"``.
+    """
+
+    def __init__(self, message: str, where: str | None = None):
+        message = " ".join(str(message).split())  # always one line
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+def one_line(text: object, limit: int = 400) -> str:
+    """The first meaningful line of an exception message (RLlib messages can span many lines), shortened."""
+    lines = [line.strip() for line in str(text).strip().splitlines() if line.strip()]
+    line = " ".join(lines[:3]) if lines else str(text)
+    line = " ".join(line.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
