@@ -20,10 +20,13 @@ from pathlib import Path
 ALGOS = ("SMAC", "SAC")
 
 
-def make_config(algo: str, env: str, seed: int):
+def make_config(algo: str, env: str, seed: int, num_particles: int, updates_per_env_step: float):
     from smac_rllib.algorithms import SACBaselineConfig, SMACConfig
 
-    config = (SMACConfig() if algo == "SMAC" else SACBaselineConfig())
+    if algo == "SMAC":
+        config = SMACConfig().training(num_particles=num_particles, updates_per_env_step=updates_per_env_step)
+    else:
+        config = SACBaselineConfig().training(updates_per_env_step=updates_per_env_step)
     return (
         config.environment(env, env_config={"seed": seed})
         .env_runners(num_env_runners=0)
@@ -64,7 +67,7 @@ def _sac_mean_action(module, out):
 
 
 def run_one(args_tuple) -> list[dict]:
-    algo_name, env, seed, steps, eval_every, eval_episodes = args_tuple
+    algo_name, env, seed, steps, eval_every, eval_episodes, num_particles, updates_per_env_step = args_tuple
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     import ray
     import torch
@@ -74,7 +77,7 @@ def run_one(args_tuple) -> list[dict]:
 
     smac_rllib.register()
     ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    algo = make_config(algo_name, env, seed).build_algo()
+    algo = make_config(algo_name, env, seed, num_particles, updates_per_env_step).build_algo()
     rows, next_eval, t0 = [], 0, time.time()
     try:
         while True:
@@ -131,10 +134,13 @@ def main() -> None:
     parser.add_argument("--eval-every", type=int, default=5000)
     parser.add_argument("--eval-episodes", type=int, default=5)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--num-particles", type=int, default=16, help="SMAC's K")
+    parser.add_argument("--updates-per-env-step", type=float, default=1.0, help="same for both algorithms")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    jobs = [(a, args.env, s, args.steps, args.eval_every, args.eval_episodes) for s in args.seeds for a in args.algos]
+    jobs = [(a, args.env, s, args.steps, args.eval_every, args.eval_episodes, args.num_particles, args.updates_per_env_step)
+            for a in args.algos for s in args.seeds]
     with mp.get_context("spawn").Pool(args.workers) as pool:
         rows = [r for rs in pool.map(run_one, jobs) for r in rs]
     stem = "state_learning_" + args.env.split("/")[-1].replace("-", "_")
@@ -149,7 +155,10 @@ def main() -> None:
 def write_markdown(rows, args, path: Path) -> None:
     marks = sorted({min(args.steps, m) for m in (args.steps // 2, args.steps)})
     lines = [f"# {args.env} from states: SMAC vs SAC baseline", "",
-             f"Command: `.venv/bin/python benchmarks/state_learning.py --env {args.env} --steps {args.steps} --seeds {' '.join(map(str, args.seeds))}`",
+             f"Command: `.venv/bin/python benchmarks/state_learning.py --env {args.env} --steps {args.steps} --seeds {' '.join(map(str, args.seeds))}"
+             f" --num-particles {args.num_particles} --updates-per-env-step {args.updates_per_env_step}`",
+             f"Settings: SMAC K={args.num_particles}, latent 16, width 256, estimator mlmc; SAC width 400; both batch 256, "
+             f"lr 3e-4, {args.updates_per_env_step} updates per env step, 5000 warm-up steps, uniform replay.",
              "Machine: 2-core CPU, no GPU; each run one process, torch 1 thread, local learner, num_env_runners=0.",
              f"Eval: deterministic policy, {args.eval_episodes} episodes every {args.eval_every} env steps (action repeat 1).", "",
              "| algo | seed | " + " | ".join(f"return @ {m // 1000}k" for m in marks) + " | wall time (s) |",
