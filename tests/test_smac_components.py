@@ -162,10 +162,11 @@ def test_validate_names_the_fix(training, message):
     assert message in str(info.value)
 
 
-def test_validate_rejects_pixels_until_the_pixel_variant():
+def test_validate_accepts_pixels_and_checks_their_settings():
     config = SMACConfig().environment("dmc/cartpole-swingup", env_config={"from_pixels": True})
-    with pytest.raises(ValueError, match="from_pixels"):
-        config.validate()
+    assert config.smac_errors() == [] and config.is_pixels
+    config.training(particle_mode="exact")
+    assert config.smac_errors() == ["particle_mode='exact' is unknown; use 'history' (reference) or 'step'"]
 
 
 def test_default_config_is_the_papers():
