@@ -1,0 +1,132 @@
+"""``rllib``: train tuned examples with Ray Tune, evaluate checkpoints, plot learning curves.
+
+    rllib train file tuned_examples/smac_state.yaml [--stop JSON] [--config JSON] [--storage-path DIR]
+                     [--num-samples N] [--seed S] [--resume] [--wandb | --no-wandb] [--strict-resources]
+    rllib evaluate CHECKPOINT [--episodes N] [--video out.mp4]
+    rllib plot RESULTS_DIR [--out curves.png]
+
+The process environment is set here, before Ray or dm_control are imported (a newcomer needs no variables):
+MUJOCO_GL=egl (headless rendering), RAY_AUTH_MODE=disabled for a local Ray, one torch/OpenMP thread per
+process, WANDB_MODE=offline without a W&B key, and Tune's strict metric check off (an iteration may end
+before the first 1000-step DMC episode does, DESIGN §3). Mistakes print one line and exit with 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from smac_rllib.cli.errors import EXIT_USER_ERROR, UserError
+
+PROG = "rllib"
+
+
+def prepare_environment(address: str | None = None) -> None:
+    """Process-wide settings that must exist before ``import ray`` / dm_control (workers inherit them)."""
+    os.environ.setdefault("MUJOCO_GL", "egl")
+    if os.environ["MUJOCO_GL"] in ("egl", "osmesa"):
+        os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
+    if not (address or os.environ.get("RAY_ADDRESS")):
+        os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # Ray 2.60 token auth: off for the local Ray we start
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")  # torch on 1 thread per process (DESIGN §3: 2 threads was ~30x slower)
+    if not os.environ.get("WANDB_API_KEY") and not _wandb_logged_in():
+        os.environ.setdefault("WANDB_MODE", "offline")  # no key: log locally, `wandb sync` later
+    os.environ.setdefault("TUNE_DISABLE_STRICT_METRIC_CHECKING", "1")
+    os.environ.setdefault("TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S", "0")
+    os.environ.setdefault("PYTHONWARNINGS", "ignore::DeprecationWarning")
+
+
+def _wandb_logged_in() -> bool:
+    netrc = os.path.expanduser("~/.netrc")
+    try:
+        with open(netrc, encoding="utf-8") as f:
+            return "api.wandb.ai" in f.read()
+    except OSError:
+        return False
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage mistake as one line (and exit code 2), like every other mistake."""
+
+    def error(self, message: str):
+        self.exit(EXIT_USER_ERROR, f"{PROG}: error: {message} (see `{self.prog} --help`)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=PROG, description="SMAC / RLlib on DeepMind Control: train tuned examples, evaluate, plot.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    train = sub.add_parser("train", help="train from a tuned-example YAML file (rllib train file X.yaml)")
+    train_sub = train.add_subparsers(dest="mode", required=True, parser_class=_Parser)
+    f = train_sub.add_parser("file", help="run every experiment of a tuned-example YAML file, in order")
+    f.add_argument("path", help="tuned-example YAML, e.g. tuned_examples/smac_state.yaml")
+    f.add_argument("--stop", metavar="JSON", help='replaces the file\'s stop criteria, e.g. \'{"training_iteration": 5}\'')
+    f.add_argument("--config", metavar="JSON", help='merged into every experiment\'s config, e.g. \'{"num_particles": 8}\'')
+    f.add_argument("--storage-path", metavar="DIR", help="where results go (<DIR>/<experiment name>; default ~/ray_results)")
+    f.add_argument("--num-samples", type=int, metavar="N", help="repeats of every grid point")
+    f.add_argument("--seed", type=int, help="sets config.seed (replaces a seed grid)")
+    f.add_argument("--resume", action="store_true", help="continue the latest run of each experiment from its checkpoints (replay buffers included)")
+    f.add_argument("--wandb", action=argparse.BooleanOptionalAction, default=None, help="log to Weights & Biases (offline without an API key); default: as the file says")
+    f.add_argument("--strict-resources", action="store_true", help="fail instead of falling back to CPU when GPUs/CPUs are missing")
+    f.add_argument("--address", help="an existing Ray cluster (default: $RAY_ADDRESS, else a local Ray)")
+    f.add_argument("--dry-run", action="store_true", help="check the file and print the trials, run nothing")
+    f.add_argument("--no-plot", action="store_true", help="do not write <experiment dir>/curves.png at the end")
+    f.add_argument("-v", "--verbose", action="store_true", help="show Ray's worker logs and Tune's status tables")
+    f.set_defaults(func=_train)
+
+    ev = sub.add_parser("evaluate", help="deterministic evaluation of a checkpoint (mean/std return, optional mp4)")
+    ev.add_argument("checkpoint", help="a checkpoint directory, or a trial/experiment directory (its latest checkpoint)")
+    ev.add_argument("--episodes", type=int, default=10, help="number of episodes (default 10)")
+    ev.add_argument("--video", metavar="OUT.mp4", help="write the first episode as an mp4")
+    ev.add_argument("--video-size", type=int, default=256, help="side of the video frames in pixels (default 256)")
+    ev.add_argument("--seed", type=int, default=12345, help="seed of the evaluation episodes")
+    ev.add_argument("--wandb", action="store_true", help="also log the returns and the video to W&B (offline without a key)")
+    ev.set_defaults(func=_evaluate)
+
+    pl = sub.add_parser("plot", help="learning curves from Tune results: mean and 95%% interval over seeds")
+    pl.add_argument("results_dir", help="an experiment directory (or a directory of several)")
+    pl.add_argument("--out", help="output PNG (default <results_dir>/curves.png)")
+    pl.add_argument("--metric", default="env_runners/episode_return_mean", help="y axis (default env_runners/episode_return_mean)")
+    pl.set_defaults(func=_plot)
+    return parser
+
+
+def _train(args) -> int:
+    from smac_rllib.cli.train import run_train
+
+    return run_train(args)
+
+
+def _evaluate(args) -> int:
+    from smac_rllib.cli.evaluate import run_evaluate
+
+    return run_evaluate(args)
+
+
+def _plot(args) -> int:
+    from smac_rllib.cli.plot import run_plot
+
+    return run_plot(args)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    prepare_environment(getattr(args, "address", None))
+    try:
+        return int(args.func(args) or 0)
+    except UserError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr, flush=True)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted; continue with the same command and --resume", file=sys.stderr, flush=True)
+        return 130
+
+
+def console_main() -> None:  # pragma: no cover - the console script entry point
+    sys.exit(main())
+
+
+if __name__ == "__main__":  # python -m smac_rllib.cli.main
+    console_main()

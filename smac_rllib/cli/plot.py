@@ -1,0 +1,163 @@
+"""``rllib plot RESULTS_DIR``: return vs environment frames, mean and 95% interval over seeds (paper Figs. 4-5).
+
+Reads every Tune trial directory under RESULTS_DIR (``progress.csv`` + ``params.json``). Trials that differ only
+in their seed form one line: the algorithm (from the trial directory name), K and latent dim when set, and
+any other setting that differs between trials. One panel per env. The x axis is agent steps times the action
+repeat (= frames, as in the paper's pixel plots; equal to env steps from states). The band is the 95%
+Student-t interval of the mean over seeds, each seed linearly interpolated onto a common grid.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+
+from smac_rllib.cli.errors import UserError
+
+X_KEYS = ("env_runners/num_env_steps_sampled_lifetime", "num_env_steps_sampled_lifetime")
+SEED_KEYS = ("seed", "env_config.seed")
+NAMED = {"num_particles": "K", "latent_dim": "latent"}  # always in the label when set
+
+
+def run_plot(args) -> int:
+    out = args.out or os.path.join(args.results_dir, "curves.png")
+    path = plot_experiments(args.results_dir, out, metric=args.metric)
+    print(f"wrote {path}")
+    return 0
+
+
+def find_trials(results_dir: str) -> list[str]:
+    """Trial directories (with a progress.csv) under ``results_dir``, sorted."""
+    if not os.path.isdir(results_dir):
+        raise UserError(f"no such directory: {results_dir} (pass an experiment directory, e.g. ~/ray_results/smac-state)")
+    found = []
+    for root, dirs, files in os.walk(results_dir):
+        if "progress.csv" in files:
+            found.append(root)
+            dirs[:] = [d for d in dirs if not d.startswith("checkpoint_")]
+    return sorted(found)
+
+
+def load_trial(trial_dir: str, metric: str) -> dict[str, Any] | None:
+    """{"algo", "env", "params" (flat), "x", "y"} of one trial; None when it has no finite ``metric`` yet."""
+    import pandas as pd
+
+    try:
+        df = pd.read_csv(os.path.join(trial_dir, "progress.csv"))
+    except (OSError, pd.errors.EmptyDataError, pd.errors.ParserError):
+        return None
+    x_key = next((k for k in X_KEYS if k in df), None)
+    if x_key is None or metric not in df:
+        return None
+    if "training_iteration" in df:  # a resumed trial repeats the iterations after its checkpoint: keep the last
+        df = df.drop_duplicates("training_iteration", keep="last").sort_values("training_iteration")
+    df = df[[x_key, metric]].apply(pd.to_numeric, errors="coerce").dropna()
+    if df.empty:
+        return None
+    try:
+        with open(os.path.join(trial_dir, "params.json"), encoding="utf-8") as f:
+            params = json.load(f)
+    except (OSError, json.JSONDecodeError):
+        params = {}
+    env_config = params.get("env_config") or {}
+    repeat = env_config.get("action_repeat") or (2 if env_config.get("from_pixels") else 1)
+    return {
+        "algo": os.path.basename(trial_dir).split("_")[0],
+        "env": str(params.get("env", "?")),
+        "params": _flatten(params),
+        "x": df[x_key].to_numpy(dtype=float) * float(repeat),
+        "y": df[metric].to_numpy(dtype=float),
+        "frames": repeat != 1,
+    }
+
+
+def group_trials(trials: list[dict]) -> dict[tuple[str, str], list[dict]]:
+    """{(env, label): trials} -- trials that differ only in their seed share a label."""
+    keys = set().union(*(t["params"] for t in trials)) if trials else set()
+    varying = sorted(
+        k for k in keys
+        if k not in SEED_KEYS and k != "env" and len({json.dumps(t["params"].get(k), sort_keys=True) for t in trials}) > 1
+    )  # fmt: skip
+    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for t in trials:
+        parts = [t["algo"]]
+        for key, short in NAMED.items():
+            if key in t["params"]:
+                parts.append(f"{short}={t['params'][key]}")
+        parts += [f"{k}={t['params'].get(k)}" for k in varying if k not in NAMED]
+        groups[(t["env"], " ".join(parts))].append(t)
+    return dict(groups)
+
+
+def mean_and_interval(curves: list[tuple[np.ndarray, np.ndarray]], points: int = 100):
+    """(x, mean, low, high) on a common grid; the 95% t-interval of the mean over seeds (none for one seed)."""
+    if len(curves) == 1:
+        x, y = curves[0]
+        return x, y, None, None
+    start = max(float(c[0][0]) for c in curves)
+    end = min(float(c[0][-1]) for c in curves)
+    if end <= start:  # no overlap: plot the seeds' common start only
+        end = start
+    grid = np.linspace(start, end, points) if end > start else np.array([start])
+    ys = np.stack([np.interp(grid, x, y) for x, y in curves])
+    n = ys.shape[0]
+    mean = ys.mean(axis=0)
+    sem = ys.std(axis=0, ddof=1) / math.sqrt(n)
+    from scipy import stats
+
+    half = float(stats.t.ppf(0.975, n - 1)) * sem
+    return grid, mean, mean - half, mean + half
+
+
+def plot_experiments(results_dir: str, out: str, metric: str = "env_runners/episode_return_mean") -> str:
+    trials = [t for t in (load_trial(d, metric) for d in find_trials(results_dir)) if t is not None]
+    if not trials:
+        raise UserError(
+            f"no trial under {results_dir} has reported {metric!r} yet (an episode must end first); "
+            "train longer or pass --metric"
+        )
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups = group_trials(trials)
+    envs = sorted({env for env, _ in groups})
+    fig, axes = plt.subplots(1, len(envs), figsize=(6 * len(envs), 4.2), squeeze=False)
+    for ax, env in zip(axes[0], envs):
+        for (genv, label), members in sorted(groups.items()):
+            if genv != env:
+                continue
+            curves = [(t["x"], t["y"]) for t in members]
+            x, mean, low, high = mean_and_interval(curves)
+            line = ax.plot(x, mean, label=f"{label} (n={len(members)})", linewidth=1.6)[0]
+            if low is not None:
+                ax.fill_between(x, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
+        frames = any(t["frames"] for t in trials if t["env"] == env)
+        ax.set_title(env)
+        ax.set_xlabel("environment frames (agent steps x action repeat)" if frames else "environment steps")
+        ax.set_ylabel(metric.split("/")[-1].replace("_", " "))
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle("mean and 95% interval over seeds", fontsize=9)
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out
+
+
+def _flatten(params: dict, prefix: str = "") -> dict[str, Any]:
+    flat = {}
+    for key, value in params.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(_flatten(value, name + "."))
+        else:
+            flat[name] = value
+    return flat

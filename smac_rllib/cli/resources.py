@@ -1,0 +1,106 @@
+"""What a trial asks for vs what the machine or cluster has, so that no trial waits forever in PENDING.
+
+* GPUs asked for but none usable (no CUDA device for torch locally, no GPU in the Ray cluster): warn once and
+  run the learner (and env runners) on CPU, or fail fast with ``--strict-resources``.
+* More CPUs per trial than this machine has (a local Ray): start Ray with that many logical CPUs and warn
+  that it runs oversubscribed, or fail fast with ``--strict-resources``.
+* On an existing cluster, a trial larger than the cluster's current CPUs is only a warning (an autoscaler may
+  add nodes).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+
+from smac_rllib.cli.errors import UserError
+from smac_rllib.cli.yaml_loader import ExperimentSpec, _quiet, build_configs
+
+GPU_KEYS = ("num_gpus_per_learner", "num_gpus_per_env_runner", "num_gpus", "num_gpus_per_offline_eval_runner")
+
+
+def warn(message: str) -> None:
+    print(f"rllib: warning: {message}", file=sys.stderr, flush=True)
+
+
+def trial_request(spec: ExperimentSpec) -> dict[str, float]:
+    """The largest {"CPU": .., "GPU": ..} one trial of ``spec`` reserves (RLlib's placement group, all bundles)."""
+    need = {"CPU": 0.0, "GPU": 0.0}
+    for config in spec.configs:
+        with _quiet():
+            pgf = spec.algo_class.default_resource_request(config)
+        for key in need:
+            need[key] = max(need[key], float(pgf.required_resources.get(key, 0.0)))
+    return need
+
+
+def local_gpus() -> int:
+    """CUDA devices torch can use here (a GPU torch cannot use would only crash the learner)."""
+    try:
+        import torch
+
+        return torch.cuda.device_count() if torch.cuda.is_available() else 0
+    except Exception:  # noqa: BLE001
+        return 0
+
+
+def cpu_fallback(spec: ExperimentSpec) -> None:
+    """Set every GPU request of ``spec`` to 0 (the learner then runs on CPU) and rebuild its configs."""
+    for key in GPU_KEYS:
+        if key in spec.param_space:
+            spec.param_space[key] = 0
+    spec.configs = build_configs(spec)
+
+
+def fit_experiments(specs: list[ExperimentSpec], *, strict: bool, gpus: float) -> None:
+    """Make every experiment fit ``gpus`` GPUs: CPU fallback with one warning, or a UserError when strict."""
+    warned = False
+    for spec in specs:
+        need = trial_request(spec)
+        if need["GPU"] <= gpus:
+            continue
+        keys = [k for k in GPU_KEYS if _positive(spec.param_space.get(k))] or ["num_gpus_per_learner"]
+        asked = ", ".join(f"{k}={spec.param_space.get(k)}" for k in keys)
+        if strict:
+            raise UserError(
+                f"experiment {spec.name!r} asks for {need['GPU']:g} GPU(s) per trial ({asked}) but {gpus:g} are available; "
+                f"run on a GPU machine, or set them to 0 (--config '{{\"{keys[0]}\": 0}}'), or drop --strict-resources",
+                spec.source,
+            )
+        if not warned:
+            warn(f"no usable GPU here ({gpus:g} available) but {spec.source} asks for {asked}: running the learner on CPU "
+                 "(slower; --strict-resources fails instead)")
+            warned = True
+        cpu_fallback(spec)
+
+
+def local_cpus_needed(specs: list[ExperimentSpec], *, strict: bool) -> int:
+    """Logical CPUs for a local Ray: this machine's, or more when one trial needs more (oversubscribed, warned)."""
+    have = os.cpu_count() or 1
+    biggest = max((trial_request(s)["CPU"] for s in specs), default=1.0)
+    need = math.ceil(biggest)
+    if need > have:
+        name = next(s.name for s in specs if math.ceil(trial_request(s)["CPU"]) == need)
+        if strict:
+            raise UserError(
+                f"a trial of {name!r} needs {need} CPUs (env runners + learners + driver) but this machine has {have}; "
+                "lower num_env_runners / num_cpus_per_env_runner, or drop --strict-resources to run oversubscribed"
+            )
+        warn(f"a trial of {name!r} needs {need} CPUs but this machine has {have}: starting Ray with {need} logical CPUs "
+             "(runs oversubscribed, slower; lower num_env_runners to avoid it)")
+    return max(have, need)
+
+
+def check_cluster_cpus(specs: list[ExperimentSpec], cluster_cpus: float, *, strict: bool) -> None:
+    for spec in specs:
+        need = trial_request(spec)["CPU"]
+        if need > cluster_cpus:
+            message = (f"a trial of {spec.name!r} needs {need:g} CPUs but the Ray cluster has {cluster_cpus:g} now")
+            if strict:
+                raise UserError(message + "; lower num_env_runners or add nodes")
+            warn(message + ": it waits until an autoscaler adds nodes")
+
+
+def _positive(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0

@@ -1,0 +1,225 @@
+"""``rllib train file X.yaml``: check every experiment, start Ray, run each experiment with Tune, in order.
+
+Results of experiment ``name`` go to ``<storage_path>/<name>``; a new run next to an old one goes to
+``<name>-2``, ``<name>-3``, ...; ``--resume`` continues the latest of them from each trial's last checkpoint
+(SMAC's checkpoints hold the replay buffer, so training continues with it).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import time
+
+from ray.tune.stopper import Stopper
+
+from smac_rllib.cli.errors import EXIT_TRIAL_ERROR, UserError, one_line
+from smac_rllib.cli.yaml_loader import ExperimentSpec, Overrides, load_experiments
+
+DEFAULT_STORAGE_PATH = "~/ray_results"
+WANDB_UPLOAD_TIMEOUT_S = 30  # WandbLoggerCallback's default (1800 s) hangs a failed run (DESIGN §5)
+
+
+def run_train(args) -> int:
+    overrides = Overrides(
+        stop=_json_arg(args.stop, "--stop"),
+        config=_json_arg(args.config, "--config"),
+        num_samples=args.num_samples,
+        storage_path=args.storage_path,
+        seed=args.seed,
+        wandb=args.wandb,
+    )
+    if args.num_samples is not None and args.num_samples < 1:
+        raise UserError(f"--num-samples {args.num_samples} must be >= 1")
+    if not os.path.isfile(args.path):  # before the slow imports
+        from smac_rllib.cli.yaml_loader import read_yaml
+
+        read_yaml(args.path)
+
+    import smac_rllib
+
+    smac_rllib.register()
+    specs = load_experiments(args.path, overrides)
+    if args.dry_run:
+        for spec in specs:
+            print(f"{spec.name}: {spec.run} on {spec.param_space['env']}, {spec.num_trials} trial(s), stop {spec.stop}")
+        return 0
+
+    import ray
+    import torch
+
+    from smac_rllib.cli import resources
+
+    torch.set_num_threads(1)
+    if not args.verbose:
+        os.environ["RAY_AIR_NEW_OUTPUT"] = "0"  # with verbose=0: no Tune tables, our progress lines only
+        logging.getLogger("ray.rllib").setLevel(logging.ERROR)  # "You are running SAC on the new API stack!"
+    address = args.address or os.environ.get("RAY_ADDRESS")
+    if address:
+        ray.init(address=address, log_to_driver=args.verbose, logging_level="WARNING")
+        resources.fit_experiments(specs, strict=args.strict_resources, gpus=ray.cluster_resources().get("GPU", 0))
+        resources.check_cluster_cpus(specs, ray.cluster_resources().get("CPU", 0), strict=args.strict_resources)
+    else:
+        resources.fit_experiments(specs, strict=args.strict_resources, gpus=resources.local_gpus())
+        num_cpus = resources.local_cpus_needed(specs, strict=args.strict_resources)
+        ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=args.verbose, logging_level="WARNING")
+        smac_rllib.register()  # Tune's registry lives in the Ray job
+
+    worst = 0
+    for spec in specs:
+        worst = max(worst, run_experiment(spec, args))
+    return worst
+
+
+def run_experiment(spec: ExperimentSpec, args) -> int:
+    from ray import tune
+
+    from smac_rllib.cli.progress import ProgressPrinter, print_summary
+
+    storage = spec.storage_path or os.path.abspath(os.path.expanduser(DEFAULT_STORAGE_PATH))
+    name, restore = experiment_name(storage, spec.name, args.resume)
+    exp_dir = os.path.join(storage, name)
+    started = time.time()
+    if restore:
+        if args.stop or args.config or args.num_samples or args.seed is not None:
+            from smac_rllib.cli.resources import warn
+
+            warn("--stop/--config/--num-samples/--seed are ignored with --resume (the run continues as it started)")
+        print(f"== {spec.name}: resuming {exp_dir}", flush=True)
+        tuner = tune.Tuner.restore(exp_dir, trainable=spec.run, resume_unfinished=True, resume_errored=True)
+    else:
+        print(f"== {spec.name}: {spec.run} on {spec.param_space['env']}, {spec.num_trials} trial(s) -> {exp_dir}", flush=True)
+        callbacks = [ProgressPrinter()]
+        if spec.wandb is not None:
+            callbacks.append(wandb_callback(spec))
+        tuner = tune.Tuner(
+            spec.run,
+            param_space=spec.param_space,
+            tune_config=tune.TuneConfig(
+                num_samples=spec.num_samples,
+                scheduler=build_scheduler(spec.scheduler),
+                max_concurrent_trials=spec.max_concurrent_trials,
+                trial_dirname_creator=trial_dirname,
+            ),
+            run_config=tune.RunConfig(
+                name=name,
+                storage_path=storage,
+                stop=MetricStopper(spec.stop),
+                checkpoint_config=tune.CheckpointConfig(**spec.checkpoint_config),
+                failure_config=tune.FailureConfig(max_failures=spec.max_failures),
+                callbacks=callbacks,
+                verbose=1 if args.verbose else 0,
+            ),
+        )
+    result_grid = tuner.fit()
+
+    curves = None
+    if not args.no_plot:
+        curves = _plot_quietly(exp_dir)
+    resume_hint = f"rllib train file {spec.source}" + (f" --storage-path {storage}" if spec.storage_path else "") + " --resume"
+    print_summary(spec.name, exp_dir, result_grid, started, resume_hint, curves)
+    return EXIT_TRIAL_ERROR if result_grid.errors else 0
+
+
+def experiment_name(storage: str, name: str, resume: bool) -> tuple[str, bool]:
+    """(directory name, restore?) -- the latest restorable ``name[-N]`` with --resume, else the first free one."""
+    from ray import tune
+
+    existing = [name] if os.path.exists(os.path.join(storage, name)) else []
+    pattern = re.compile(re.escape(name) + r"-(\d+)$")
+    if os.path.isdir(storage):
+        numbered = sorted((int(m.group(1)), d) for d in os.listdir(storage) if (m := pattern.match(d)))
+        existing += [d for _, d in numbered]
+    if resume:
+        for candidate in reversed(existing):
+            if tune.Tuner.can_restore(os.path.join(storage, candidate)):
+                return candidate, True
+        from smac_rllib.cli.resources import warn
+
+        warn(f"nothing to resume for {name!r} under {storage}; starting a new run")
+    if not existing:
+        return name, False
+    taken = set(existing)
+    n = 2
+    while f"{name}-{n}" in taken:
+        n += 1
+    return f"{name}-{n}", False
+
+
+def trial_dirname(trial) -> str:
+    """``SMAC_1bc23_00001_latent_dim=8,num_particles=16``: trainable first (``rllib plot`` reads it)."""
+    tag = re.sub(r"[^A-Za-z0-9_=.,+-]", "_", str(trial.experiment_tag).partition("_")[2])
+    return f"{trial.trainable_name}_{trial.trial_id}" + (f"_{tag}" if tag else "")[:80]
+
+
+def wandb_callback(spec: ExperimentSpec):
+    """W&B logging of every result and the config; offline without an API key; runs land in the trial dirs."""
+    from ray.air.integrations.wandb import WandbLoggerCallback
+
+    kwargs = dict(spec.wandb)
+    kwargs.setdefault("group", spec.name)
+    kwargs.setdefault("log_config", True)
+    kwargs.setdefault("upload_timeout", WANDB_UPLOAD_TIMEOUT_S)
+    kwargs.setdefault("mode", os.environ.get("WANDB_MODE", "online"))
+    # The logging actor chdirs into the trial directory before wandb.init, so runs go to <trial dir>/wandb/.
+    return WandbLoggerCallback(**kwargs)
+
+
+def build_scheduler(block: dict | None):
+    if not block:
+        return None
+    from ray.tune.schedulers import ASHAScheduler
+
+    options = {k: v for k, v in block.items() if k != "type"}
+    return ASHAScheduler(**options)
+
+
+class MetricStopper(Stopper):
+    """Stops a trial when any ``"a/b"`` criterion reaches its value; a metric not reported yet is not an error.
+
+    Tune's dict ``stop`` raises when a key is missing from a result, e.g. an episode return before the first
+    1000-step DMC episode ended (DESIGN §3).
+    """
+
+    def __init__(self, criteria: dict[str, float]):
+        self.criteria = dict(criteria)
+
+    def __call__(self, trial_id: str, result: dict) -> bool:
+        from smac_rllib.cli.progress import lookup
+
+        for key, threshold in self.criteria.items():
+            value = lookup(result, key)
+            if isinstance(value, (int, float)) and value == value and value >= threshold:
+                return True
+        return False
+
+    def stop_all(self) -> bool:
+        return False
+
+
+def _plot_quietly(exp_dir: str) -> str | None:
+    from smac_rllib.cli.plot import plot_experiments
+    from smac_rllib.cli.resources import warn
+
+    out = os.path.join(exp_dir, "curves.png")
+    try:
+        return plot_experiments(exp_dir, out)
+    except UserError as e:
+        warn(f"no curves: {e}")
+    except Exception as e:  # noqa: BLE001 - a plot must never fail a finished run
+        warn(f"no curves: {one_line(e)}")
+    return None
+
+
+def _json_arg(text: str | None, flag: str) -> dict | None:
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise UserError(f"{flag} is not valid JSON ({e.msg} at column {e.colno}); write e.g. {flag} '{{\"training_iteration\": 5}}'") from None
+    if not isinstance(value, dict):
+        raise UserError(f"{flag} must be a JSON object like '{{\"key\": value}}', got {text!r}")
+    return value

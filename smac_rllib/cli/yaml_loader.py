@@ -1,0 +1,718 @@
+"""Tuned-example YAML -> checked ``ExperimentSpec`` objects, every mistake reported as a one-line ``UserError``.
+
+The format is RLlib's classic tuned-example format, plus a few optional keys (all but ``run``/``env``/``config``
+are optional)::
+
+    smac-state-cheetah-run:                     # experiment name = its directory under the storage path
+      run: SMAC                                 # SMAC | SACBaseline | any RLlib algorithm (SAC, PPO, ...)
+      env: dmc/cheetah-run                      # dmc/<domain>-<task> or a gymnasium id
+      stop: {env_runners/num_env_steps_sampled_lifetime: 1000000}   # "a/b" = result["a"]["b"]; any one stops
+      num_samples: 1                            # repeats of every grid point (use a seed grid for seeds)
+      checkpoint_config: {checkpoint_frequency: 10, num_to_keep: 2, checkpoint_at_end: true}
+      storage_path: ~/ray_results               # results go to <storage_path>/<experiment name>
+      max_failures: 2                           # trial restarts from its last checkpoint (Tune FailureConfig)
+      max_concurrent_trials: 4
+      wandb: {project: smac_rllib, group: state}                     # WandbLoggerCallback arguments
+      scheduler: {type: ASHA, metric: env_runners/episode_return_mean, mode: max, ...}
+      config:                                   # AlgorithmConfig keys, as in config.to_dict()
+        num_particles: {grid_search: [8, 16, 32]}                    # grid_search works at any depth
+
+Several experiments in one file run in order. Numbers like ``3e-4`` are floats (YAML 1.1 would read a string).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import difflib
+import inspect
+import itertools
+import logging
+import os
+import re
+import types
+import typing
+import warnings
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import yaml
+
+from smac_rllib.cli.errors import UserError, one_line
+
+# --------------------------------------------------------------------------------------------- YAML reading
+
+# YAML 1.2 floats: YAML 1.1 (PyYAML) reads `3e-4` or `1e6` as the *string* "3e-4".
+_FLOAT_RE = re.compile(
+    r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+        |[-+]?(?:[0-9][0-9_]*)[eE][-+]?[0-9]+
+        |[-+]?\.[0-9_]+(?:[eE][-+]?[0-9]+)?
+        |[-+]?\.(?:inf|Inf|INF)
+        |\.(?:nan|NaN|NAN))$""",
+    re.X,
+)
+
+
+class MarkedDict(dict):
+    """A YAML mapping that remembers the (1-based) line of each of its keys, for error messages."""
+
+    line: int | None = None
+    key_lines: dict
+
+    def line_of(self, key: Any) -> int | None:
+        return getattr(self, "key_lines", {}).get(key, self.line)
+
+
+class _Loader(yaml.SafeLoader):
+    pass
+
+
+def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> MarkedDict:
+    loader.flatten_mapping(node)
+    mapping = MarkedDict()
+    mapping.line, mapping.key_lines = node.start_mark.line + 1, {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if key in mapping:  # PyYAML silently keeps the last one
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r} (first on line {mapping.key_lines[key]}); keep one", key_node.start_mark
+            )
+        mapping[key] = loader.construct_object(value_node, deep=True)
+        mapping.key_lines[key] = key_node.start_mark.line + 1
+    return mapping
+
+
+_Loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT_RE, list("-+0123456789."))
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def read_yaml(path: str) -> MarkedDict:
+    """Parse ``path``; a missing file or a syntax error is a ``UserError`` with ``file:line:column``."""
+    if not os.path.exists(path):
+        hint = _tuned_examples_hint(path)
+        raise UserError(f"no such file: {path}{hint}")
+    if os.path.isdir(path):
+        raise UserError(f"{path} is a directory; pass a YAML file, e.g. {os.path.join(path, 'smac_state.yaml')}")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    try:
+        doc = yaml.load(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else path
+        problem = e.problem or "invalid YAML"
+        context = f" ({e.context})" if e.context and e.problem else ""
+        raise UserError(f"YAML syntax error: {problem}{context}; check the indentation, the ':' and the quoting there", where) from None
+    except yaml.YAMLError as e:
+        raise UserError(f"YAML error: {one_line(e)}", path) from None
+    if not isinstance(doc, dict) or not doc:
+        raise UserError("expected a mapping {experiment_name: {run: ..., env: ..., config: {...}}}", path)
+    return doc
+
+
+def _tuned_examples_hint(path: str) -> str:
+    here = os.path.join(os.getcwd(), "tuned_examples")
+    if os.path.isdir(here):
+        names = sorted(n for n in os.listdir(here) if n.endswith(".yaml"))
+        close = difflib.get_close_matches(os.path.basename(path), names, n=1)
+        if close:
+            return f"; did you mean tuned_examples/{close[0]}?"
+        return f"; tuned examples: {', '.join('tuned_examples/' + n for n in names)}"
+    return ""
+
+
+# --------------------------------------------------------------------------------------------- experiments
+
+# Keys of one experiment. Legacy names from RLlib's old tuned examples are translated (value: new name).
+EXPERIMENT_KEYS = (
+    "run", "env", "stop", "config", "num_samples", "checkpoint_config", "storage_path", "max_failures",
+    "max_concurrent_trials", "wandb", "scheduler",
+)  # fmt: skip
+_LEGACY_EXPERIMENT_KEYS = {
+    "local_dir": "storage_path",
+    "checkpoint_freq": "checkpoint_config.checkpoint_frequency",
+    "checkpoint_at_end": "checkpoint_config.checkpoint_at_end",
+    "keep_checkpoints_num": "checkpoint_config.num_to_keep",
+}
+CHECKPOINT_KEYS = ("checkpoint_frequency", "checkpoint_at_end", "num_to_keep", "checkpoint_score_attribute", "checkpoint_score_order")
+DEFAULT_CHECKPOINT_CONFIG = {"checkpoint_frequency": 10, "checkpoint_at_end": True, "num_to_keep": 2}
+WANDB_KEYS = (
+    "project", "group", "entity", "tags", "notes", "job_type", "mode", "log_config", "excludes",
+    "upload_checkpoints", "upload_timeout", "api_key_file",
+)  # fmt: skip
+DEFAULT_WANDB_PROJECT = "smac_rllib"
+SCHEDULER_TYPES = {"fifo": "FIFO", "asha": "ASHA", "async_hyperband": "ASHA", "asynchyperband": "ASHA"}
+# Old result keys -> RLlib 2.60 new-stack result keys (stop criteria, scheduler metrics).
+LEGACY_METRICS = {
+    "timesteps_total": "num_env_steps_sampled_lifetime",
+    "episode_reward_mean": "env_runners/episode_return_mean",
+    "episode_return_mean": "env_runners/episode_return_mean",
+    "env_runners/episode_reward_mean": "env_runners/episode_return_mean",
+    "sampler_results/episode_reward_mean": "env_runners/episode_return_mean",
+}
+OUR_ALGORITHMS = ("SMAC", "SACBaseline")
+
+
+@dataclasses.dataclass
+class Overrides:
+    """Command-line values that replace (stop, num_samples, storage_path, seed, wandb) or merge into (config) the file's."""
+
+    stop: dict | None = None
+    config: dict | None = None
+    num_samples: int | None = None
+    storage_path: str | None = None
+    seed: int | None = None
+    wandb: bool | None = None  # None: as the file says
+
+
+@dataclasses.dataclass
+class ExperimentSpec:
+    name: str
+    run: str  # the Tune trainable name
+    algo_class: type
+    param_space: dict  # plain dict for Tune: config keys (+ "env"), {"grid_search": [...]} left in place
+    stop: dict[str, float]
+    num_samples: int
+    checkpoint_config: dict
+    storage_path: str | None
+    max_failures: int
+    max_concurrent_trials: int | None
+    wandb: dict | None  # WandbLoggerCallback kwargs, None = off
+    scheduler: dict | None  # {"type": "ASHA", ...} or None (FIFO)
+    source: str  # the YAML file
+    configs: list = dataclasses.field(default_factory=list)  # validated AlgorithmConfig of every grid point
+
+    @property
+    def num_trials(self) -> int:
+        return self.num_samples * max(1, len(self.configs) if self.configs else num_grid_points(self.param_space))
+
+
+def load_experiments(path: str, overrides: Overrides | None = None, *, build: bool = True) -> list[ExperimentSpec]:
+    """Read and check every experiment of ``path``; ``build`` also validates each grid point's AlgorithmConfig."""
+    doc = read_yaml(path)
+    specs = [parse_experiment(name, body, doc, path, overrides or Overrides()) for name, body in doc.items()]
+    if build:
+        for spec in specs:
+            spec.configs = build_configs(spec)
+    return specs
+
+
+def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overrides) -> ExperimentSpec:
+    where = f"{path}:{doc.line_of(name)}"
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.\-]+", name):
+        raise UserError(f"experiment name {name!r} must be letters, digits, '_', '-' or '.' (it names a directory)", where)
+    if not isinstance(body, dict):
+        raise UserError(f"experiment {name!r} must be a mapping with run, env, stop and config", where)
+    body = _translate_legacy_keys(body, path)
+    for key in body:
+        if key not in EXPERIMENT_KEYS:
+            raise UserError(f"unknown experiment key {key!r}{_did_you_mean(key, EXPERIMENT_KEYS)}", _where(path, body, key))
+
+    run = body.get("run")
+    if not run:
+        raise UserError(f"experiment {name!r} has no `run:`; add e.g. `run: SMAC` (or SACBaseline, SAC)", where)
+    algo_class = algorithm_class(run, _where(path, body, "run"))
+
+    config = body.get("config") or {}
+    if not isinstance(config, dict):
+        raise UserError(f"`config:` must be a mapping of config keys, got {_type_name(config)}", _where(path, body, "config"))
+    marked_config, config_lines = config, {k: _where(path, config, k) for k in config}
+    config = _plain(config)
+    if ov.config:
+        config = _deep_merge(config, ov.config)
+    if "env" in body:
+        if "env" in config and config["env"] != body["env"]:
+            raise UserError(f"env given twice ({body['env']!r} and config.env {config['env']!r}); keep one", _where(path, body, "env"))
+        config["env"] = _plain(body["env"])
+    if ov.seed is not None:
+        config["seed"] = ov.seed
+    if "model_config" in config:  # `config.rl_module(model_config=...)`; the attribute behind it is `_model_config`
+        config["_model_config"] = config.pop("model_config")
+        config_lines["_model_config"] = config_lines.get("model_config", where)
+
+    def line_of(key: str, sub: Any = None) -> str:
+        if ov.config and key in ov.config:
+            return f"{path} (--config)"
+        nested = marked_config.get(key) if isinstance(marked_config, dict) else None
+        if sub is not None and isinstance(nested, MarkedDict) and sub in nested:
+            return _where(path, nested, sub)
+        return config_lines.get(key, where)
+
+    if "env" not in config:
+        raise UserError(f"experiment {name!r} has no env; add e.g. `env: dmc/cheetah-run` (list: python -m smac_rllib.envs --list)", where)
+    check_env(config, algo_class, line_of)
+    check_config(config, algo_class, line_of)
+
+    stop = parse_stop(ov.stop if ov.stop is not None else body.get("stop"), _where(path, body, "stop") if ov.stop is None else "--stop")
+    if not stop:
+        raise UserError(f"experiment {name!r} has no stop criterion; add e.g. `stop: {{training_iteration: 100}}` or pass --stop", where)
+
+    num_samples = ov.num_samples if ov.num_samples is not None else body.get("num_samples", 1)
+    if not (isinstance(num_samples, int) and not isinstance(num_samples, bool) and num_samples >= 1):
+        raise UserError(f"num_samples={num_samples!r} must be an integer >= 1", _where(path, body, "num_samples"))
+
+    ckpt = _plain(body.get("checkpoint_config") or {})
+    if not isinstance(ckpt, dict):
+        raise UserError("checkpoint_config must be a mapping, e.g. {checkpoint_frequency: 10}", _where(path, body, "checkpoint_config"))
+    for key in ckpt:
+        if key not in CHECKPOINT_KEYS:
+            raise UserError(f"unknown checkpoint_config key {key!r}{_did_you_mean(key, CHECKPOINT_KEYS)}", _where(path, body, "checkpoint_config"))
+    ckpt = {**DEFAULT_CHECKPOINT_CONFIG, **ckpt}
+    for key in ("checkpoint_frequency", "num_to_keep"):
+        value = ckpt[key]
+        if value is not None and not (isinstance(value, int) and not isinstance(value, bool) and value >= (0 if key == "checkpoint_frequency" else 1)):
+            raise UserError(f"checkpoint_config.{key}={value!r} must be a positive integer", _where(path, body, "checkpoint_config"))
+
+    storage_path = ov.storage_path or body.get("storage_path")
+    if storage_path is not None:
+        if not isinstance(storage_path, str):
+            raise UserError(f"storage_path must be a directory path, got {storage_path!r}", _where(path, body, "storage_path"))
+        storage_path = storage_path if "://" in storage_path else os.path.abspath(os.path.expanduser(storage_path))
+
+    max_failures = body.get("max_failures", 2)
+    if not (isinstance(max_failures, int) and not isinstance(max_failures, bool) and max_failures >= -1):
+        raise UserError(f"max_failures={max_failures!r} must be an integer >= -1 (-1: retry forever)", _where(path, body, "max_failures"))
+    max_concurrent = body.get("max_concurrent_trials")
+    if max_concurrent is not None and not (isinstance(max_concurrent, int) and max_concurrent >= 1):
+        raise UserError(f"max_concurrent_trials={max_concurrent!r} must be an integer >= 1", _where(path, body, "max_concurrent_trials"))
+
+    return ExperimentSpec(
+        name=name,
+        run=run,
+        algo_class=algo_class,
+        param_space=config,
+        stop=stop,
+        num_samples=num_samples,
+        checkpoint_config=ckpt,
+        storage_path=storage_path,
+        max_failures=max_failures,
+        max_concurrent_trials=max_concurrent,
+        wandb=parse_wandb(body.get("wandb"), ov.wandb, _where(path, body, "wandb")),
+        scheduler=parse_scheduler(body.get("scheduler"), _where(path, body, "scheduler")),
+        source=path,
+    )
+
+
+def _translate_legacy_keys(body: MarkedDict, path: str) -> MarkedDict:
+    if not any(k in _LEGACY_EXPERIMENT_KEYS for k in body):
+        return body
+    out = MarkedDict(body)
+    out.line, out.key_lines = body.line, dict(getattr(body, "key_lines", {}))
+    for old, new in _LEGACY_EXPERIMENT_KEYS.items():
+        if old not in out:
+            continue
+        value = out.pop(old)
+        if "." in new:
+            top, sub = new.split(".")
+            out.setdefault(top, {})
+            out[top] = {**out[top], sub: value}
+            out.key_lines.setdefault(top, out.key_lines.get(old))
+        else:
+            out[new] = value
+            out.key_lines[new] = out.key_lines.get(old)
+    return out
+
+
+# --------------------------------------------------------------------------------------------- algorithms
+
+def algorithm_class(run: Any, where: str) -> type:
+    """The Algorithm class behind a ``run:`` name: ours (SMAC, SACBaseline) or RLlib's registry (SAC, PPO, ...)."""
+    from ray.rllib.algorithms.registry import ALGORITHMS
+
+    if run in OUR_ALGORITHMS:
+        from smac_rllib import algorithms
+
+        return getattr(algorithms, run)
+    if isinstance(run, str) and run in ALGORITHMS:
+        with _quiet():
+            return ALGORITHMS[run]()[0]
+    names = list(OUR_ALGORITHMS) + sorted(ALGORITHMS)
+    text = str(run)
+    lower = {n.lower(): n for n in names}
+    close = [lower[text.lower()]] if text.lower() in lower else difflib.get_close_matches(text, names, n=1, cutoff=0.5)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    raise UserError(f"unknown run {run!r}; {hint}(available: {', '.join(names)})", where)
+
+
+def known_config_keys(default_config) -> set[str]:
+    """Every key ``update_from_dict`` turns into a real setting of this config class."""
+    keys = set(default_config.to_dict())
+    keys |= {"train_batch_size_per_learner", "multiagent", "num_workers", "lambda", "num_cpus_for_driver", "callbacks_class"}
+    return keys
+
+
+def _config_annotations(config_class: type) -> dict[str, Any]:
+    """Type annotations of the keyword arguments of every ``AlgorithmConfig`` setter (training(), env_runners(), ...)."""
+    annotations: dict[str, Any] = {}
+    for klass in reversed(config_class.__mro__):
+        for attr in vars(klass).values():
+            if not inspect.isfunction(attr) or attr.__name__.startswith("_"):
+                continue
+            try:
+                params = inspect.signature(attr).parameters
+            except (TypeError, ValueError):
+                continue
+            for pname, p in params.items():
+                if p.kind is p.KEYWORD_ONLY and p.annotation is not inspect.Parameter.empty and not isinstance(p.annotation, str):
+                    annotations[pname] = p.annotation
+    return annotations
+
+
+# --------------------------------------------------------------------------------------------- env / config checks
+
+def check_env(config: dict, algo_class: type, line_of) -> None:
+    from smac_rllib.envs import ENV_CONFIG_KEYS
+
+    env_options = _options(config["env"])
+    for env in env_options:
+        if not isinstance(env, str):
+            raise UserError(f"env must be a name like 'dmc/cheetah-run', got {_type_name(env)}", line_of("env"))
+        _check_env_name(env, line_of("env"))
+    env_config = config.get("env_config")
+    if env_config is None:
+        return
+    if not isinstance(env_config, dict):
+        raise UserError(f"env_config must be a mapping, got {_type_name(env_config)}", line_of("env_config"))
+    if not all(e.startswith("dmc/") for e in env_options):
+        return  # a gymnasium env: its own kwargs
+    from smac_rllib.envs import DMCEnv
+
+    hints = typing.get_type_hints(DMCEnv.__init__)
+    for key, value in env_config.items():
+        if key not in ENV_CONFIG_KEYS:
+            raise UserError(
+                f"unknown env_config key {key!r}{_did_you_mean(key, ENV_CONFIG_KEYS)} (valid: {', '.join(ENV_CONFIG_KEYS)})",
+                line_of("env_config", key),
+            )
+        _check_type(f"env_config.{key}", value, hints.get(key, Any), line_of("env_config", key), env_config, key)
+
+
+def _check_env_name(env: str, where: str) -> None:
+    from smac_rllib.envs import env_names, parse_env_name
+
+    if env.startswith("dmc/"):
+        try:
+            parse_env_name(env)
+        except ValueError as e:
+            raise UserError(one_line(e), where) from None
+        return
+    import gymnasium as gym
+
+    if env in gym.registry or "." in env.split("/")[-1].split("-v")[0]:  # a gymnasium id or a class path
+        return
+    try:
+        parse_env_name(env)
+    except ValueError:
+        pass
+    else:
+        raise UserError(f"unknown env {env!r}; did you mean 'dmc/{env}'? (DMC tasks are named dmc/<domain>-<task>)", where)
+    names = env_names() + sorted(gym.registry)
+    close = difflib.get_close_matches(env, names, n=1) or difflib.get_close_matches("dmc/" + env, names, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    raise UserError(f"unknown env {env!r}; {hint}(DMC tasks: python -m smac_rllib.envs --list)", where)
+
+
+def check_config(config: dict, algo_class: type, line_of) -> None:
+    """Unknown keys (with the closest known one) and values of the wrong type, before Ray sees them."""
+    from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
+
+    with _quiet():
+        default = algo_class.get_default_config()
+    known = known_config_keys(default)
+    annotations = _config_annotations(type(default))
+    for key in list(config):
+        if key in ("env", "env_config"):
+            continue
+        attr = AlgorithmConfig._translate_special_keys(key, warn_deprecated=False)
+        if attr not in known and key not in known:
+            public = sorted(k for k in known if not k.startswith("_"))
+            raise UserError(
+                f"unknown config key {key!r} for {algo_class.__name__}{_did_you_mean(key, public)}"
+                f" (see {type(default).__name__}; all keys: {type(default).__name__}().to_dict())",
+                line_of(key),
+            )
+        if key in annotations:
+            expected = annotations[key]
+        else:
+            default_value = getattr(default, attr, None)
+            expected = _type_of_default(default_value)
+        if key.startswith(("num_cpus", "num_gpus")):
+            expected = typing.Optional[float]  # fractional resources are fine
+        _check_type(key, config[key], expected, line_of(key), config, key)
+
+
+def _type_of_default(value: Any) -> Any:
+    if value is None:
+        return Any
+    if isinstance(value, bool):
+        return bool
+    if isinstance(value, int):
+        return int
+    if isinstance(value, float):
+        return float
+    if isinstance(value, str):
+        return str
+    if isinstance(value, dict):
+        return dict
+    if isinstance(value, (list, tuple)):
+        return list
+    return Any
+
+
+def _check_type(name: str, value: Any, expected: Any, where: str, container: dict, key: Any) -> None:
+    """Raise a UserError when ``value`` (or any of its grid_search options) cannot be ``expected``.
+
+    Integer-valued floats for integer settings (``1e6``) are converted in place.
+    """
+    if _is_grid(value):
+        options = value["grid_search"]
+        for i, option in enumerate(options):
+            _check_type(name, option, expected, where, options, i)
+        return
+    verdict = _matches(value, expected)
+    if verdict is False:
+        raise UserError(
+            f"{name}={value!r} has the wrong type: expected {_describe(expected)}, got {_type_name(value)}"
+            f"{_example_fix(name, expected)}",
+            where,
+        )
+    if verdict == "int" and isinstance(value, float):
+        container[key] = int(value)
+
+
+def _matches(value: Any, expected: Any) -> bool | str | None:
+    """True / False / None (cannot tell) / "int" (an integer-valued float where an int is expected)."""
+    if expected is Any or expected is inspect.Parameter.empty:
+        return True
+    origin, args = typing.get_origin(expected), typing.get_args(expected)
+    if origin is typing.Union or isinstance(expected, types.UnionType):
+        verdicts = [_matches(value, a) for a in args]
+        for good in (True, "int", None):
+            if good in verdicts:
+                return good
+        return False
+    if expected is type(None):
+        return value is None
+    if expected is bool:
+        return isinstance(value, bool)
+    if expected is int:
+        if isinstance(value, bool):
+            return False
+        if isinstance(value, int):
+            return True
+        return "int" if isinstance(value, float) and value.is_integer() else False
+    if expected is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if expected is str:
+        return isinstance(value, str)
+    if expected in (dict, typing.Dict) or origin is dict or origin is Mapping:
+        return isinstance(value, dict)
+    if expected in (list, tuple, typing.List, typing.Tuple) or origin in (list, tuple):
+        return isinstance(value, (list, tuple))
+    return None
+
+
+def _describe(expected: Any) -> str:
+    names = {bool: "true or false", int: "an integer", float: "a number", str: "a string", dict: "a mapping", list: "a list"}
+    if typing.get_origin(expected) is typing.Union or isinstance(expected, types.UnionType):
+        parts = [_describe(a) for a in typing.get_args(expected) if a is not type(None)]
+        return " or ".join(dict.fromkeys(parts))
+    if typing.get_origin(expected) in (list, tuple):
+        return "a list"
+    if typing.get_origin(expected) is dict:
+        return "a mapping"
+    return names.get(expected, getattr(expected, "__name__", str(expected)))
+
+
+def _example_fix(name: str, expected: Any) -> str:
+    key = name.split(".")[-1]
+    examples = {bool: "true", int: "16", float: "0.0003"}
+    args = [a for a in typing.get_args(expected) if a is not type(None)] or [expected]
+    for a in args:
+        if a in examples:
+            return f" (write e.g. `{key}: {examples[a]}`, without quotes)"
+    return ""
+
+
+def parse_stop(stop: Any, where: str) -> dict[str, float]:
+    if stop is None:
+        return {}
+    if not isinstance(stop, dict):
+        raise UserError(f"stop must be a mapping like {{training_iteration: 100}}, got {_type_name(stop)}", where)
+    out = {}
+    for key, value in stop.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise UserError(f"stop criterion {key!r}={value!r} must be a number (the run stops when the result reaches it)", where)
+        out[LEGACY_METRICS.get(key, key)] = value
+    return out
+
+
+def parse_wandb(block: Any, flag: bool | None, where: str) -> dict | None:
+    if flag is False or (flag is None and block in (None, False)):
+        return None
+    if block in (None, True, False):
+        block = {}
+    if not isinstance(block, dict):
+        raise UserError(f"wandb must be a mapping like {{project: smac_rllib}}, got {_type_name(block)}", where)
+    for key in block:
+        if key not in WANDB_KEYS:
+            raise UserError(f"unknown wandb key {key!r}{_did_you_mean(key, WANDB_KEYS)} (valid: {', '.join(WANDB_KEYS)})", where)
+    return {"project": DEFAULT_WANDB_PROJECT, **_plain(block)}
+
+
+def parse_scheduler(block: Any, where: str) -> dict | None:
+    if block is None:
+        return None
+    if not isinstance(block, dict) or "type" not in block:
+        raise UserError("scheduler must be a mapping with a type, e.g. {type: ASHA, metric: env_runners/episode_return_mean, mode: max}", where)
+    kind = SCHEDULER_TYPES.get(str(block["type"]).lower().replace("-", "_"))
+    if kind is None:
+        raise UserError(f"unknown scheduler type {block['type']!r}; use ASHA or FIFO", where)
+    if kind == "FIFO":
+        return None
+    from ray.tune.schedulers import ASHAScheduler
+
+    params = [p for p in inspect.signature(ASHAScheduler.__init__).parameters if p != "self"]
+    options = {k: v for k, v in _plain(block).items() if k != "type"}
+    for key in options:
+        if key not in params:
+            raise UserError(f"unknown ASHA scheduler key {key!r}{_did_you_mean(key, params)} (valid: {', '.join(params)})", where)
+    for key in ("metric", "time_attr"):
+        if key in options:
+            options[key] = LEGACY_METRICS.get(options[key], options[key])
+    options.setdefault("metric", "env_runners/episode_return_mean")
+    options.setdefault("mode", "max")
+    options.setdefault("time_attr", "training_iteration")
+    return {"type": "ASHA", **options}
+
+
+# --------------------------------------------------------------------------------------------- grid points
+
+def _is_grid(value: Any) -> bool:
+    return isinstance(value, dict) and set(value) == {"grid_search"}
+
+
+def _options(value: Any) -> list:
+    return list(value["grid_search"]) if _is_grid(value) else [value]
+
+
+def _grid_paths(value: Any, path: tuple = ()) -> Iterator[tuple[tuple, list]]:
+    if _is_grid(value):
+        options = value["grid_search"]
+        if not isinstance(options, list) or not options:
+            raise UserError(f"grid_search at {'.'.join(map(str, path)) or 'config'} needs a non-empty list, e.g. {{grid_search: [8, 16, 32]}}")
+        yield path, options
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _grid_paths(v, path + (k,))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _grid_paths(v, path + (i,))
+
+
+def num_grid_points(param_space: dict) -> int:
+    n = 1
+    for _, options in _grid_paths(param_space):
+        n *= len(options)
+    return n
+
+
+def grid_variants(param_space: dict, limit: int = 256) -> list[dict]:
+    """The concrete configs of a param space with ``grid_search`` entries (first ``limit`` of them)."""
+    paths = list(_grid_paths(param_space))
+    variants = []
+    for combo in itertools.islice(itertools.product(*[options for _, options in paths]), limit):
+        variant = copy.deepcopy(param_space)
+        for (path, _), option in zip(paths, combo):
+            node = variant
+            for step in path[:-1]:
+                node = node[step]
+            node[path[-1]] = copy.deepcopy(option)
+        variants.append(variant)
+    return variants
+
+
+def build_configs(spec: ExperimentSpec) -> list:
+    """An AlgorithmConfig per grid point, each validated (``smac_errors()`` first, then RLlib's ``validate()``)."""
+    configs = []
+    for variant in grid_variants(spec.param_space):
+        with _quiet():
+            config = spec.algo_class.get_default_config()
+            try:
+                config.update_from_dict(copy.deepcopy(variant))
+            except Exception as e:  # noqa: BLE001 - RLlib raises anything for a bad value
+                raise UserError(f"experiment {spec.name!r}: {one_line(e)}", spec.source) from None
+            errors = config.smac_errors() if hasattr(config, "smac_errors") else []
+            if errors:
+                raise UserError(f"experiment {spec.name!r}: {errors[0]}", spec.source)
+            try:
+                config.validate()
+            except Exception as e:  # noqa: BLE001
+                raise UserError(f"experiment {spec.name!r}: {one_line(e)}", spec.source) from None
+        configs.append(config)
+    return configs
+
+
+# --------------------------------------------------------------------------------------------- helpers
+
+class _quiet:
+    """Silence RLlib's warnings and log lines ("You are running SAC on the new API stack!") while checking."""
+
+    def __enter__(self):
+        self._warnings = warnings.catch_warnings()
+        self._warnings.__enter__()
+        warnings.simplefilter("ignore")
+        self._loggers = [logging.getLogger(n) for n in ("ray", "ray.rllib", "ray.tune")]
+        self._levels = [lg.level for lg in self._loggers]
+        for lg in self._loggers:
+            lg.setLevel(logging.ERROR)
+        return self
+
+    def __exit__(self, *exc):
+        for lg, level in zip(self._loggers, self._levels):
+            lg.setLevel(level)
+        self._warnings.__exit__(*exc)
+        return False
+
+
+def _where(path: str, mapping: Any, key: Any) -> str:
+    line = mapping.line_of(key) if isinstance(mapping, MarkedDict) else None
+    return f"{path}:{line}" if line else path
+
+
+def _did_you_mean(key: Any, choices) -> str:
+    close = difflib.get_close_matches(str(key), [str(c) for c in choices], n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "null"
+    return type(value).__name__
+
+
+def _plain(value: Any) -> Any:
+    """MarkedDict -> dict, recursively (what Tune and RLlib get)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _deep_merge(base: dict, override: dict) -> dict:
+    out = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict) and not _is_grid(value) and not _is_grid(out[key]):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
