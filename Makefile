@@ -27,6 +27,9 @@ $(STAMP): pyproject.toml
 test: setup
 	$(BIN)/python -m pytest tests
 
+train: setup
+	$(BIN)/rllib train file tuned_examples/smac_pixels_quick.yaml
+
 test-fast: setup
 	$(BIN)/python -m pytest tests -m "not slow"
 
