@@ -1,6 +1,6 @@
 """``rllib plot RESULTS_DIR``: return vs environment frames, mean and 95% interval over seeds (paper Figs. 4-5).
 
-Reads every Tune trial directory under RESULTS_DIR (``progress.csv`` + ``params.json``). Trials that differ only
+Reads every Tune trial directory under RESULTS_DIR (``result.json`` + ``params.json``). Trials that differ only
 in their seed form one line: the algorithm (from the trial directory name), K and latent dim when set, and
 any other setting that differs between trials. One panel per env. The x axis is agent steps times the action
 repeat (= frames, as in the paper's pixel plots; equal to env steps from states). The band is the 95%
@@ -32,32 +32,48 @@ def run_plot(args) -> int:
 
 
 def find_trials(results_dir: str) -> list[str]:
-    """Trial directories (with a progress.csv) under ``results_dir``, sorted."""
+    """Trial directories (with a result.json) under ``results_dir``, sorted."""
     if not os.path.isdir(results_dir):
         raise UserError(f"no such directory: {results_dir} (pass an experiment directory, e.g. ~/ray_results/smac-state)")
     found = []
     for root, dirs, files in os.walk(results_dir):
-        if "progress.csv" in files:
+        if "result.json" in files:
             found.append(root)
             dirs[:] = [d for d in dirs if not d.startswith("checkpoint_")]
     return sorted(found)
 
 
+def read_results(trial_dir: str) -> list[dict]:
+    """The trial's results in iteration order, one per iteration (a resumed trial repeats the iterations after
+    its checkpoint: the later ones win). Reads result.json: progress.csv breaks when a resumed run adds columns.
+    """
+    by_iteration: dict[int, dict] = {}
+    try:
+        with open(os.path.join(trial_dir, "result.json"), encoding="utf-8") as f:
+            for line in f:
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # a line cut by a kill
+                row.pop("config", None)
+                by_iteration[int(row.get("training_iteration", len(by_iteration) + 1))] = row
+    except OSError:
+        return []
+    return [by_iteration[i] for i in sorted(by_iteration)]
+
+
 def load_trial(trial_dir: str, metric: str) -> dict[str, Any] | None:
     """{"algo", "env", "params" (flat), "x", "y"} of one trial; None when it has no finite ``metric`` yet."""
-    import pandas as pd
+    from smac_rllib.cli.progress import lookup
 
-    try:
-        df = pd.read_csv(os.path.join(trial_dir, "progress.csv"))
-    except (OSError, pd.errors.EmptyDataError, pd.errors.ParserError):
-        return None
-    x_key = next((k for k in X_KEYS if k in df), None)
-    if x_key is None or metric not in df:
-        return None
-    if "training_iteration" in df:  # a resumed trial repeats the iterations after its checkpoint: keep the last
-        df = df.drop_duplicates("training_iteration", keep="last").sort_values("training_iteration")
-    df = df[[x_key, metric]].apply(pd.to_numeric, errors="coerce").dropna()
-    if df.empty:
+    xs, ys = [], []
+    for row in read_results(trial_dir):
+        x = next((lookup(row, k) for k in X_KEYS if isinstance(lookup(row, k), (int, float))), None)
+        y = lookup(row, metric)
+        if isinstance(x, (int, float)) and isinstance(y, (int, float)) and math.isfinite(y):
+            xs.append(float(x))
+            ys.append(float(y))
+    if not xs:
         return None
     try:
         with open(os.path.join(trial_dir, "params.json"), encoding="utf-8") as f:
@@ -70,8 +86,8 @@ def load_trial(trial_dir: str, metric: str) -> dict[str, Any] | None:
         "algo": os.path.basename(trial_dir).split("_")[0],
         "env": str(params.get("env", "?")),
         "params": _flatten(params),
-        "x": df[x_key].to_numpy(dtype=float) * float(repeat),
-        "y": df[metric].to_numpy(dtype=float),
+        "x": np.asarray(xs) * float(repeat),
+        "y": np.asarray(ys),
         "frames": repeat != 1,
     }
 

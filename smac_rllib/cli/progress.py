@@ -16,6 +16,8 @@ from typing import Any
 
 from ray import tune
 
+from smac_rllib.cli.plot import read_results
+
 # (label, candidate result keys under learners/<module>/) -- SMAC, pixel SMAC, RLlib SAC
 LOSS_KEYS = (
     ("world_model", ("world_model/loss",)),
@@ -146,11 +148,9 @@ def print_summary(name: str, exp_dir: str, result_grid, started: float, resume_h
         metrics = result.metrics or {}
         config = result.config or {}
         label = os.path.basename(result.path) if result.path else "?"
-        best = None
-        df = _dataframe(result)
-        if df is not None and RETURN_KEY in df:
-            series = df[RETURN_KEY].dropna()
-            best = float(series.max()) if len(series) else None
+        returns = [lookup(row, RETURN_KEY) for row in read_results(result.path)] if result.path else []
+        returns = [r for r in returns if isinstance(r, (int, float)) and math.isfinite(r)]
+        best = max(returns) if returns else None
         ret = lookup(metrics, RETURN_KEY)
         status = "ERROR" if result.error else "OK"
         ckpt = result.checkpoint.path if result.checkpoint else "-"
@@ -172,10 +172,3 @@ def print_summary(name: str, exp_dir: str, result_grid, started: float, resume_h
     if n_err:
         print(f"Resume:      {resume_hint}")
     print("", flush=True)
-
-
-def _dataframe(result):
-    try:
-        return result.metrics_dataframe
-    except Exception:  # noqa: BLE001 - missing/partial progress.csv
-        return None

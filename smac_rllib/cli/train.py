@@ -43,8 +43,12 @@ def run_train(args) -> int:
     smac_rllib.register()
     specs = load_experiments(args.path, overrides)
     if args.dry_run:
+        from smac_rllib.cli.resources import trial_request
+
         for spec in specs:
-            print(f"{spec.name}: {spec.run} on {spec.param_space['env']}, {spec.num_trials} trial(s), stop {spec.stop}")
+            need = trial_request(spec)
+            print(f"{spec.name}: {spec.run} on {_describe_env(spec.param_space['env'])}, {spec.num_trials} trial(s), "
+                  f"{need['CPU']:g} CPU + {need['GPU']:g} GPU per trial, stop {spec.stop}")
         return 0
 
     import ray
@@ -73,6 +77,10 @@ def run_train(args) -> int:
     return worst
 
 
+def _describe_env(env) -> str:
+    return " | ".join(env["grid_search"]) if isinstance(env, dict) and "grid_search" in env else str(env)
+
+
 def run_experiment(spec: ExperimentSpec, args) -> int:
     from ray import tune
 
@@ -88,9 +96,10 @@ def run_experiment(spec: ExperimentSpec, args) -> int:
 
             warn("--stop/--config/--num-samples/--seed are ignored with --resume (the run continues as it started)")
         print(f"== {spec.name}: resuming {exp_dir}", flush=True)
+        logging.getLogger("ray.tune.execution.tune_controller").addFilter(_StaleCheckpointFilter())
         tuner = tune.Tuner.restore(exp_dir, trainable=spec.run, resume_unfinished=True, resume_errored=True)
     else:
-        print(f"== {spec.name}: {spec.run} on {spec.param_space['env']}, {spec.num_trials} trial(s) -> {exp_dir}", flush=True)
+        print(f"== {spec.name}: {spec.run} on {_describe_env(spec.param_space['env'])}, {spec.num_trials} trial(s) -> {exp_dir}", flush=True)
         callbacks = [ProgressPrinter()]
         if spec.wandb is not None:
             callbacks.append(wandb_callback(spec))
@@ -197,6 +206,22 @@ class MetricStopper(Stopper):
 
     def stop_all(self) -> bool:
         return False
+
+
+class _StaleCheckpointFilter(logging.Filter):
+    """After a kill, Tune's last experiment snapshot can list a checkpoint that ``num_to_keep`` already deleted;
+    on resume Tune then fails to delete it again and logs that with the whole result dict. Harmless (the new
+    checkpoint is registered first): one warning line instead.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, FileNotFoundError) and "Error handling checkpoint" in str(record.msg):
+            from smac_rllib.cli.resources import warn
+
+            warn(f"an old checkpoint was already deleted before the interruption ({one_line(exc)}); continuing")
+            return False
+        return True
 
 
 def _plot_quietly(exp_dir: str) -> str | None:

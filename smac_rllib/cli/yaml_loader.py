@@ -68,15 +68,21 @@ class _Loader(yaml.SafeLoader):
 
 
 def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> MarkedDict:
-    loader.flatten_mapping(node)
+    first_line: dict = {}
+    for key_node, _ in node.value:  # duplicates among the keys written here (PyYAML silently keeps the last)
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        key = loader.construct_object(key_node, deep=True)
+        if key in first_line:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r} (first on line {first_line[key]}); keep one", key_node.start_mark
+            )
+        first_line[key] = key_node.start_mark.line + 1
+    loader.flatten_mapping(node)  # `<<: *anchor` merges first; keys written here override them
     mapping = MarkedDict()
     mapping.line, mapping.key_lines = node.start_mark.line + 1, {}
     for key_node, value_node in node.value:
         key = loader.construct_object(key_node, deep=True)
-        if key in mapping:  # PyYAML silently keeps the last one
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r} (first on line {mapping.key_lines[key]}); keep one", key_node.start_mark
-            )
         mapping[key] = loader.construct_object(value_node, deep=True)
         mapping.key_lines[key] = key_node.start_mark.line + 1
     return mapping
@@ -101,8 +107,11 @@ def read_yaml(path: str) -> MarkedDict:
         mark = e.problem_mark or e.context_mark
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else path
         problem = e.problem or "invalid YAML"
-        context = f" ({e.context})" if e.context and e.problem else ""
-        raise UserError(f"YAML syntax error: {problem}{context}; check the indentation, the ':' and the quoting there", where) from None
+        hint = next((h or problem for pattern, h in _YAML_HINTS if pattern in problem), None)
+        if hint is None:
+            context = f" ({e.context})" if e.context and e.problem else ""
+            hint = f"{problem}{context}; check the indentation, the ':' and the quoting there"
+        raise UserError(f"YAML syntax error: {hint}", where) from None
     except yaml.YAMLError as e:
         raise UserError(f"YAML error: {one_line(e)}", path) from None
     if not isinstance(doc, dict) or not doc:
@@ -117,7 +126,8 @@ def _tuned_examples_hint(path: str) -> str:
         close = difflib.get_close_matches(os.path.basename(path), names, n=1)
         if close:
             return f"; did you mean tuned_examples/{close[0]}?"
-        return f"; tuned examples: {', '.join('tuned_examples/' + n for n in names)}"
+        if names:
+            return f"; tuned examples: {', '.join('tuned_examples/' + n for n in names)}"
     return ""
 
 
@@ -180,6 +190,7 @@ class ExperimentSpec:
     wandb: dict | None  # WandbLoggerCallback kwargs, None = off
     scheduler: dict | None  # {"type": "ASHA", ...} or None (FIFO)
     source: str  # the YAML file
+    key_lines: dict = dataclasses.field(default_factory=dict)  # config key -> "file:line" (error messages)
     configs: list = dataclasses.field(default_factory=list)  # validated AlgorithmConfig of every grid point
 
     @property
@@ -224,6 +235,7 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
         if "env" in config and config["env"] != body["env"]:
             raise UserError(f"env given twice ({body['env']!r} and config.env {config['env']!r}); keep one", _where(path, body, "env"))
         config["env"] = _plain(body["env"])
+        config_lines["env"] = _where(path, body, "env")
     if ov.seed is not None:
         config["seed"] = ov.seed
     if "model_config" in config:  # `config.rl_module(model_config=...)`; the attribute behind it is `_model_config`
@@ -290,6 +302,7 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
         wandb=parse_wandb(body.get("wandb"), ov.wandb, _where(path, body, "wandb")),
         scheduler=parse_scheduler(body.get("scheduler"), _where(path, body, "scheduler")),
         source=path,
+        key_lines=config_lines,
     )
 
 
@@ -644,16 +657,37 @@ def build_configs(spec: ExperimentSpec) -> list:
                 raise UserError(f"experiment {spec.name!r}: {one_line(e)}", spec.source) from None
             errors = config.smac_errors() if hasattr(config, "smac_errors") else []
             if errors:
-                raise UserError(f"experiment {spec.name!r}: {errors[0]}", spec.source)
+                raise UserError(errors[0], _line_of_message(spec, errors[0]))
             try:
                 config.validate()
             except Exception as e:  # noqa: BLE001
-                raise UserError(f"experiment {spec.name!r}: {one_line(e)}", spec.source) from None
+                raise UserError(one_line(e), _line_of_message(spec, str(e))) from None
         configs.append(config)
     return configs
 
 
 # --------------------------------------------------------------------------------------------- helpers
+
+def _line_of_message(spec: ExperimentSpec, message: str) -> str:
+    """``file:line`` of the key a validate() message starts with (``num_particles=6 must be ...``)."""
+    match = re.match(r"\W*(\w+)\s*=", message)
+    if match and match.group(1) in spec.key_lines:
+        return spec.key_lines[match.group(1)]
+    for key, where in spec.key_lines.items():  # the first key the message mentions
+        if re.search(rf"\b{re.escape(str(key))}\b", message):
+            return where
+    return f"{spec.source} (experiment {spec.name!r})"
+
+
+_YAML_HINTS = (
+    ("expected <block end>", "this line's indentation does not match the lines above it; align it with its siblings"),
+    ("mapping values are not allowed", "unexpected ':'; put a space after the key's ':' or quote a value that contains ': '"),
+    ("found character '\\t'", "tabs are not allowed in YAML; indent with spaces"),
+    ("could not find expected ':'", "a key without ':'; write `key: value`"),
+    ("found undefined alias", "an undefined '*alias'; quote values that start with '*'"),
+    ("duplicate key", None),  # the problem says it all
+)
+
 
 class _quiet:
     """Silence RLlib's warnings and log lines ("You are running SAC on the new API stack!") while checking."""
