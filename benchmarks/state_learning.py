@@ -67,7 +67,7 @@ def _sac_mean_action(module, out):
 
 
 def run_one(args_tuple) -> list[dict]:
-    algo_name, env, seed, steps, eval_every, eval_episodes, num_particles, updates_per_env_step = args_tuple
+    algo_name, env, seed, steps, eval_every, eval_episodes, num_particles, updates_per_env_step, raw_dir = args_tuple
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     import ray
     import torch
@@ -91,6 +91,7 @@ def run_one(args_tuple) -> list[dict]:
                                  wall_s=round(time.time() - t0, 1),
                                  alpha=learner.get("alpha/value", learner.get("alpha_value", float("nan")))))
                 print(f"[{algo_name} seed {seed}] {sampled} steps  eval {ret:.1f}  ({time.time() - t0:.0f}s)", flush=True)
+                write_csv(rows, Path(raw_dir) / f"{algo_name}_seed{seed}.csv")  # partial results survive a stop
                 next_eval = sampled - sampled % eval_every + eval_every
             if sampled >= steps:
                 break
@@ -98,6 +99,18 @@ def run_one(args_tuple) -> list[dict]:
         algo.stop()
         ray.shutdown()
     return rows
+
+
+def write_csv(rows: list[dict], path: Path) -> None:
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def read_csv(path: Path) -> list[dict]:
+    with open(path) as f:
+        return [{k: (v if k == "algo" else float(v)) for k, v in row.items()} for row in csv.DictReader(f)]
 
 
 def plot(rows: list[dict], out_png: Path, title: str) -> None:
@@ -137,17 +150,19 @@ def main() -> None:
     parser.add_argument("--num-particles", type=int, default=16, help="SMAC's K")
     parser.add_argument("--updates-per-env-step", type=float, default=1.0, help="same for both algorithms")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
+    parser.add_argument("--summarize-only", action="store_true", help="only rebuild csv/md/png from the per-run CSVs")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    jobs = [(a, args.env, s, args.steps, args.eval_every, args.eval_episodes, args.num_particles, args.updates_per_env_step)
-            for a in args.algos for s in args.seeds]
-    with mp.get_context("spawn").Pool(args.workers) as pool:
-        rows = [r for rs in pool.map(run_one, jobs) for r in rs]
     stem = "state_learning_" + args.env.split("/")[-1].replace("-", "_")
-    with open(args.out / f"{stem}.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    raw_dir = args.out / f"{stem}_runs"
+    raw_dir.mkdir(parents=True, exist_ok=True)
+    jobs = [(a, args.env, s, args.steps, args.eval_every, args.eval_episodes, args.num_particles, args.updates_per_env_step, str(raw_dir))
+            for a in args.algos for s in args.seeds]
+    if not args.summarize_only:
+        with mp.get_context("spawn").Pool(args.workers) as pool:
+            pool.map(run_one, jobs)
+    rows = [r for path in sorted(raw_dir.glob("*.csv")) for r in read_csv(path)]
+    write_csv(rows, args.out / f"{stem}.csv")
     plot(rows, args.out / f"{stem}.png", f"{args.env}, states ({len(args.seeds)} seeds)")
     write_markdown(rows, args, args.out / f"{stem}.md")
 
