@@ -1,0 +1,412 @@
+"""Cluster launch: the YAMLs in cluster/ pass Ray's offline validation, and on a real multi-node Ray cluster on
+this machine (``ray.cluster_utils.Cluster``) SMAC places its learner and env runners by custom resources,
+survives a killed env runner and a replaced rollout node, and runs a sweep with ``max_concurrent_trials``.
+
+Cluster layout (as in cluster/aws.yaml, with custom resources standing in for the GPU):
+  head    "learner" node  {CPU: 4, learner_node: 1}   driver, learner, trial drivers
+  worker  "rollout" node  {CPU: 3, rollout_node: 1}   env runners
+Nothing here contacts another host: every node is a set of processes on this machine.
+"""
+
+from __future__ import annotations
+
+import copy
+import glob
+import os
+import re
+import time
+import types
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+CLUSTER_YAMLS = sorted(glob.glob(str(ROOT / "cluster" / "*.yaml")))
+CLUSTER_EXAMPLES = sorted(glob.glob(str(ROOT / "tuned_examples" / "cluster_*.yaml")))
+ENV = "dmc/cartpole-balance"
+LEARNER_RESOURCE, ROLLOUT_RESOURCE = "learner_node", "rollout_node"
+GL_PACKAGES = ("libegl1", "libegl-mesa0", "libgl1-mesa-dri")
+
+
+# --------------------------------------------------------------------------------------------- YAML checks
+# What `ray up` runs first: prepare_config (defaults, setup-command merge, min/max workers) + validate_config.
+
+def prepared(path: str) -> dict:
+    from ray.autoscaler._private.util import prepare_config
+
+    with open(path) as f:
+        return prepare_config(yaml.safe_load(f))
+
+
+def cluster_config_errors(config: dict) -> list[str]:
+    """Every problem Ray's ``validate_config`` would raise, all at once (it stops at the first one).
+
+    The JSON-schema part runs with ``iter_errors`` over Ray's own schema; the cross-field checks repeat
+    ``validate_config``'s (head_node_type, the sum of min_workers).
+    """
+    import json
+
+    import jsonschema
+
+    import ray.autoscaler
+
+    with open(os.path.join(os.path.dirname(ray.autoscaler.__file__), "ray-schema.json")) as f:
+        schema = json.load(f)
+    errors = [
+        f"{'.'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}"
+        for e in sorted(jsonschema.Draft7Validator(schema).iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
+    ]
+    node_types = config.get("available_node_types")
+    if isinstance(node_types, dict):
+        head = config.get("head_node_type")
+        if head is None:
+            errors.append("head_node_type: required when available_node_types is set")
+        elif head not in node_types:
+            errors.append(f"head_node_type: {head!r} is not one of available_node_types {sorted(node_types)}")
+        min_workers = sum(t.get("min_workers", 0) for t in node_types.values() if isinstance(t, dict) and isinstance(t.get("min_workers", 0), int))
+        max_workers = config.get("max_workers")
+        if isinstance(max_workers, int) and min_workers > max_workers:
+            errors.append(f"max_workers: {max_workers} is smaller than the sum of min_workers ({min_workers})")
+    return errors
+
+
+@pytest.mark.parametrize("path", CLUSTER_YAMLS, ids=os.path.basename)
+def test_cluster_yaml_passes_rays_offline_validation(path):
+    from ray.autoscaler._private.util import validate_config
+
+    config = prepared(path)
+    validate_config(config)  # raises on the first problem
+    assert cluster_config_errors(config) == []
+
+
+def test_there_is_a_yaml_for_aws_gcp_and_onprem():
+    assert {os.path.basename(p) for p in CLUSTER_YAMLS} >= {"aws.yaml", "gcp.yaml", "onprem.yaml"}
+
+
+def test_broken_copy_reports_all_its_errors():
+    from ray.autoscaler._private.util import validate_config
+
+    broken = yaml.safe_load(open(ROOT / "cluster" / "aws.yaml"))
+    broken["max_workers"] = "ten"                                             # wrong type
+    broken["available_node_types"]["rollout_cpu_spot"]["resources"]["rollout_node"] = 0.5  # resources are integers
+    broken["available_node_types"]["rollout_cpu_ondemand"]["min_workers"] = 20
+    del broken["available_node_types"]["rollout_cpu_spot"]["node_config"]    # required
+    broken["available_node_types"]["head_gpu_learner"]["instance_type"] = "g5.xlarge"  # unknown key
+    broken["head_node_type"] = "head_gpu"                                     # not a node type
+    broken["setup_commands"] = "pip install ."                                # must be a list
+
+    with pytest.raises(Exception):  # what `ray up` shows: only the first problem
+        validate_config(copy.deepcopy(broken))
+    errors = cluster_config_errors(broken)
+    expected = [
+        r"^max_workers: 'ten' is not of type 'integer'",
+        r"^available_node_types\.rollout_cpu_spot\.resources\.rollout_node: 0\.5 is not of type 'integer'",
+        r"^available_node_types\.rollout_cpu_spot: 'node_config' is a required property",
+        r"^available_node_types\.head_gpu_learner: Additional properties are not allowed \('instance_type' was unexpected\)",
+        r"^setup_commands: 'pip install \.' is not of type 'array'",
+        r"^head_node_type: 'head_gpu' is not one of available_node_types",
+    ]
+    for pattern in expected:
+        assert any(re.search(pattern, e) for e in errors), f"{pattern!r} not in {errors}"
+    assert len(errors) == len(expected), errors  # min_workers 21 > max_workers 'ten' is not comparable: no extra error
+
+    broken["max_workers"] = 10
+    assert any(re.search(r"^max_workers: 10 is smaller than the sum of min_workers \(20\)", e) for e in cluster_config_errors(broken))
+
+
+def _start_commands(config: dict) -> tuple[list[str], list[str]]:
+    return config["head_start_ray_commands"], config["worker_start_ray_commands"]
+
+
+def _setup_commands(config: dict) -> dict[str, list[str]]:
+    """Setup commands per node type, as the node updater picks them (a node type's own list wins)."""
+    out = {}
+    for name, node_type in config["available_node_types"].items():
+        if name == config["head_node_type"]:
+            out[name] = config["head_setup_commands"]
+        else:
+            out[name] = node_type.get("worker_setup_commands", config["worker_setup_commands"])
+    return out
+
+
+@pytest.mark.parametrize("path", CLUSTER_YAMLS, ids=os.path.basename)
+def test_every_node_renders_with_egl_authenticates_and_installs_the_project(path):
+    config = prepared(path)
+    head_start, worker_start = _start_commands(config)
+    head_ray = next(c for c in head_start if "ray start" in c)
+    worker_ray = next(c for c in worker_start if "ray start" in c)
+    for command in (head_ray, worker_ray):
+        assert "MUJOCO_GL=egl" in command  # before any worker imports dm_control (DESIGN §4)
+        assert "RAY_AUTH_MODE=token" in command  # token authentication stays on
+        assert "0.0.0.0" not in command  # the dashboard is reached by `ray dashboard` port-forwarding only
+    assert "LP_NUM_THREADS=1" in worker_ray  # one llvmpipe thread per CPU env runner
+    assert "--dashboard-host=127.0.0.1" in head_ray
+    for name, commands in _setup_commands(config).items():
+        text = "\n".join(commands)
+        assert all(p in text for p in GL_PACKAGES), f"{name} misses a GL package"
+        assert re.search(r"pip install .*smac_rllib|make setup", text), f"{name} does not install the project"
+    assert config["file_mounts"].get("~/.ray/auth_token") == "~/.ray/auth_token"
+
+
+@pytest.mark.parametrize("path", [p for p in CLUSTER_YAMLS if "onprem" not in p], ids=os.path.basename)
+def test_cloud_node_types_declare_the_placement_resources(path):
+    config = prepared(path)
+    types_ = config["available_node_types"]
+    head = types_[config["head_node_type"]]["resources"]
+    assert head.get("GPU", 0) >= 1 and head.get(LEARNER_RESOURCE) == 1 and ROLLOUT_RESOURCE not in head
+    workers = [t["resources"] for n, t in types_.items() if n != config["head_node_type"]]
+    assert workers and all(r.get(ROLLOUT_RESOURCE) == 1 and r.get("CPU", 0) > 0 and not r.get("GPU") for r in workers)
+    assert any(t.get("node_config", {}).get("InstanceMarketOptions") or t.get("node_config", {}).get("scheduling", {}).get("provisioningModel") == "SPOT"
+               for t in types_.values()), "an autoscaled spot worker type"
+
+
+def test_onprem_gives_the_placement_resources_to_ray_start():
+    head_start, worker_start = _start_commands(prepared(str(ROOT / "cluster" / "onprem.yaml")))
+    assert any('--resources=\'{"learner_node": 1}\'' in c for c in head_start)
+    assert any('--resources=\'{"rollout_node": 1}\'' in c for c in worker_start)
+
+
+SECRET_PATTERNS = {
+    "AWS access key id": r"AKIA[0-9A-Z]{16}",
+    "private key": r"BEGIN [A-Z ]*PRIVATE KEY",
+    "a key value": r"(?i)(api_key|secret_access_key|auth_token|password|WANDB_API_KEY)\s*[:=]\s*['\"]?[A-Za-z0-9/+]{16,}",
+}
+
+
+@pytest.mark.parametrize("path", CLUSTER_YAMLS + [str(ROOT / "cluster" / "README.md")] + CLUSTER_EXAMPLES, ids=os.path.basename)
+def test_no_secrets_in_cluster_files(path):
+    text = Path(path).read_text()
+    for what, pattern in SECRET_PATTERNS.items():
+        assert not re.search(pattern, text), f"{path} contains {what}"
+    assert "RAY_AUTH_MODE=disabled" not in text
+
+
+@pytest.mark.parametrize("path", CLUSTER_EXAMPLES, ids=os.path.basename)
+def test_cluster_tuned_examples_load_and_ask_for_the_cluster_resources(path):
+    from smac_rllib.cli.yaml_loader import load_experiments
+
+    import smac_rllib
+
+    smac_rllib.register()
+    for spec in load_experiments(path):  # every grid point validated, as `rllib train file` does
+        for config in spec.configs:
+            assert config.num_env_runners > 0 and config.custom_resources_per_env_runner.get(ROLLOUT_RESOURCE)
+            learner_side = config.custom_resources_for_main_process if config.num_learners == 0 else config.custom_resources_per_learner
+            assert learner_side.get(LEARNER_RESOURCE), "the learner must ask for the learner node"
+            assert config.num_gpus_per_learner > 0
+
+
+# --------------------------------------------------------------------------------------------- multi-node Ray
+
+def _node_ids(results) -> list[str]:
+    return [r.get() if hasattr(r, "get") else r for r in results]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A head ("learner") node and a worker ("rollout") node with different custom resources."""
+    import ray
+    from ray._common import utils as ray_utils
+    from ray.cluster_utils import Cluster
+
+    import smac_rllib
+
+    previous_cpus = ray.cluster_resources().get("CPU") if ray.is_initialized() else None
+    ray.shutdown()  # a plain local Ray of another test module
+    address_file = ray_utils.get_ray_address_file(None)
+    previous_address = Path(address_file).read_text() if os.path.exists(address_file) else None
+    c = Cluster(initialize_head=True, head_node_args=dict(num_cpus=4, resources={LEARNER_RESOURCE: 1}, include_dashboard=False))
+    # Cluster() records its address for `ray.init()` without an address: put back what was there, so other
+    # Ray programs on this machine keep starting their own instance instead of joining this test cluster.
+    if previous_address is None:
+        ray_utils.reset_ray_address()
+    else:
+        Path(address_file).write_text(previous_address)
+    rollout = c.add_node(num_cpus=3, resources={ROLLOUT_RESOURCE: 1})
+    ray.init(address=c.address, log_to_driver=False, configure_logging=False)
+    smac_rllib.register()  # Tune's registry lives in the Ray job
+    state = types.SimpleNamespace(cluster=c, rollout=rollout, head_id=c.head_node.node_id)
+    try:
+        yield state
+    finally:
+        ray.shutdown()
+        c.shutdown()
+        if previous_address is not None:
+            Path(address_file).write_text(previous_address)
+        if previous_cpus is not None:  # leave Ray as the session fixture `ray_local` had it
+            ray.init(num_cpus=int(previous_cpus), include_dashboard=False, log_to_driver=False, configure_logging=False)
+
+
+def placed_config(num_env_runners: int = 2):
+    from smac_rllib.algorithms import SMACConfig
+
+    return (
+        SMACConfig()
+        .environment(ENV, env_config={"seed": 0})
+        .env_runners(
+            num_env_runners=num_env_runners,
+            num_cpus_per_env_runner=1,
+            custom_resources_per_env_runner={ROLLOUT_RESOURCE: 0.01},
+            rollout_fragment_length=50,
+        )
+        .learners(num_learners=1, num_cpus_per_learner=1, custom_resources_per_learner={LEARNER_RESOURCE: 0.01})
+        .training(
+            num_particles=4, latent_dim=4, hidden_dim=32, critic_hidden_dim=32, train_batch_size_per_learner=32,
+            num_steps_sampled_before_learning_starts=100, updates_per_env_step=0.05,
+        )
+        .reporting(min_sample_timesteps_per_iteration=100)
+        .fault_tolerance(restart_failed_env_runners=True, env_runner_health_probe_timeout_s=20)
+        .debugging(seed=0)
+    )
+
+
+COUNTERS = (
+    ("training_iteration",),
+    ("env_runners", "num_env_steps_sampled_lifetime"),
+    ("num_env_steps_sampled_lifetime",),
+    ("num_updates_lifetime",),
+)
+
+
+def _counters(result: dict) -> dict:
+    out = {}
+    for path in COUNTERS:
+        value = result
+        for key in path:
+            value = value.get(key, {}) if isinstance(value, dict) else {}
+        out["/".join(path)] = value if isinstance(value, (int, float)) else None
+    return out
+
+
+def _train_through(algo, fault, *, until, max_iterations: int = 8) -> list[dict]:
+    """Train; inject ``fault()`` while the first ``train()`` runs; keep training until ``until(result)``."""
+    results = []
+    with ThreadPoolExecutor(1) as pool:
+        future = pool.submit(algo.train)
+        time.sleep(1.0)
+        fault()
+        results.append(future.result())
+    while not until(results[-1]) and len(results) < max_iterations:
+        results.append(algo.train())
+    return results
+
+
+def _assert_counters_never_go_back(results: list[dict]) -> None:
+    previous = None
+    for result in results:
+        counters = _counters(result)
+        if previous is not None:
+            for key, value in counters.items():
+                if value is not None and previous[key] is not None:
+                    assert value >= previous[key], f"{key} went back: {previous[key]} -> {value}"
+        previous = counters
+
+
+def _env_runner_nodes(algo) -> list[str]:
+    import ray
+
+    return algo.env_runner_group.foreach_env_runner(lambda r: ray.get_runtime_context().get_node_id(), local_env_runner=False)
+
+
+class TestPlacedRun:
+    """One SMAC run (2 env runners on the rollout node, 1 learner on the learner node) through three checks."""
+
+    @pytest.fixture(scope="class")
+    def placed_algo(self, cluster):
+        algo = placed_config().build_algo()
+        yield algo
+        algo.stop()
+
+    def test_learner_on_the_learner_node_env_runners_on_the_rollout_node(self, cluster, placed_algo):
+        import ray
+
+        results = [placed_algo.train() for _ in range(2)]
+        assert results[-1]["env_runners"]["num_env_steps_sampled_lifetime"] >= 200
+        assert results[-1]["num_updates_lifetime"] > 0
+        runner_nodes = _env_runner_nodes(placed_algo)
+        learner_nodes = _node_ids(placed_algo.learner_group.foreach_learner(lambda learner: ray.get_runtime_context().get_node_id()))
+        print(f"\nplacement: head/learner node {cluster.head_id}, rollout node {cluster.rollout.node_id}; "
+              f"env runners on {runner_nodes}, learner on {learner_nodes}")
+        assert runner_nodes == [cluster.rollout.node_id] * 2
+        assert learner_nodes == [cluster.head_id]
+        _assert_counters_never_go_back(results)
+
+
+    def test_killed_env_runner_is_restarted_and_training_continues(self, cluster, placed_algo):
+        import ray
+
+        before = placed_algo.train()
+        victim_id = placed_algo.env_runner_group.healthy_env_runner_ids()[0]
+        victim = placed_algo.env_runner_group._worker_manager._actors[victim_id]  # noqa: SLF001 - the actor handle
+
+        def healthy_again(result):
+            ft = result["fault_tolerance"]
+            return ft["num_remote_worker_restarts"] >= 1 and ft["num_healthy_workers"] == 2
+
+        results = _train_through(placed_algo, lambda: ray.kill(victim, no_restart=False), until=healthy_again)
+        results.append(placed_algo.train())  # and one more full iteration with both runners
+        summary = [(r["training_iteration"], r["fault_tolerance"], r["env_runners"]["num_env_steps_sampled_lifetime"]) for r in results]
+        print(f"\nenv runner {victim_id} killed during iteration {before['training_iteration'] + 1}: {summary}")
+        assert healthy_again(results[-1]), summary
+        _assert_counters_never_go_back([before] + results)
+        assert results[-1]["env_runners"]["num_env_steps_sampled_lifetime"] > before["env_runners"]["num_env_steps_sampled_lifetime"]
+        assert results[-1]["num_updates_lifetime"] > before["num_updates_lifetime"]
+        assert _env_runner_nodes(placed_algo) == [cluster.rollout.node_id] * 2
+
+
+    def test_rollout_node_removed_and_replaced_training_continues(self, cluster, placed_algo):
+        before = placed_algo.train()
+        restarts_before = before["fault_tolerance"]["num_remote_worker_restarts"]
+        old_node = cluster.rollout
+
+        def replace_node():
+            cluster.cluster.remove_node(old_node)
+            cluster.rollout = cluster.cluster.add_node(num_cpus=3, resources={ROLLOUT_RESOURCE: 1})
+
+        def healthy_again(result):
+            ft = result["fault_tolerance"]
+            return ft["num_remote_worker_restarts"] >= restarts_before + 2 and ft["num_healthy_workers"] == 2
+
+        results = _train_through(placed_algo, replace_node, until=healthy_again)
+        results.append(placed_algo.train())
+        summary = [(r["training_iteration"], r["fault_tolerance"], r["env_runners"]["num_env_steps_sampled_lifetime"]) for r in results]
+        print(f"\nrollout node {old_node.node_id} removed, replaced by {cluster.rollout.node_id}: {summary}")
+        assert healthy_again(results[-1]), summary
+        _assert_counters_never_go_back([before] + results)
+        assert results[-1]["env_runners"]["num_env_steps_sampled_lifetime"] > before["env_runners"]["num_env_steps_sampled_lifetime"]
+        assert _env_runner_nodes(placed_algo) == [cluster.rollout.node_id] * 2
+
+
+def test_sweep_of_two_k_by_two_seeds_with_max_concurrent_trials(cluster, tmp_path):
+    from ray import tune
+
+    running = []
+
+    class CountRunning(tune.Callback):
+        def on_trial_start(self, iteration, trials, trial, **info):
+            running.append(sum(t.status == "RUNNING" for t in trials))
+
+    config = (
+        placed_config(num_env_runners=1)
+        .learners(num_learners=0, num_cpus_per_learner="auto", custom_resources_per_learner={})
+        .resources(num_cpus_for_main_process=1, custom_resources_for_main_process={LEARNER_RESOURCE: 0.01})
+        .env_runners(num_cpus_per_env_runner=0.5)
+        .training(num_steps_sampled_before_learning_starts=50)
+    )
+    param_space = config.to_dict()
+    param_space.update(num_particles=tune.grid_search([2, 4]), seed=tune.grid_search([0, 1]))
+    tuner = tune.Tuner(
+        "SMAC",
+        param_space=param_space,
+        tune_config=tune.TuneConfig(max_concurrent_trials=2),
+        run_config=tune.RunConfig(storage_path=str(tmp_path), stop={"training_iteration": 1}, verbose=0, callbacks=[CountRunning()]),
+    )
+    grid = tuner.fit()
+    assert not grid.errors, grid.errors
+    done = sorted((r.config["num_particles"], r.config["seed"]) for r in grid)
+    assert done == [(2, 0), (2, 1), (4, 0), (4, 1)]
+    assert all(r.metrics["training_iteration"] == 1 and r.metrics["env_runners"]["num_env_steps_sampled_lifetime"] > 0 for r in grid)
+    print(f"\nrunning trials when each trial started: {running}")
+    assert max(running) <= 2
