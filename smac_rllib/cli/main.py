@@ -50,6 +50,10 @@ def _wandb_logged_in() -> bool:
 class _Parser(argparse.ArgumentParser):
     """argparse that reports a usage mistake as one line (and exit code 2), like every other mistake."""
 
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)  # `--num-sample` must not silently mean --num-samples
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str):
         self.exit(EXIT_USER_ERROR, f"{PROG}: error: {message} (see `{self.prog} --help`)\n")
 

@@ -141,8 +141,11 @@ def last_error_line(error_file: str | None) -> str:
     return lines[-1][:300] if lines else "the trial failed"
 
 
-def print_summary(name: str, exp_dir: str, result_grid, started: float, resume_hint: str, curves: str | None) -> None:
-    """Per-trial table (status, iterations, env steps, last/best return, checkpoint) and where everything is."""
+def print_summary(name: str, exp_dir: str, result_grid, started: float, resume_hint: str, curves: str | None) -> tuple[int, int]:
+    """Per-trial table (status, iterations, env steps, last/best return, checkpoint) and where everything is.
+
+    Returns (failed, interrupted) trial counts.
+    """
     rows = []
     for result in result_grid:
         metrics = result.metrics or {}
@@ -155,9 +158,13 @@ def print_summary(name: str, exp_dir: str, result_grid, started: float, resume_h
         status = "ERROR" if result.error else "OK"
         ckpt = result.checkpoint.path if result.checkpoint else "-"
         rows.append((label, status, metrics.get("training_iteration", 0), env_steps(metrics), ret, best, ckpt, config))
+    trials = getattr(getattr(result_grid, "_experiment_analysis", None), "trials", None) or []
+    unfinished = sum(str(getattr(t, "status", "")) not in ("TERMINATED", "ERROR") for t in trials)
     n_err = sum(r[1] == "ERROR" for r in rows)
     print("", flush=True)
-    print(f"== {name}: {len(rows)} trial(s), {len(rows) - n_err} finished, {n_err} failed, {format_duration(time.time() - started)}")
+    stopped = f", {unfinished} interrupted" if unfinished else ""
+    print(f"== {name}: {len(rows)} trial(s), {len(rows) - n_err - unfinished} finished, {n_err} failed{stopped}, "
+          f"{format_duration(time.time() - started)}")
     for label, status, iters, steps, ret, best, ckpt, _ in rows:
         r = _fmt(ret) if isinstance(ret, (int, float)) and math.isfinite(ret) else "-"
         b = _fmt(best) if best is not None and math.isfinite(best) else "-"
@@ -169,6 +176,7 @@ def print_summary(name: str, exp_dir: str, result_grid, started: float, resume_h
     last_ckpt = next((r[6] for r in rows if r[6] != "-"), None)
     if last_ckpt:
         print(f"Evaluate:    rllib evaluate {last_ckpt} --episodes 10 --video eval.mp4")
-    if n_err:
+    if n_err or unfinished:
         print(f"Resume:      {resume_hint}")
     print("", flush=True)
+    return n_err, unfinished

@@ -19,6 +19,7 @@ from smac_rllib.cli.errors import EXIT_TRIAL_ERROR, UserError, one_line
 from smac_rllib.cli.yaml_loader import ExperimentSpec, Overrides, load_experiments
 
 DEFAULT_STORAGE_PATH = "~/ray_results"
+EXIT_INTERRUPTED = 130
 WANDB_UPLOAD_TIMEOUT_S = 30  # WandbLoggerCallback's default (1800 s) hangs a failed run (DESIGN §5)
 
 
@@ -73,7 +74,10 @@ def run_train(args) -> int:
 
     worst = 0
     for spec in specs:
-        worst = max(worst, run_experiment(spec, args))
+        code = run_experiment(spec, args)
+        if code == EXIT_INTERRUPTED:
+            return code  # Ctrl-C: do not start the next experiment
+        worst = max(worst, code)
     return worst
 
 
@@ -128,8 +132,10 @@ def run_experiment(spec: ExperimentSpec, args) -> int:
     if not args.no_plot:
         curves = _plot_quietly(exp_dir)
     resume_hint = f"rllib train file {spec.source}" + (f" --storage-path {storage}" if spec.storage_path else "") + " --resume"
-    print_summary(spec.name, exp_dir, result_grid, started, resume_hint, curves)
-    return EXIT_TRIAL_ERROR if result_grid.errors else 0
+    failed, interrupted = print_summary(spec.name, exp_dir, result_grid, started, resume_hint, curves)
+    if interrupted:
+        return EXIT_INTERRUPTED
+    return EXIT_TRIAL_ERROR if failed else 0
 
 
 def experiment_name(storage: str, name: str, resume: bool) -> tuple[str, bool]:
@@ -244,7 +250,8 @@ def _json_arg(text: str | None, flag: str) -> dict | None:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as e:
-        raise UserError(f"{flag} is not valid JSON ({e.msg} at column {e.colno}); write e.g. {flag} '{{\"training_iteration\": 5}}'") from None
+        example = '{"training_iteration": 5}' if flag == "--stop" else '{"num_particles": 8}'
+        raise UserError(f"{flag} is not valid JSON ({e.msg} at column {e.colno}); write e.g. {flag} '{example}'") from None
     if not isinstance(value, dict):
         raise UserError(f"{flag} must be a JSON object like '{{\"key\": value}}', got {text!r}")
     return value
