@@ -1,0 +1,113 @@
+"""Speed, state-based: learner updates/s for SMAC (K = 0, 8, 32) and the SAC baseline at the same batch, in one
+process and interleaved (ratios are what to read on a noisy machine); and env steps/s with 1 vs 2 env runners.
+
+    .venv/bin/python benchmarks/state_speed.py --updates 30
+
+Writes state_speed.{csv,md} under ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import time
+from pathlib import Path
+
+os.environ.setdefault("MUJOCO_GL", "egl")
+os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+ENV = "dmc/cartpole-swingup"
+
+
+def learners(batch: int):
+    import gymnasium as gym
+    import numpy as np
+    from ray.rllib.core import DEFAULT_MODULE_ID
+
+    from smac_rllib.algorithms import SACBaselineConfig, SMACConfig
+
+    obs, act = gym.spaces.Box(-np.inf, np.inf, (5,), np.float32), gym.spaces.Box(-1, 1, (1,), np.float32)
+    spaces = {"__env__": (obs, act), DEFAULT_MODULE_ID: (obs, act)}
+    configs = {f"SMAC K={k}": SMACConfig().training(num_particles=k) for k in (0, 8, 32)}
+    configs["SAC baseline (width 400)"] = SACBaselineConfig()
+    return {name: c.environment(observation_space=obs, action_space=act).training(train_batch_size_per_learner=batch)
+            .build_learner(spaces=spaces) for name, c in configs.items()}
+
+
+def transitions_batch(batch: int):
+    import numpy as np
+    from ray.rllib.core import DEFAULT_MODULE_ID
+    from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
+
+    rng = np.random.default_rng(0)
+    data = {"obs": rng.normal(size=(batch, 5)).astype(np.float32), "new_obs": rng.normal(size=(batch, 5)).astype(np.float32),
+            "actions": rng.uniform(-1, 1, (batch, 1)).astype(np.float32), "rewards": rng.uniform(size=batch).astype(np.float32),
+            "terminateds": np.zeros(batch, bool), "truncateds": np.zeros(batch, bool),
+            "weights": np.ones(batch, np.float32), "n_step": np.ones(batch, np.int64)}
+    return MultiAgentBatch({DEFAULT_MODULE_ID: SampleBatch(data)}, env_steps=batch)
+
+
+def env_steps_per_s(num_runners: int, steps: int) -> float:
+    from smac_rllib.algorithms import SMACConfig
+
+    algo = (SMACConfig().environment(ENV).env_runners(num_env_runners=num_runners, num_cpus_per_env_runner=1)
+            .build_algo())
+    try:
+        group = algo.env_runner_group
+        group.foreach_env_runner(lambda r: r.sample(num_timesteps=100), local_env_runner=False)
+        t0 = time.perf_counter()
+        group.foreach_env_runner(lambda r: r.sample(num_timesteps=steps), local_env_runner=False)
+        return num_runners * steps / (time.perf_counter() - t0)
+    finally:
+        algo.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--updates", type=int, default=30, help="timed updates per learner (after 3 warm-up)")
+    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--env-steps", type=int, default=2000)
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
+    args = parser.parse_args()
+    import ray
+    import torch
+
+    torch.set_num_threads(1)
+    import smac_rllib
+
+    smac_rllib.register()
+    batch = transitions_batch(args.batch)
+    ls = learners(args.batch)
+    times = {name: 0.0 for name in ls}
+    ts = {"num_env_steps_sampled_lifetime": 10**6}
+    for rep in range(args.updates + 3):
+        for name, learner in ls.items():  # interleaved: machine noise hits every variant alike
+            t0 = time.perf_counter()
+            learner.update(batch=batch, timesteps=ts)
+            if rep >= 3:
+                times[name] += time.perf_counter() - t0
+    base = args.updates / times["SAC baseline (width 400)"]
+    rows = [dict(what=f"learner updates/s, batch {args.batch}", variant=n, rate=round(args.updates / t, 2),
+                 ratio_to_sac=round(args.updates / t / base, 3)) for n, t in times.items()]
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    for n in (1, 2):
+        rows.append(dict(what="env steps/s (sampling only)", variant=f"{n} env runner(s), state {ENV}",
+                         rate=round(env_steps_per_s(n, args.env_steps), 1), ratio_to_sac=""))
+    ray.shutdown()
+    args.out.mkdir(parents=True, exist_ok=True)
+    with open(args.out / "state_speed.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    lines = ["# State-based speed: SMAC vs the SAC baseline", "",
+             f"Command: `.venv/bin/python benchmarks/state_speed.py --updates {args.updates} --batch {args.batch} --env-steps {args.env_steps}`",
+             f"Machine: 2-core CPU, torch 1 thread, local learners, one process, variants interleaved; load average at start "
+             f"{os.getloadavg()[0]:.1f}. SMAC: latent 16, width 256, mlmc; SAC: width 400.", "",
+             "| measure | variant | rate | ratio to SAC |", "|---|---|---|---|"]
+    lines += [f"| {r['what']} | {r['variant']} | {r['rate']} | {r['ratio_to_sac']} |" for r in rows]
+    (args.out / "state_speed.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
