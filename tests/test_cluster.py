@@ -238,6 +238,7 @@ def cluster():
             Path(address_file).write_text(previous_address)
         if previous_cpus is not None:  # leave Ray as the session fixture `ray_local` had it
             ray.init(num_cpus=int(previous_cpus), include_dashboard=False, log_to_driver=False, configure_logging=False)
+            smac_rllib.register()  # into the new instance's registry
 
 
 def placed_config(num_env_runners: int = 2):
