@@ -218,19 +218,19 @@ def cluster():
     ray.shutdown()  # a plain local Ray of another test module
     address_file = ray_utils.get_ray_address_file(None)
     previous_address = Path(address_file).read_text() if os.path.exists(address_file) else None
-    c = Cluster(initialize_head=True, head_node_args=dict(num_cpus=4, resources={LEARNER_RESOURCE: 1}, include_dashboard=False))
-    # Cluster() records its address for `ray.init()` without an address: put back what was there, so other
-    # Ray programs on this machine keep starting their own instance instead of joining this test cluster.
-    if previous_address is None:
-        ray_utils.reset_ray_address()
-    else:
-        Path(address_file).write_text(previous_address)
-    rollout = c.add_node(num_cpus=3, resources={ROLLOUT_RESOURCE: 1})
-    ray.init(address=c.address, log_to_driver=False, configure_logging=False)
-    smac_rllib.register()  # Tune's registry lives in the Ray job
-    state = types.SimpleNamespace(cluster=c, rollout=rollout, head_id=c.head_node.node_id)
+    c = Cluster()
     try:
-        yield state
+        c.add_node(num_cpus=4, resources={LEARNER_RESOURCE: 1}, include_dashboard=False)  # the head
+        # Cluster() records its address for `ray.init()` without an address: put back what was there, so other
+        # Ray programs on this machine keep starting their own instance instead of joining this test cluster.
+        if previous_address is None:
+            ray_utils.reset_ray_address()
+        else:
+            Path(address_file).write_text(previous_address)
+        rollout = c.add_node(num_cpus=3, resources={ROLLOUT_RESOURCE: 1})
+        ray.init(address=c.address, log_to_driver=False, configure_logging=False)
+        smac_rllib.register()  # Tune's registry lives in the Ray job
+        yield types.SimpleNamespace(cluster=c, rollout=rollout, head_id=c.head_node.node_id)
     finally:
         ray.shutdown()
         c.shutdown()
@@ -282,7 +282,7 @@ def _counters(result: dict) -> dict:
     return out
 
 
-def _train_through(algo, fault, *, until, max_iterations: int = 8) -> list[dict]:
+def _train_through(algo, fault, *, until, timeout_s: float = 180) -> list[dict]:
     """Train; inject ``fault()`` while the first ``train()`` runs; keep training until ``until(result)``."""
     results = []
     with ThreadPoolExecutor(1) as pool:
@@ -290,7 +290,8 @@ def _train_through(algo, fault, *, until, max_iterations: int = 8) -> list[dict]
         time.sleep(1.0)
         fault()
         results.append(future.result())
-    while not until(results[-1]) and len(results) < max_iterations:
+    deadline = time.monotonic() + timeout_s
+    while not until(results[-1]) and time.monotonic() < deadline:
         results.append(algo.train())
     return results
 
