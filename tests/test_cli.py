@@ -212,14 +212,19 @@ def _start(args: list[str], **env: str) -> tuple[subprocess.Popen, queue.Queue]:
 
 
 @pytest.fixture(scope="module")
-def killed_then_resumed(tmp_path_factory):
-    """`rllib train file tiny.yaml` killed (SIGKILL, whole process group) after its 2nd checkpoint, then --resume."""
-    storage = tmp_path_factory.mktemp("cli_resume")
-    args = ["train", "file", str(TINY), "--storage-path", str(storage), "--stop", '{"training_iteration": 5}']
+def run(tmp_path_factory):
+    """The one real run of this file: `rllib train file tiny.yaml` as a 2-trial grid (latent_dim 2 | 4) with W&B,
+    killed (SIGKILL to its whole process group) right after a trial's 2nd checkpoint, then --resume'd to the end.
+    """
+    storage = tmp_path_factory.mktemp("cli_run")
+    args = [
+        "train", "file", str(TINY), "--storage-path", str(storage), "--wandb",
+        "--config", '{"latent_dim": {"grid_search": [2, 4]}}', "--stop", '{"training_iteration": 6}',
+    ]  # fmt: skip
     proc, lines = _start(args, TUNE_GLOBAL_CHECKPOINT_S="0.5")  # snapshot the experiment state often
-    first_out, deadline, ckpt_seen = [], time.time() + 240, None
+    first_out, deadline, checkpointed = [], time.time() + 300, None
     try:
-        while time.time() < deadline:
+        while time.time() < deadline and checkpointed is None:
             try:
                 line = lines.get(timeout=1)
             except queue.Empty:
@@ -227,60 +232,70 @@ def killed_then_resumed(tmp_path_factory):
                     break
                 continue
             first_out.append(line)
-            if "checkpoint_000001" in line:
-                ckpt_seen = time.time()
-                break
-        assert ckpt_seen, "".join(first_out)
-        exp_dir = storage / "cli-tiny"
-        while time.time() < ckpt_seen + 20:  # until the experiment snapshot knows that checkpoint
-            states = glob.glob(str(exp_dir / "experiment_state-*.json"))
-            if states and os.path.getmtime(states[0]) > ckpt_seen:
+            if "/checkpoint_000001" in line:  # "[0 latent_dim=2] checkpoint <trial dir>/checkpoint_000001"
+                checkpointed = (os.path.dirname(line.split()[-1]), time.time())
+        assert checkpointed, "".join(first_out)
+        states = storage / "cli-tiny"
+        while time.time() < checkpointed[1] + 20:  # until the experiment snapshot knows that checkpoint
+            snapshot = glob.glob(str(states / "experiment_state-*.json"))
+            if snapshot and os.path.getmtime(snapshot[0]) > checkpointed[1]:
                 break
             time.sleep(0.2)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=60)
-    killed_rows = _results(glob.glob(str(storage / "cli-tiny" / "SMAC_*"))[0])
-    assert killed_rows[-1]["training_iteration"] < 5, "killed mid-run"
+    killed_rows = {d: _results(d) for d in glob.glob(str(storage / "cli-tiny" / "SMAC_*")) if os.path.exists(os.path.join(d, "result.json"))}
+    resumed = _rllib(*args[:5], "--resume", timeout=400)  # train file X --storage-path S
+    return {"storage": storage, "first_out": "".join(first_out), "checkpointed": checkpointed[0],
+            "killed_rows": killed_rows, "resumed": resumed}
 
-    resumed = _rllib("train", "file", str(TINY), "--storage-path", str(storage), "--resume", timeout=300)
-    return storage, "".join(first_out), killed_rows, resumed
 
-
-def test_train_writes_checkpoints_and_resume_continues_from_them(killed_then_resumed):
-    storage, first_out, killed_rows, resumed = killed_then_resumed
-    assert "[0] it   1 | 100 steps" in first_out  # live progress
+def test_train_writes_checkpoints_and_resume_continues_from_them(run):
+    storage, resumed, trial_dir = run["storage"], run["resumed"], run["checkpointed"]
+    assert " it   1 | 100 steps | return " in run["first_out"]  # live progress
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
     assert "resuming" in resumed.stdout and "Traceback" not in resumed.stderr
+    killed_rows = run["killed_rows"][trial_dir]
+    assert killed_rows[-1]["training_iteration"] < 6, "killed mid-run"
 
-    (trial_dir,) = glob.glob(str(storage / "cli-tiny" / "SMAC_*"))
     rows = _results(trial_dir)
     restart = next(i for i, r in enumerate(rows) if i > 0 and r["iterations_since_restore"] == 1)
     first_after = rows[restart]
-    assert first_after["training_iteration"] >= 2, "continued from a checkpoint, not from scratch"
+    assert first_after["training_iteration"] >= 3, "continued from its 2nd checkpoint, not from scratch"
     assert _steps(first_after) == 100 * first_after["training_iteration"], "env-step counter restored"
     before = next(r for r in killed_rows if r["training_iteration"] == first_after["training_iteration"] - 1)
     assert first_after["num_updates_lifetime"] > before["num_updates_lifetime"] > 0, "update counter restored"
-    assert rows[-1]["training_iteration"] == 5 and _steps(rows[-1]) == 500
+    assert rows[-1]["training_iteration"] == 6 and _steps(rows[-1]) == 600
 
     checkpoints = sorted(glob.glob(os.path.join(trial_dir, "checkpoint_*", "rllib_checkpoint.json")))
-    assert 1 <= len(checkpoints) <= 2  # num_to_keep: 2
+    assert 1 <= len(checkpoints) <= 3  # num_to_keep: 2 (+1 when an old one was listed in a stale snapshot)
     with open(os.path.join(os.path.dirname(checkpoints[-1]), "algorithm_state.pkl"), "rb") as f:
         assert "replay_buffer" in pickle.load(f), "SMAC checkpoints carry the replay buffer"
 
-    # the final summary says where things are, and the curve was drawn
-    assert "== cli-tiny: 1 trial(s), 1 finished, 0 failed" in resumed.stdout
+    # the final summary says where things are, and the curves were drawn
+    assert "== cli-tiny: 2 trial(s), 2 finished, 0 failed" in resumed.stdout
     assert f"Curves:      {storage}/cli-tiny/curves.png" in resumed.stdout
     assert "rllib evaluate " in resumed.stdout
     assert os.path.getsize(storage / "cli-tiny" / "curves.png") > 10_000
 
 
-def test_evaluate_checkpoint_with_video(killed_then_resumed, tmp_path, capsys):
-    storage = killed_then_resumed[0]
+def test_grid_sweep_runs_two_trials_with_wandb_offline(run):
+    trial_dirs = sorted(glob.glob(str(run["storage"] / "cli-tiny" / "SMAC_*")))
+    assert len(trial_dirs) == 2
+    latent_dims = set()
+    for trial_dir in trial_dirs:
+        with open(os.path.join(trial_dir, "params.json")) as f:
+            latent_dims.add(json.load(f)["latent_dim"])
+        assert _results(trial_dir)[-1]["training_iteration"] == 6
+        assert glob.glob(os.path.join(trial_dir, "wandb", "offline-run-*")), "W&B runs offline, inside the trial dir"
+    assert latent_dims == {2, 4}
+
+
+def test_evaluate_checkpoint_with_video(run, tmp_path, capsys):
     video = tmp_path / "eval.mp4"
-    assert main(["evaluate", str(storage / "cli-tiny"), "--episodes", "2", "--video", str(video), "--video-size", "64"]) == 0
+    assert main(["evaluate", str(run["storage"] / "cli-tiny"), "--episodes", "1", "--video", str(video), "--video-size", "64"]) == 0
     out = capsys.readouterr().out
-    assert "dmc/cartpole-balance: 2 episode(s), deterministic | return mean" in out
+    assert "dmc/cartpole-balance: 1 episode(s), deterministic | return mean" in out
     assert "length mean 100" in out
     assert video.stat().st_size > 1000
     import imageio.v3 as iio
@@ -288,35 +303,10 @@ def test_evaluate_checkpoint_with_video(killed_then_resumed, tmp_path, capsys):
     assert iio.improps(video).shape[1:] == (64, 64, 3)
 
 
-@pytest.fixture(scope="module")
-def sweep(tmp_path_factory):
-    storage = tmp_path_factory.mktemp("cli_sweep")
-    proc = _rllib(
-        "train", "file", str(TINY), "--storage-path", str(storage), "--wandb", "--no-plot",
-        "--config", '{"latent_dim": {"grid_search": [2, 4]}}', "--stop", '{"training_iteration": 2}', timeout=300,
-    )
-    return storage, proc
-
-
-def test_grid_sweep_runs_two_trials_with_wandb_offline(sweep):
-    storage, proc = sweep
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    trial_dirs = sorted(glob.glob(str(storage / "cli-tiny" / "SMAC_*")))
-    assert len(trial_dirs) == 2
-    latent_dims = set()
-    for trial_dir in trial_dirs:
-        with open(os.path.join(trial_dir, "params.json")) as f:
-            latent_dims.add(json.load(f)["latent_dim"])
-        assert _results(trial_dir)[-1]["training_iteration"] == 2
-        assert glob.glob(os.path.join(trial_dir, "wandb", "offline-run-*")), "W&B runs offline, inside the trial dir"
-    assert latent_dims == {2, 4}
-    assert "2 trial(s), 2 finished" in proc.stdout
-
-
-def test_plot_one_line_per_setting(sweep, tmp_path, capsys):
+def test_plot_one_line_per_setting(run, tmp_path):
     from smac_rllib.cli.plot import find_trials, group_trials, load_trial
 
-    storage = sweep[0]
+    storage = run["storage"]
     out = tmp_path / "curves.png"
     assert main(["plot", str(storage), "--out", str(out)]) == 0
     assert out.stat().st_size > 10_000

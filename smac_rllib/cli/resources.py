@@ -15,7 +15,8 @@ import os
 import sys
 
 from smac_rllib.cli.errors import UserError
-from smac_rllib.cli.yaml_loader import ExperimentSpec, _quiet, build_configs
+from smac_rllib.cli.checks import quiet
+from smac_rllib.cli.yaml_loader import ExperimentSpec, build_configs
 
 GPU_KEYS = ("num_gpus_per_learner", "num_gpus_per_env_runner", "num_gpus", "num_gpus_per_offline_eval_runner")
 
@@ -28,7 +29,7 @@ def trial_request(spec: ExperimentSpec) -> dict[str, float]:
     """The largest {"CPU": .., "GPU": ..} one trial of ``spec`` reserves (RLlib's placement group, all bundles)."""
     need = {"CPU": 0.0, "GPU": 0.0}
     for config in spec.configs:
-        with _quiet():
+        with quiet():
             pgf = spec.algo_class.default_resource_request(config)
         for key in need:
             need[key] = max(need[key], float(pgf.required_resources.get(key, 0.0)))

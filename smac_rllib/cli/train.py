@@ -13,6 +13,7 @@ import os
 import re
 import time
 
+from ray.air.integrations.wandb import WandbLoggerCallback
 from ray.tune.stopper import Stopper
 
 from smac_rllib.cli.errors import EXIT_TRIAL_ERROR, UserError, one_line
@@ -63,7 +64,8 @@ def run_train(args) -> int:
         logging.getLogger("ray.rllib").setLevel(logging.ERROR)  # "You are running SAC on the new API stack!"
     address = args.address or os.environ.get("RAY_ADDRESS")
     if address:
-        ray.init(address=address, log_to_driver=args.verbose, logging_level="WARNING")
+        ray.init(address=address, log_to_driver=args.verbose, logging_level="WARNING",
+                 runtime_env={"env_vars": worker_env_vars()})
         resources.fit_experiments(specs, strict=args.strict_resources, gpus=ray.cluster_resources().get("GPU", 0))
         resources.check_cluster_cpus(specs, ray.cluster_resources().get("CPU", 0), strict=args.strict_resources)
     else:
@@ -79,6 +81,20 @@ def run_train(args) -> int:
             return code  # Ctrl-C: do not start the next experiment
         worst = max(worst, code)
     return worst
+
+
+def worker_env_vars() -> dict[str, str]:
+    """The CLI's process settings for workers on other nodes (a local Ray's workers inherit them), minus the
+    ones a submitted job's runtime_env already sets (Ray refuses to merge the same variable twice)."""
+    from ray._private.runtime_env.constants import RAY_JOB_CONFIG_JSON_ENV_VAR
+
+    keys = ("MUJOCO_GL", "PYOPENGL_PLATFORM", "WANDB_MODE", "TUNE_DISABLE_STRICT_METRIC_CHECKING", "PYTHONWARNINGS")
+    try:
+        job = json.loads(os.environ.get(RAY_JOB_CONFIG_JSON_ENV_VAR) or "{}")
+    except json.JSONDecodeError:
+        job = {}
+    taken = ((job.get("runtime_env") or {}).get("env_vars") or {}) if isinstance(job, dict) else {}
+    return {k: os.environ[k] for k in keys if k in os.environ and k not in taken}
 
 
 def _describe_env(env) -> str:
@@ -169,17 +185,41 @@ def trial_dirname(trial) -> str:
     return f"{trial.trainable_name}_{trial.trial_id}" + (f"_{tag}" if tag else "")[:80]
 
 
+# Config keys W&B always gets (besides those the YAML sets): the paper's knobs, not RLlib's ~280 settings.
+WANDB_CONFIG_KEYS = (
+    "env", "env_config", "seed", "num_particles", "latent_dim", "estimator", "beta", "hidden_dim", "critic_hidden_dim",
+    "updates_per_env_step", "world_model_preset", "particle_mode", "batch_size_B", "batch_length_T", "actor_lr",
+    "critic_lr", "alpha_lr", "world_model_lr", "gamma", "tau", "train_batch_size_per_learner", "num_env_runners",
+    "num_learners", "num_gpus_per_learner",
+)  # fmt: skip
+
+
 def wandb_callback(spec: ExperimentSpec):
     """W&B logging of every result and the config; offline without an API key; runs land in the trial dirs."""
-    from ray.air.integrations.wandb import WandbLoggerCallback
-
     kwargs = dict(spec.wandb)
     kwargs.setdefault("group", spec.name)
-    kwargs.setdefault("log_config", True)
+    kwargs.setdefault("log_config", False)  # True would repeat the config in every logged result
     kwargs.setdefault("upload_timeout", WANDB_UPLOAD_TIMEOUT_S)
     kwargs.setdefault("mode", os.environ.get("WANDB_MODE", "online"))
-    # The logging actor chdirs into the trial directory before wandb.init, so runs go to <trial dir>/wandb/.
-    return WandbLoggerCallback(**kwargs)
+    return _WandbCallback(config_keys=sorted(set(spec.param_space) | set(WANDB_CONFIG_KEYS)), **kwargs)
+
+
+class _WandbCallback(WandbLoggerCallback):
+    """Ray's WandbLoggerCallback logging a short config: the YAML's keys plus ``WANDB_CONFIG_KEYS``.
+
+    RLlib's full config (~280 keys) would be big enough to go through the object store as the logging actor's
+    constructor argument, which Ray reports as an error line. The actor chdirs into the trial directory before
+    ``wandb.init``, so runs land in ``<trial dir>/wandb/``.
+    """
+
+    def __init__(self, *args, config_keys=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.config_keys = list(config_keys)
+
+    def _start_logging_actor(self, trial, exclude_results, **wandb_init_kwargs):
+        config = wandb_init_kwargs.get("config") or {}
+        wandb_init_kwargs["config"] = {k: config[k] for k in self.config_keys if k in config}
+        super()._start_logging_actor(trial, exclude_results, **wandb_init_kwargs)
 
 
 def build_scheduler(block: dict | None):

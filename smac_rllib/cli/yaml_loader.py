@@ -27,17 +27,14 @@ import dataclasses
 import difflib
 import inspect
 import itertools
-import logging
 import os
 import re
-import types
-import typing
-import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 import yaml
 
+from smac_rllib.cli.checks import check_config, check_env, did_you_mean, is_grid, quiet, type_name
 from smac_rllib.cli.errors import UserError, one_line
 
 # --------------------------------------------------------------------------------------------- YAML reading
@@ -217,7 +214,7 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
     body = _translate_legacy_keys(body, path)
     for key in body:
         if key not in EXPERIMENT_KEYS:
-            raise UserError(f"unknown experiment key {key!r}{_did_you_mean(key, EXPERIMENT_KEYS)}", _where(path, body, key))
+            raise UserError(f"unknown experiment key {key!r}{did_you_mean(key, EXPERIMENT_KEYS)}", _where(path, body, key))
 
     run = body.get("run")
     if not run:
@@ -226,7 +223,7 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
 
     config = body.get("config") or {}
     if not isinstance(config, dict):
-        raise UserError(f"`config:` must be a mapping of config keys, got {_type_name(config)}", _where(path, body, "config"))
+        raise UserError(f"`config:` must be a mapping of config keys, got {type_name(config)}", _where(path, body, "config"))
     marked_config, config_lines = config, {k: _where(path, config, k) for k in config}
     config = _plain(config)
     if ov.config:
@@ -268,7 +265,7 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
         raise UserError("checkpoint_config must be a mapping, e.g. {checkpoint_frequency: 10}", _where(path, body, "checkpoint_config"))
     for key in ckpt:
         if key not in CHECKPOINT_KEYS:
-            raise UserError(f"unknown checkpoint_config key {key!r}{_did_you_mean(key, CHECKPOINT_KEYS)}", _where(path, body, "checkpoint_config"))
+            raise UserError(f"unknown checkpoint_config key {key!r}{did_you_mean(key, CHECKPOINT_KEYS)}", _where(path, body, "checkpoint_config"))
     ckpt = {**DEFAULT_CHECKPOINT_CONFIG, **ckpt}
     for key in ("checkpoint_frequency", "num_to_keep"):
         value = ckpt[key]
@@ -337,7 +334,7 @@ def algorithm_class(run: Any, where: str) -> type:
 
         return getattr(algorithms, run)
     if isinstance(run, str) and run in ALGORITHMS:
-        with _quiet():
+        with quiet():
             return ALGORITHMS[run]()[0]
     names = list(OUR_ALGORITHMS) + sorted(ALGORITHMS)
     text = str(run)
@@ -347,211 +344,13 @@ def algorithm_class(run: Any, where: str) -> type:
     raise UserError(f"unknown run {run!r}; {hint}(available: {', '.join(names)})", where)
 
 
-def known_config_keys(default_config) -> set[str]:
-    """Every key ``update_from_dict`` turns into a real setting of this config class."""
-    keys = set(default_config.to_dict())
-    keys |= {"train_batch_size_per_learner", "multiagent", "num_workers", "lambda", "num_cpus_for_driver", "callbacks_class"}
-    return keys
-
-
-def _config_annotations(config_class: type) -> dict[str, Any]:
-    """Type annotations of the keyword arguments of every ``AlgorithmConfig`` setter (training(), env_runners(), ...)."""
-    annotations: dict[str, Any] = {}
-    for klass in reversed(config_class.__mro__):
-        for attr in vars(klass).values():
-            if not inspect.isfunction(attr) or attr.__name__.startswith("_"):
-                continue
-            try:
-                params = inspect.signature(attr).parameters
-            except (TypeError, ValueError):
-                continue
-            for pname, p in params.items():
-                if p.kind is p.KEYWORD_ONLY and p.annotation is not inspect.Parameter.empty and not isinstance(p.annotation, str):
-                    annotations[pname] = p.annotation
-    return annotations
-
-
-# --------------------------------------------------------------------------------------------- env / config checks
-
-def check_env(config: dict, algo_class: type, line_of) -> None:
-    from smac_rllib.envs import ENV_CONFIG_KEYS
-
-    env_options = _options(config["env"])
-    for env in env_options:
-        if not isinstance(env, str):
-            raise UserError(f"env must be a name like 'dmc/cheetah-run', got {_type_name(env)}", line_of("env"))
-        _check_env_name(env, line_of("env"))
-    env_config = config.get("env_config")
-    if env_config is None:
-        return
-    if not isinstance(env_config, dict):
-        raise UserError(f"env_config must be a mapping, got {_type_name(env_config)}", line_of("env_config"))
-    if not all(e.startswith("dmc/") for e in env_options):
-        return  # a gymnasium env: its own kwargs
-    from smac_rllib.envs import DMCEnv
-
-    hints = typing.get_type_hints(DMCEnv.__init__)
-    for key, value in env_config.items():
-        if key not in ENV_CONFIG_KEYS:
-            raise UserError(
-                f"unknown env_config key {key!r}{_did_you_mean(key, ENV_CONFIG_KEYS)} (valid: {', '.join(ENV_CONFIG_KEYS)})",
-                line_of("env_config", key),
-            )
-        _check_type(f"env_config.{key}", value, hints.get(key, Any), line_of("env_config", key), env_config, key)
-
-
-def _check_env_name(env: str, where: str) -> None:
-    from smac_rllib.envs import env_names, parse_env_name
-
-    if env.startswith("dmc/"):
-        try:
-            parse_env_name(env)
-        except ValueError as e:
-            raise UserError(one_line(e), where) from None
-        return
-    import gymnasium as gym
-
-    if env in gym.registry or "." in env.split("/")[-1].split("-v")[0]:  # a gymnasium id or a class path
-        return
-    try:
-        parse_env_name(env)
-    except ValueError:
-        pass
-    else:
-        raise UserError(f"unknown env {env!r}; did you mean 'dmc/{env}'? (DMC tasks are named dmc/<domain>-<task>)", where)
-    names = env_names() + sorted(gym.registry)
-    close = difflib.get_close_matches(env, names, n=1) or difflib.get_close_matches("dmc/" + env, names, n=1)
-    hint = f"did you mean {close[0]!r}? " if close else ""
-    raise UserError(f"unknown env {env!r}; {hint}(DMC tasks: python -m smac_rllib.envs --list)", where)
-
-
-def check_config(config: dict, algo_class: type, line_of) -> None:
-    """Unknown keys (with the closest known one) and values of the wrong type, before Ray sees them."""
-    from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
-
-    with _quiet():
-        default = algo_class.get_default_config()
-    known = known_config_keys(default)
-    annotations = _config_annotations(type(default))
-    for key in list(config):
-        if key in ("env", "env_config"):
-            continue
-        attr = AlgorithmConfig._translate_special_keys(key, warn_deprecated=False)
-        if attr not in known and key not in known:
-            public = sorted(k for k in known if not k.startswith("_"))
-            raise UserError(
-                f"unknown config key {key!r} for {algo_class.__name__}{_did_you_mean(key, public)}"
-                f" (see {type(default).__name__}; all keys: {type(default).__name__}().to_dict())",
-                line_of(key),
-            )
-        if key in annotations:
-            expected = annotations[key]
-        else:
-            default_value = getattr(default, attr, None)
-            expected = _type_of_default(default_value)
-        if key.startswith(("num_cpus", "num_gpus")):
-            expected = typing.Optional[float]  # fractional resources are fine
-        _check_type(key, config[key], expected, line_of(key), config, key)
-
-
-def _type_of_default(value: Any) -> Any:
-    if value is None:
-        return Any
-    if isinstance(value, bool):
-        return bool
-    if isinstance(value, int):
-        return int
-    if isinstance(value, float):
-        return float
-    if isinstance(value, str):
-        return str
-    if isinstance(value, dict):
-        return dict
-    if isinstance(value, (list, tuple)):
-        return list
-    return Any
-
-
-def _check_type(name: str, value: Any, expected: Any, where: str, container: dict, key: Any) -> None:
-    """Raise a UserError when ``value`` (or any of its grid_search options) cannot be ``expected``.
-
-    Integer-valued floats for integer settings (``1e6``) are converted in place.
-    """
-    if _is_grid(value):
-        options = value["grid_search"]
-        for i, option in enumerate(options):
-            _check_type(name, option, expected, where, options, i)
-        return
-    verdict = _matches(value, expected)
-    if verdict is False:
-        raise UserError(
-            f"{name}={value!r} has the wrong type: expected {_describe(expected)}, got {_type_name(value)}"
-            f"{_example_fix(name, expected)}",
-            where,
-        )
-    if verdict == "int" and isinstance(value, float):
-        container[key] = int(value)
-
-
-def _matches(value: Any, expected: Any) -> bool | str | None:
-    """True / False / None (cannot tell) / "int" (an integer-valued float where an int is expected)."""
-    if expected is Any or expected is inspect.Parameter.empty:
-        return True
-    origin, args = typing.get_origin(expected), typing.get_args(expected)
-    if origin is typing.Union or isinstance(expected, types.UnionType):
-        verdicts = [_matches(value, a) for a in args]
-        for good in (True, "int", None):
-            if good in verdicts:
-                return good
-        return False
-    if expected is type(None):
-        return value is None
-    if expected is bool:
-        return isinstance(value, bool)
-    if expected is int:
-        if isinstance(value, bool):
-            return False
-        if isinstance(value, int):
-            return True
-        return "int" if isinstance(value, float) and value.is_integer() else False
-    if expected is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if expected is str:
-        return isinstance(value, str)
-    if expected in (dict, typing.Dict) or origin is dict or origin is Mapping:
-        return isinstance(value, dict)
-    if expected in (list, tuple, typing.List, typing.Tuple) or origin in (list, tuple):
-        return isinstance(value, (list, tuple))
-    return None
-
-
-def _describe(expected: Any) -> str:
-    names = {bool: "true or false", int: "an integer", float: "a number", str: "a string", dict: "a mapping", list: "a list"}
-    if typing.get_origin(expected) is typing.Union or isinstance(expected, types.UnionType):
-        parts = [_describe(a) for a in typing.get_args(expected) if a is not type(None)]
-        return " or ".join(dict.fromkeys(parts))
-    if typing.get_origin(expected) in (list, tuple):
-        return "a list"
-    if typing.get_origin(expected) is dict:
-        return "a mapping"
-    return names.get(expected, getattr(expected, "__name__", str(expected)))
-
-
-def _example_fix(name: str, expected: Any) -> str:
-    key = name.split(".")[-1]
-    examples = {bool: "true", int: "16", float: "0.0003"}
-    args = [a for a in typing.get_args(expected) if a is not type(None)] or [expected]
-    for a in args:
-        if a in examples:
-            return f" (write e.g. `{key}: {examples[a]}`, without quotes)"
-    return ""
-
+# --------------------------------------------------------------------------------------------- experiment parts
 
 def parse_stop(stop: Any, where: str) -> dict[str, float]:
     if stop is None:
         return {}
     if not isinstance(stop, dict):
-        raise UserError(f"stop must be a mapping like {{training_iteration: 100}}, got {_type_name(stop)}", where)
+        raise UserError(f"stop must be a mapping like {{training_iteration: 100}}, got {type_name(stop)}", where)
     out = {}
     for key, value in stop.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -566,10 +365,10 @@ def parse_wandb(block: Any, flag: bool | None, where: str) -> dict | None:
     if block in (None, True, False):
         block = {}
     if not isinstance(block, dict):
-        raise UserError(f"wandb must be a mapping like {{project: smac_rllib}}, got {_type_name(block)}", where)
+        raise UserError(f"wandb must be a mapping like {{project: smac_rllib}}, got {type_name(block)}", where)
     for key in block:
         if key not in WANDB_KEYS:
-            raise UserError(f"unknown wandb key {key!r}{_did_you_mean(key, WANDB_KEYS)} (valid: {', '.join(WANDB_KEYS)})", where)
+            raise UserError(f"unknown wandb key {key!r}{did_you_mean(key, WANDB_KEYS)} (valid: {', '.join(WANDB_KEYS)})", where)
     return {"project": DEFAULT_WANDB_PROJECT, **_plain(block)}
 
 
@@ -589,7 +388,7 @@ def parse_scheduler(block: Any, where: str) -> dict | None:
     options = {k: v for k, v in _plain(block).items() if k != "type"}
     for key in options:
         if key not in params:
-            raise UserError(f"unknown ASHA scheduler key {key!r}{_did_you_mean(key, params)} (valid: {', '.join(params)})", where)
+            raise UserError(f"unknown ASHA scheduler key {key!r}{did_you_mean(key, params)} (valid: {', '.join(params)})", where)
     for key in ("metric", "time_attr"):
         if key in options:
             options[key] = LEGACY_METRICS.get(options[key], options[key])
@@ -601,16 +400,8 @@ def parse_scheduler(block: Any, where: str) -> dict | None:
 
 # --------------------------------------------------------------------------------------------- grid points
 
-def _is_grid(value: Any) -> bool:
-    return isinstance(value, dict) and set(value) == {"grid_search"}
-
-
-def _options(value: Any) -> list:
-    return list(value["grid_search"]) if _is_grid(value) else [value]
-
-
 def _grid_paths(value: Any, path: tuple = ()) -> Iterator[tuple[tuple, list]]:
-    if _is_grid(value):
+    if is_grid(value):
         options = value["grid_search"]
         if not isinstance(options, list) or not options:
             raise UserError(f"grid_search at {'.'.join(map(str, path)) or 'config'} needs a non-empty list, e.g. {{grid_search: [8, 16, 32]}}")
@@ -649,7 +440,7 @@ def build_configs(spec: ExperimentSpec) -> list:
     """An AlgorithmConfig per grid point, each validated (``smac_errors()`` first, then RLlib's ``validate()``)."""
     configs = []
     for variant in grid_variants(spec.param_space):
-        with _quiet():
+        with quiet():
             config = spec.algo_class.get_default_config()
             try:
                 config.update_from_dict(copy.deepcopy(variant))
@@ -689,48 +480,9 @@ _YAML_HINTS = (
 )
 
 
-class _quiet:
-    """Silence RLlib's warnings and log lines ("You are running SAC on the new API stack!") while checking."""
-
-    def __enter__(self):
-        self._warnings = warnings.catch_warnings()
-        self._warnings.__enter__()
-        warnings.simplefilter("ignore")
-        self._loggers = [logging.getLogger(n) for n in ("ray", "ray.rllib", "ray.tune")]
-        self._levels = [lg.level for lg in self._loggers]
-        for lg in self._loggers:
-            lg.setLevel(logging.ERROR)
-        return self
-
-    def __exit__(self, *exc):
-        for lg, level in zip(self._loggers, self._levels):
-            lg.setLevel(level)
-        self._warnings.__exit__(*exc)
-        return False
-
-
 def _where(path: str, mapping: Any, key: Any) -> str:
     line = mapping.line_of(key) if isinstance(mapping, MarkedDict) else None
     return f"{path}:{line}" if line else path
-
-
-def _did_you_mean(key: Any, choices) -> str:
-    close = difflib.get_close_matches(str(key), [str(c) for c in choices], n=1)
-    return f"; did you mean {close[0]!r}?" if close else ""
-
-
-def _type_name(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, str):
-        return f"the string {value!r}"
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    if value is None:
-        return "null"
-    return type(value).__name__
 
 
 def _plain(value: Any) -> Any:
@@ -745,7 +497,7 @@ def _plain(value: Any) -> Any:
 def _deep_merge(base: dict, override: dict) -> dict:
     out = dict(base)
     for key, value in override.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict) and not _is_grid(value) and not _is_grid(out[key]):
+        if isinstance(value, dict) and isinstance(out.get(key), dict) and not is_grid(value) and not is_grid(out[key]):
             out[key] = _deep_merge(out[key], value)
         else:
             out[key] = copy.deepcopy(value)
