@@ -62,8 +62,12 @@ def evaluate(module, env_name: str, episodes: int, seed: int) -> float:
 def _sac_mean_action(module, out):
     from ray.rllib.core.columns import Columns
 
+    import numpy as np
+
     dist = module.get_inference_action_dist_cls().from_logits(out[Columns.ACTION_DIST_INPUTS])
-    return dist.to_deterministic().sample()[0].numpy()  # RLlib SAC: squashed-Gaussian mean
+    # RLlib 2.60's TorchSquashedGaussian.to_deterministic() returns the PRE-tanh mean: squash it ourselves
+    # (actions in [-1, 1], so the squashed mean is tanh(loc)).
+    return np.tanh(dist.to_deterministic().sample()[0].numpy())
 
 
 def run_one(args_tuple) -> list[dict]:
