@@ -16,6 +16,7 @@ import pickle
 import sys
 import time
 
+from smac_rllib.cli.checks import quiet
 from smac_rllib.cli.errors import UserError, one_line
 
 
@@ -101,9 +102,11 @@ def evaluate(checkpoint: str, *, episodes: int, video: str | None = None, video_
         raise UserError(f"{checkpoint} has no {DEFAULT_MODULE_ID} module (multi-agent checkpoints are not supported)")
 
     started = time.time()
-    runner = SingleAgentEnvRunner(config=config)
+    with quiet():  # gymnasium/RLlib import-time warnings (e.g. RLlib's DreamerV3 debug env) are noise here
+        runner = SingleAgentEnvRunner(config=config)
     try:
-        runner.module.restore_from_path(module_dir)  # full learner state -> inference-only module (extra keys ignored)
+        with quiet():
+            runner.module.restore_from_path(module_dir)  # learner state -> inference-only module (extra keys ignored)
         done = []
         while len(done) < episodes:
             batch = runner.sample(num_episodes=episodes - len(done), explore=False)

@@ -16,6 +16,7 @@ from typing import Any
 
 from ray import tune
 
+from smac_rllib.cli.errors import one_line
 from smac_rllib.cli.plot import read_results
 
 # (label, candidate result keys under learners/<module>/) -- SMAC, pixel SMAC, RLlib SAC
@@ -108,8 +109,15 @@ class ProgressPrinter(tune.Callback):
         print(f"[{trial_label(trial)}] done", flush=True)
 
     def on_trial_error(self, iteration, trials, trial, **info):
-        error_file = getattr(trial, "error_file", None) or os.path.join(trial.path or "", "error.txt")
+        error_file = _error_file(trial)
         print(f"[{trial_label(trial)}] ERROR: {last_error_line(error_file)}  (details: {error_file})", flush=True)
+
+
+def _error_file(trial) -> str | None:
+    """The trial's error.txt in the storage path (what stays), else Tune's local staging copy."""
+    name = getattr(getattr(trial, "run_metadata", None), "error_filename", None) or "error.txt"
+    stored = os.path.join(trial.path or "", name)
+    return stored if os.path.exists(stored) else getattr(trial, "error_file", None) or stored
 
 
 def format_result(label: str, result: dict, last: tuple[int, float] | None = None) -> str:
@@ -149,7 +157,6 @@ def print_summary(name: str, exp_dir: str, result_grid, started: float, resume_h
     rows = []
     for result in result_grid:
         metrics = result.metrics or {}
-        config = result.config or {}
         label = os.path.basename(result.path) if result.path else "?"
         returns = [lookup(row, RETURN_KEY) for row in read_results(result.path)] if result.path else []
         returns = [r for r in returns if isinstance(r, (int, float)) and math.isfinite(r)]
@@ -157,7 +164,9 @@ def print_summary(name: str, exp_dir: str, result_grid, started: float, resume_h
         ret = lookup(metrics, RETURN_KEY)
         status = "ERROR" if result.error else "OK"
         ckpt = result.checkpoint.path if result.checkpoint else "-"
-        rows.append((label, status, metrics.get("training_iteration", 0), env_steps(metrics), ret, best, ckpt, config))
+        error_txt = os.path.join(result.path or "", "error.txt")
+        error = (last_error_line(error_txt) if os.path.exists(error_txt) else one_line(result.error)) if result.error else None
+        rows.append((label, status, metrics.get("training_iteration", 0), env_steps(metrics), ret, best, ckpt, error))
     trials = getattr(getattr(result_grid, "_experiment_analysis", None), "trials", None) or []
     unfinished = sum(str(getattr(t, "status", "")) not in ("TERMINATED", "ERROR") for t in trials)
     n_err = sum(r[1] == "ERROR" for r in rows)
@@ -165,11 +174,13 @@ def print_summary(name: str, exp_dir: str, result_grid, started: float, resume_h
     stopped = f", {unfinished} interrupted" if unfinished else ""
     print(f"== {name}: {len(rows)} trial(s), {len(rows) - n_err - unfinished} finished, {n_err} failed{stopped}, "
           f"{format_duration(time.time() - started)}")
-    for label, status, iters, steps, ret, best, ckpt, _ in rows:
+    for label, status, iters, steps, ret, best, ckpt, error in rows:
         r = _fmt(ret) if isinstance(ret, (int, float)) and math.isfinite(ret) else "-"
         b = _fmt(best) if best is not None and math.isfinite(best) else "-"
         print(f"  {status:5} {label}\n        iterations {iters}, env steps {steps if steps is not None else '-'}, "
               f"return last {r} best {b}\n        checkpoint {ckpt}")
+        if error:
+            print(f"        error: {error}")
     print(f"Results:     {exp_dir}  (tensorboard --logdir {exp_dir})")
     if curves:
         print(f"Curves:      {curves}")
