@@ -29,7 +29,6 @@ REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "tests" / "data" / "tiny.yaml"
 TUNED_EXAMPLES = sorted((REPO / "tuned_examples").glob("*.yaml"))
 RLLIB = str(Path(sys.executable).parent / "rllib")
-PIXEL_PENDING = "pixel SMAC pending"
 
 
 def _cli_env(**extra: str) -> dict[str, str]:
@@ -65,12 +64,7 @@ def test_tuned_example_parses_and_builds_a_config(path):
     smac_rllib.register()
     text = path.read_text()
     assert text.startswith("#"), "each tuned example starts with a comment: what it reproduces, how long it takes"
-    try:
-        specs = load_experiments(str(path))
-    except UserError as e:  # allowed only while pixel SMAC is not in SMACConfig yet
-        if "from_pixels" in str(e) and "not available yet" in str(e):
-            pytest.xfail(PIXEL_PENDING)
-        raise
+    specs = load_experiments(str(path))
     assert specs
     for spec in specs:
         assert spec.stop and spec.configs and spec.num_trials >= 1
