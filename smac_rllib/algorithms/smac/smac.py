@@ -191,7 +191,7 @@ class SMACConfig(SACConfig):
         connector = super().build_env_to_module_connector(env=env, spaces=spaces, device=device)
         if self.is_pixels:  # the RSSM resets its belief where is_first (as RLlib's DreamerV3 does)
             from ray.rllib.connectors.common import AddStatesFromEpisodesToBatch
-            from ray.rllib.algorithms.dreamerv3.utils.add_is_firsts_to_batch import AddIsFirstsToBatch
+            from smac_rllib.algorithms.smac.connectors import AddIsFirstsToBatch
 
             connector.insert_before(AddStatesFromEpisodesToBatch, AddIsFirstsToBatch())
         return connector
