@@ -172,7 +172,8 @@ def main() -> None:
 
 
 def write_markdown(rows, args, path: Path) -> None:
-    marks = sorted({min(args.steps, m) for m in (args.steps // 2, args.steps)})
+    half = -(-args.steps // (2 * args.eval_every)) * args.eval_every  # the eval point at or after half the budget
+    marks = sorted({min(args.steps, half), args.steps})
     lines = [f"# {args.env} from states: SMAC vs SAC baseline", "",
              f"Command: `.venv/bin/python benchmarks/state_learning.py --env {args.env} --steps {args.steps} --seeds {' '.join(map(str, args.seeds))}"
              f" --num-particles {args.num_particles} --updates-per-env-step {args.updates_per_env_step}`",
