@@ -103,5 +103,36 @@ def check_cluster_cpus(specs: list[ExperimentSpec], cluster_cpus: float, *, stri
             warn(message + ": it waits until an autoscaler adds nodes")
 
 
+def custom_resources(specs: list[ExperimentSpec]) -> dict[str, float]:
+    """Custom resources one trial asks for (e.g. ``learner_node``/``rollout_node`` from the cluster examples)."""
+    need: dict[str, float] = {}
+    for spec in specs:
+        for config in spec.configs:
+            with quiet():
+                pgf = spec.algo_class.default_resource_request(config)
+            for key, value in pgf.required_resources.items():
+                if key not in ("CPU", "GPU", "memory", "object_store_memory") and value > 0:
+                    need[key] = max(need.get(key, 0.0), float(value))
+    return need
+
+
+def local_custom_resources(specs: list[ExperimentSpec]) -> dict[str, float]:
+    """Grant the custom (placement) resources on this machine, so a cluster example never waits in PENDING."""
+    need = custom_resources(specs)
+    if need:
+        warn(f"the experiment places actors by custom resources {sorted(need)} (cluster nodes); "
+             "a local run grants them on this machine")
+    return {key: float(math.ceil(value)) for key, value in need.items()}
+
+
+def check_cluster_custom_resources(specs: list[ExperimentSpec], cluster: dict[str, float], *, strict: bool) -> None:
+    missing = sorted(k for k in custom_resources(specs) if k not in cluster)
+    if missing:
+        message = f"no node of the Ray cluster offers the custom resources {missing} the experiment places actors on"
+        if strict:
+            raise UserError(message + "; start nodes with them (cluster/*.yaml) or remove the custom_resources_* keys")
+        warn(message + ": its trials wait until an autoscaler adds such nodes (cluster/README.md)")
+
+
 def _positive(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0

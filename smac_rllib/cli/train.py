@@ -68,10 +68,12 @@ def run_train(args) -> int:
                  runtime_env={"env_vars": worker_env_vars()})
         resources.fit_experiments(specs, strict=args.strict_resources, gpus=ray.cluster_resources().get("GPU", 0))
         resources.check_cluster_cpus(specs, ray.cluster_resources().get("CPU", 0), strict=args.strict_resources)
+        resources.check_cluster_custom_resources(specs, ray.cluster_resources(), strict=args.strict_resources)
     else:
         resources.fit_experiments(specs, strict=args.strict_resources, gpus=resources.local_gpus())
         num_cpus = resources.local_cpus_needed(specs, strict=args.strict_resources)
-        ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=args.verbose, logging_level="WARNING")
+        ray.init(num_cpus=num_cpus, resources=resources.local_custom_resources(specs), include_dashboard=False,
+                 log_to_driver=args.verbose, logging_level="WARNING")
         smac_rllib.register()  # Tune's registry lives in the Ray job
 
     worst = 0
