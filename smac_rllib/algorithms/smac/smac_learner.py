@@ -33,13 +33,16 @@ class SMACTorchLearner(SACTorchLearner):
         self._skip_update = False
         self._consecutive_nonfinite = 0
 
-    def configure_optimizers_for_module(self, module_id, config=None) -> None:
-        module = self._module[module_id].unwrapped()
-        for name, params, lr in [
+    def optimizer_groups(self, module, config) -> list[tuple[str, list, float]]:
+        """(optimizer name, parameters, learning rate): one Adam per component, each with its own loss term."""
+        return [
             ("critic", self.get_parameters(module.qf), config.critic_lr),
             ("actor", self.get_parameters(module.policy), config.actor_lr),  # q(s|x) and pi(a|s) (Alg. 1)
             ("alpha", [module.log_alpha], config.alpha_lr),
-        ]:
+        ]
+
+    def configure_optimizers_for_module(self, module_id, config=None) -> None:
+        for name, params, lr in self.optimizer_groups(self._module[module_id].unwrapped(), config):
             self.register_optimizer(
                 module_id=module_id, optimizer_name=name, optimizer=torch.optim.Adam(params), params=params, lr_or_lr_schedule=lr
             )
@@ -124,17 +127,13 @@ class SMACTorchLearner(SACTorchLearner):
 class SMACPixelTorchLearner(SMACTorchLearner):
     """Alg. 2: world model (Eq. 13) + critic on belief features (Eq. 12) + actor over K particles (Eqs. 7, 9)."""
 
-    def configure_optimizers_for_module(self, module_id, config=None) -> None:
-        module = self._module[module_id].unwrapped()
-        for name, params, lr in [
+    def optimizer_groups(self, module, config) -> list[tuple[str, list, float]]:
+        return [
             ("world_model", self.get_parameters(module.world_model), config.world_model_lr),
             ("critic", self.get_parameters(module.qf), config.critic_lr),
             ("actor", self.get_parameters(module.actor), config.actor_lr),  # pi(a|s) only (Alg. 2)
             ("alpha", [module.log_alpha], config.alpha_lr),
-        ]:
-            self.register_optimizer(
-                module_id=module_id, optimizer_name=name, optimizer=torch.optim.Adam(params), params=params, lr_or_lr_schedule=lr
-            )
+        ]
 
     def compute_loss_for_module(self, *, module_id, config, batch, fwd_out) -> torch.Tensor:
         from smac_rllib.algorithms.smac.pixel_rl_module import PARTICLE_SPREAD, REWARD_NEXT, TERMINATED_NEXT, WM_LOSS, WM_METRICS
