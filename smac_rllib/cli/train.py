@@ -160,14 +160,14 @@ def experiment_name(storage: str, name: str, resume: bool) -> tuple[str, bool]:
     """(directory name, restore?) -- the latest restorable ``name[-N]`` with --resume, else the first free one."""
     from ray import tune
 
-    existing = [name] if os.path.exists(os.path.join(storage, name)) else []
+    entries = _list_storage(storage)
+    existing = [name] if name in entries else []
     pattern = re.compile(re.escape(name) + r"-(\d+)$")
-    if os.path.isdir(storage):
-        numbered = sorted((int(m.group(1)), d) for d in os.listdir(storage) if (m := pattern.match(d)))
-        existing += [d for _, d in numbered]
+    numbered = [(int(match.group(1)), d) for d in entries for match in [pattern.match(d)] if match]
+    existing += [d for _, d in sorted(numbered)]
     if resume:
         for candidate in reversed(existing):
-            if tune.Tuner.can_restore(os.path.join(storage, candidate)):
+            if tune.Tuner.can_restore(_join(storage, candidate)):
                 return candidate, True
         from smac_rllib.cli.resources import warn
 
@@ -179,6 +179,21 @@ def experiment_name(storage: str, name: str, resume: bool) -> tuple[str, bool]:
     while f"{name}-{n}" in taken:
         n += 1
     return f"{name}-{n}", False
+
+
+def _join(storage: str, name: str) -> str:
+    return f"{storage.rstrip('/')}/{name}" if "://" in storage else os.path.join(storage, name)
+
+
+def _list_storage(storage: str) -> list[str]:
+    """Directory names under a local path or a cloud URI (s3://, gs://, file://), as Tune stores experiments."""
+    if "://" not in storage:
+        return os.listdir(storage) if os.path.isdir(storage) else []
+    import pyarrow.fs as pafs
+
+    fs, path = pafs.FileSystem.from_uri(storage)
+    infos = fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
+    return [os.path.basename(i.path.rstrip("/")) for i in infos if i.type == pafs.FileType.Directory]
 
 
 def trial_dirname(trial) -> str:
