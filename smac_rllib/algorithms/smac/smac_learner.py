@@ -48,6 +48,13 @@ class SMACTorchLearner(SACTorchLearner):
             )
 
     def compute_loss_for_module(self, *, module_id, config, batch: dict[str, Any], fwd_out: dict[str, Any]) -> torch.Tensor:
+        discount_B = config.gamma ** batch["n_step"] if "n_step" in batch else config.gamma
+        return self._soft_actor_critic_losses(
+            module_id, config, fwd_out, batch[Columns.REWARDS], batch[Columns.TERMINATEDS], discount_B
+        )
+
+    def _soft_actor_critic_losses(self, module_id, config, fwd_out, reward_next_B, terminated_next_B, discount_B) -> torch.Tensor:
+        """Critic (TD target of Eq. 10/12) + actor (Eq. 11) + temperature losses, summed; metrics logged."""
         module = self._module[module_id].unwrapped()
         log_alpha = module.log_alpha
         alpha = log_alpha.exp().detach()
@@ -55,12 +62,7 @@ class SMACTorchLearner(SACTorchLearner):
 
         entropy_next_B = estimators.entropy_estimate(fwd_out[LOG_W_NEXT], config.estimator)
         target_B = losses.td_target(
-            batch[Columns.REWARDS],
-            batch[Columns.TERMINATEDS],
-            fwd_out[Q_NEXT_TARGET],
-            entropy_next_B,
-            alpha=alpha,
-            discount_B=config.gamma ** batch["n_step"] if "n_step" in batch else config.gamma,
+            reward_next_B, terminated_next_B, fwd_out[Q_NEXT_TARGET], entropy_next_B, alpha=alpha, discount_B=discount_B
         )  # Eq. (10)
         critic_loss = losses.critic_loss(fwd_out[Q_PRED], target_B, kind=config.critic_loss)
 
@@ -72,9 +74,8 @@ class SMACTorchLearner(SACTorchLearner):
         )  # Eq. (11)
         alpha_loss = losses.alpha_loss(log_alpha, entropy_B, target_entropy=target_entropy)
 
-        total = critic_loss + actor_loss + alpha_loss
         self._log_smac_metrics(module_id, config, fwd_out, target_B, entropy_B, cond_entropy_B, critic_loss, actor_loss, alpha_loss, alpha)
-        return total
+        return critic_loss + actor_loss + alpha_loss
 
     def _log_smac_metrics(self, module_id, config, fwd_out, target_B, entropy_B, cond_entropy_B, critic_loss, actor_loss, alpha_loss, alpha):
         with torch.no_grad():
@@ -138,28 +139,15 @@ class SMACPixelTorchLearner(SMACTorchLearner):
     def compute_loss_for_module(self, *, module_id, config, batch, fwd_out) -> torch.Tensor:
         from smac_rllib.algorithms.smac.pixel_rl_module import PARTICLE_SPREAD, REWARD_NEXT, TERMINATED_NEXT, WM_LOSS, WM_METRICS
 
-        module = self._module[module_id].unwrapped()
-        log_alpha = module.log_alpha
-        alpha = log_alpha.exp().detach()
-        target_entropy = float(self.target_entropy[module_id])
-
-        entropy_next = estimators.entropy_estimate(fwd_out[LOG_W_NEXT], config.estimator)
-        target = losses.td_target(
-            fwd_out[REWARD_NEXT], fwd_out[TERMINATED_NEXT], fwd_out[Q_NEXT_TARGET], entropy_next, alpha=alpha, discount_B=config.gamma
-        )  # Eq. (12) with the soft value of Eq. (10)
-        critic_loss = losses.critic_loss(fwd_out[Q_PRED], target, kind=config.critic_loss)
-        entropy = estimators.entropy_estimate(fwd_out[LOG_W], config.estimator)  # Eq. (7) over belief particles
-        cond_entropy = estimators.conditional_entropy(fwd_out[LOG_W])
-        actor_loss = losses.actor_loss(fwd_out[Q_PI], entropy, alpha=alpha, beta=config.beta, conditional_entropy_B=cond_entropy)
-        alpha_loss = losses.alpha_loss(log_alpha, entropy, target_entropy=target_entropy)
-        wm_loss = fwd_out[WM_LOSS]
-
-        self._log_smac_metrics(module_id, config, fwd_out, target, entropy, cond_entropy, critic_loss, actor_loss, alpha_loss, alpha)
+        # Eq. (12): critic on belief features with the soft value of Eq. (10); entropy over belief particles (Eq. 7)
+        actor_critic_alpha = self._soft_actor_critic_losses(
+            module_id, config, fwd_out, fwd_out[REWARD_NEXT], fwd_out[TERMINATED_NEXT], config.gamma
+        )
         self.metrics.log_dict(
             {k: float(v) for k, v in fwd_out[WM_METRICS].items()} | {"estimator/particle_feat_std": float(fwd_out[PARTICLE_SPREAD])},
             key=module_id,
         )
-        return wm_loss + critic_loss + actor_loss + alpha_loss
+        return fwd_out[WM_LOSS] + actor_critic_alpha  # Eq. (13) trains the world model only (belief detached)
 
     def postprocess_gradients_for_module(self, *, module_id, config=None, module_gradients_dict):
         """Global-norm clip per optimizer at ``pixel_grad_clip`` (reference: 100 for model, actor and critic)."""
