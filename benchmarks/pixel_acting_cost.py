@@ -19,6 +19,8 @@ from pathlib import Path
 os.environ.setdefault("MUJOCO_GL", "egl")
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
+from runner_rate import sampled_steps_per_s  # noqa: E402  (benchmarks/ is the script's directory)
+
 ENV = "dmc/cartpole-swingup"
 
 
@@ -49,15 +51,7 @@ def runner_rate(steps: int, fast_render: bool, num_runners: int, preset: str) ->
         .env_runners(num_env_runners=num_runners, num_cpus_per_env_runner=1)
         .training(world_model_preset=preset, num_steps_sampled_before_learning_starts=10**9)
     )
-    algo = config.build_algo()
-    try:
-        group = algo.env_runner_group
-        group.foreach_env_runner(lambda r: r.sample(num_timesteps=20), local_env_runner=False)  # warm up EGL + torch
-        t0 = time.perf_counter()
-        group.foreach_env_runner(lambda r: r.sample(num_timesteps=steps), local_env_runner=False)
-        return num_runners * steps / (time.perf_counter() - t0)
-    finally:
-        algo.stop()
+    return sampled_steps_per_s(config, steps, warmup_steps=20)
 
 
 def main() -> None:

@@ -16,6 +16,8 @@ from pathlib import Path
 
 os.environ.setdefault("MUJOCO_GL", "egl")
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+
+from runner_rate import sampled_steps_per_s  # noqa: E402  (benchmarks/ is the script's directory)
 ENV = "dmc/cartpole-swingup"
 
 
@@ -50,16 +52,8 @@ def transitions_batch(batch: int):
 def env_steps_per_s(num_runners: int, steps: int) -> float:
     from smac_rllib.algorithms import SMACConfig
 
-    algo = (SMACConfig().environment(ENV).env_runners(num_env_runners=num_runners, num_cpus_per_env_runner=1)
-            .build_algo())
-    try:
-        group = algo.env_runner_group
-        group.foreach_env_runner(lambda r: r.sample(num_timesteps=100), local_env_runner=False)
-        t0 = time.perf_counter()
-        group.foreach_env_runner(lambda r: r.sample(num_timesteps=steps), local_env_runner=False)
-        return num_runners * steps / (time.perf_counter() - t0)
-    finally:
-        algo.stop()
+    config = SMACConfig().environment(ENV).env_runners(num_env_runners=num_runners, num_cpus_per_env_runner=1)
+    return sampled_steps_per_s(config, steps, warmup_steps=100)
 
 
 def main() -> None:
