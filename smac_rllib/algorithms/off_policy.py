@@ -26,6 +26,8 @@ from ray.rllib.utils.metrics import (
     TIMERS,
 )
 
+from smac_rllib.replay import TransitionReplayBuffer
+
 
 def _resolved(config, resolved_name: str, plain_name: str):
     """SMACConfig resolves per-modality defaults (states vs pixels); other configs give the plain field."""
@@ -38,6 +40,14 @@ class OffPolicyLoop:
     def setup(self, config: AlgorithmConfig) -> None:
         super().setup(config)
         self._update_credit = 0.0  # fractional updates owed (updates_per_env_step may be < 1)
+
+    def _create_local_replay_buffer_if_necessary(self, config: AlgorithmConfig):
+        """States: our flat transition buffer (RLlib's episode buffer costs more than the update); pixels: RLlib's."""
+        if getattr(config, "is_pixels", False):
+            return super()._create_local_replay_buffer_if_necessary(config)
+        if config.n_step != 1:
+            raise ValueError(f"n_step={config.n_step!r} is not supported; use n_step=1 (the paper's 1-step TD target)")
+        return TransitionReplayBuffer(capacity=int(config.replay_buffer_config.get("capacity", 1_000_000)), seed=config.seed)
 
     def training_step(self) -> None:
         # 1. Act: every env runner collects a fragment with the current (inference-only) policy.
@@ -81,7 +91,7 @@ class OffPolicyLoop:
                 self.env_runner_group.sync_weights(from_worker_or_learner_group=self.learner_group, inference_only=True)
 
     def _sample_train_data(self) -> dict[str, Any]:
-        """Uniform transitions (states: episodes through the learner connector), or B x T sequences (pixels)."""
+        """Uniform transitions (states, a ready batch), or B x T sequences (pixels); neither needs the learner connector."""
         if getattr(self.config, "is_pixels", False):
             sample = self.local_replay_buffer.sample(
                 batch_size_B=self.config.batch_size_B * max(self.config.num_learners, 1),
@@ -89,13 +99,8 @@ class OffPolicyLoop:
             )
             sample = {k: sample[k] for k in ("obs", "actions", "rewards", "is_first", "is_terminated")}
             return {"batch": SampleBatch(sample).as_multi_agent()}
-        episodes = self.local_replay_buffer.sample(
-            num_items=self.config.total_train_batch_size,
-            n_step=self.config.n_step,
-            gamma=self.config.gamma,
-            sample_episodes=True,
-        )
-        return {"episodes": episodes}
+        sample = self.local_replay_buffer.sample(num_items=self.config.total_train_batch_size)
+        return {"batch": SampleBatch(sample).as_multi_agent()}
 
     # --- checkpoints include the replay buffer (RLlib 2.60's new stack leaves it out) -------------------
     def get_state(self, components=None, *, not_components=None, **kwargs) -> dict[str, Any]:
