@@ -1,9 +1,9 @@
 """Uniform transition replay for state observations: flat numpy ring arrays, sampled as a ready train batch.
 
-RLlib 2.60's ``EpisodeReplayBuffer`` samples by slicing 256 episode objects per batch and then runs the learner
-connector on them; on a 1-thread CPU learner that cost ~0.14 s per update, more than the SAC/SMAC update itself
-(profile in the README's "Performance notes"). Here a batch is one fancy index into preallocated arrays, and the
-learner gets it as a ``batch`` (no learner connector). Pixel runs keep the episode buffer: they sample B x T
+RLlib 2.60's ``EpisodeReplayBuffer`` samples by slicing 256 episode objects per batch, then the learner connector
+turns them into a batch; profiled on a 1-thread CPU learner (cartpole, batch 256) that cost 0.135 s + 0.03 s per
+update, more than the SAC/SMAC update itself. Here a batch is one fancy index into preallocated arrays and reaches
+the learner as a ``batch`` (no learner connector): SAC baseline 0.20 -> 0.12 s per update, SMAC K=8 0.125 -> 0.07 s. Pixel runs keep the episode buffer: they sample B x T
 sequences (``OffPolicyLoop._sample_train_data``).
 
 Arrays grow by doubling up to ``capacity`` (a 1M-transition buffer is allocated only as it fills), then wrap

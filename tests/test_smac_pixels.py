@@ -195,3 +195,17 @@ def test_latent_sac_k0_trains_end_to_end(ray_local):
         assert result["learners"][DEFAULT_MODULE_ID]["estimator/particle_feat_std"] == 0.0
     finally:
         algo.stop()
+
+
+def test_pixel_smac_trains_under_ddp_with_two_learners(ray_local):
+    """num_learners=2: each learner gets half of the B sequences; DDP keeps world model, actor and critic equal."""
+    algo = tiny_run(particle_mode="step").env_runners(num_env_runners=0).learners(num_learners=2, num_cpus_per_learner=1).build_algo()
+    try:
+        _assert_pixel_trained(algo.train())
+        states = algo.learner_group.foreach_learner(lambda learner: learner.module[DEFAULT_MODULE_ID].unwrapped().get_state())
+        weights = [s.get() if hasattr(s, "get") else s for s in states]
+        assert len(weights) == 2 and any(k.startswith("world_model") for k in weights[0])
+        for key in weights[0]:
+            np.testing.assert_allclose(weights[0][key], weights[1][key], err_msg=key)
+    finally:
+        algo.stop()
