@@ -62,12 +62,8 @@ def evaluate(module, env_name: str, episodes: int, seed: int) -> float:
 def _sac_mean_action(module, out):
     from ray.rllib.core.columns import Columns
 
-    import numpy as np
-
     dist = module.get_inference_action_dist_cls().from_logits(out[Columns.ACTION_DIST_INPUTS])
-    # RLlib 2.60's TorchSquashedGaussian.to_deterministic() returns the PRE-tanh mean: squash it ourselves
-    # (actions in [-1, 1], so the squashed mean is tanh(loc)).
-    return np.tanh(dist.to_deterministic().sample()[0].numpy())
+    return dist.to_deterministic().sample()[0].numpy()  # tanh(mean): SACBaselineTorchRLModule fixes RLlib's pre-tanh mean
 
 
 def run_one(args_tuple) -> list[dict]:
@@ -103,6 +99,10 @@ def run_one(args_tuple) -> list[dict]:
         algo.stop()
         ray.shutdown()
     return rows
+
+
+def _done(path: Path, steps: int) -> bool:
+    return path.exists() and any(r["env_steps"] >= steps for r in read_csv(path))
 
 
 def write_csv(rows: list[dict], path: Path) -> None:
@@ -154,17 +154,20 @@ def main() -> None:
     parser.add_argument("--num-particles", type=int, default=16, help="SMAC's K")
     parser.add_argument("--updates-per-env-step", type=float, default=1.0, help="same for both algorithms")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
+    parser.add_argument("--skip-done", action="store_true", help="skip (algo, seed) runs whose CSV already reaches --steps")
     parser.add_argument("--summarize-only", action="store_true", help="only rebuild csv/md/png from the per-run CSVs")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     stem = "state_learning_" + args.env.split("/")[-1].replace("-", "_")
     raw_dir = args.out / f"{stem}_runs"
     raw_dir.mkdir(parents=True, exist_ok=True)
-    # Seed-major, slowest algorithm (SAC) first: with 2 workers both algorithms finish seed 0 before seed 1 starts
-    # on the second worker, so a stopped run still leaves a like-for-like pair.
-    algos = sorted(args.algos, key=lambda a: a != "SAC")
+    # Seed-major, the slower algorithm (SMAC K>0) first: with 2 workers both algorithms run seed 0 side by side, so a
+    # stopped run still leaves a like-for-like pair.
+    algos = sorted(args.algos, key=lambda a: a != "SMAC")
     jobs = [(a, args.env, s, args.steps, args.eval_every, args.eval_episodes, args.num_particles, args.updates_per_env_step, str(raw_dir))
             for s in args.seeds for a in algos]
+    if args.skip_done:
+        jobs = [j for j in jobs if not _done(raw_dir / f"{j[0]}_seed{j[2]}.csv", args.steps)]
     if not args.summarize_only:
         with mp.get_context("spawn").Pool(args.workers) as pool:
             for _ in pool.imap_unordered(run_one, jobs, chunksize=1):

@@ -1,5 +1,6 @@
 """Speed, state-based: learner updates/s for SMAC (K = 0, 8, 32) and the SAC baseline at the same batch, in one
-process and interleaved (ratios are what to read on a noisy machine); and env steps/s with 1 vs 2 env runners.
+process and interleaved (ratios are what to read on a noisy machine); replay sample + update per second with
+RLlib's episode replay vs our TransitionReplayBuffer; and env steps/s with 1 vs 2 env runners.
 
     .venv/bin/python benchmarks/state_speed.py --updates 30
 
@@ -49,6 +50,53 @@ def transitions_batch(batch: int):
     return MultiAgentBatch({DEFAULT_MODULE_ID: SampleBatch(data)}, env_steps=batch)
 
 
+def filled_replays(num_episodes: int = 20, length: int = 1000):
+    """RLlib's EpisodeReplayBuffer and our TransitionReplayBuffer holding the same random cartpole-shaped episodes."""
+    import numpy as np
+    from ray.rllib.env.single_agent_episode import SingleAgentEpisode
+    from ray.rllib.utils.replay_buffers.episode_replay_buffer import EpisodeReplayBuffer
+
+    from smac_rllib.replay import TransitionReplayBuffer
+
+    rng = np.random.default_rng(0)
+    episodes = [SingleAgentEpisode(observations=list(rng.normal(size=(length + 1, 5)).astype(np.float32)),
+                                   actions=list(rng.uniform(-1, 1, (length, 1)).astype(np.float32)),
+                                   rewards=list(rng.uniform(size=length)), truncated=True, len_lookback_buffer=0).to_numpy()
+                for _ in range(num_episodes)]
+    episode_replay, transition_replay = EpisodeReplayBuffer(capacity=10**6), TransitionReplayBuffer(capacity=10**6, seed=0)
+    episode_replay.add(episodes)
+    transition_replay.add(episodes)
+    return episode_replay, transition_replay
+
+
+def sample_and_update_rates(ls: dict, batch: int, updates: int) -> list[dict]:
+    """The full learner step of the off-policy loop (replay sample + update), RLlib's replay path vs ours."""
+    from ray.rllib.policy.sample_batch import SampleBatch
+
+    episode_replay, transition_replay = filled_replays()
+    ts = {"num_env_steps_sampled_lifetime": 10**6}
+    paths = {
+        "RLlib episode replay + learner connector": lambda learner: learner.update(
+            episodes=episode_replay.sample(num_items=batch, n_step=1, gamma=0.99, sample_episodes=True), timesteps=ts),
+        "TransitionReplayBuffer batch": lambda learner: learner.update(
+            batch=SampleBatch(transition_replay.sample(batch)).as_multi_agent(), timesteps=ts),
+    }
+    chosen = {n: ls[n] for n in ("SMAC K=8", "SAC baseline (width 400)")}
+    times = {(n, p): 0.0 for n in chosen for p in paths}
+    for rep in range(updates + 3):
+        for (name, path), _ in times.items():
+            t0 = time.perf_counter()
+            paths[path](chosen[name])
+            if rep >= 3:
+                times[(name, path)] += time.perf_counter() - t0
+    rows = []
+    for (name, path), t in times.items():
+        episode_time = times[(name, "RLlib episode replay + learner connector")]
+        rows.append(dict(what=f"replay sample + update/s, batch {batch}", variant=f"{name}: {path}",
+                         rate=round(updates / t, 2), ratio_to_sac=f"{episode_time / t:.2f}x the episode path"))
+    return rows
+
+
 def env_steps_per_s(num_runners: int, steps: int) -> float:
     from smac_rllib.algorithms import SMACConfig
 
@@ -83,6 +131,7 @@ def main() -> None:
     base = args.updates / times["SAC baseline (width 400)"]
     rows = [dict(what=f"learner updates/s, batch {args.batch}", variant=n, rate=round(args.updates / t, 2),
                  ratio_to_sac=round(args.updates / t / base, 3)) for n, t in times.items()]
+    rows += sample_and_update_rates(ls, args.batch, args.updates)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     for n in (1, 2):
         rows.append(dict(what="env steps/s (sampling only)", variant=f"{n} env runner(s), state {ENV}",
@@ -97,7 +146,7 @@ def main() -> None:
              f"Command: `.venv/bin/python benchmarks/state_speed.py --updates {args.updates} --batch {args.batch} --env-steps {args.env_steps}`",
              f"Machine: 2-core CPU, torch 1 thread, local learners, one process, variants interleaved; load average at start "
              f"{os.getloadavg()[0]:.1f}. SMAC: latent 16, width 256, mlmc; SAC: width 400.", "",
-             "| measure | variant | rate | ratio to SAC |", "|---|---|---|---|"]
+             "| measure | variant | rate | ratio (to SAC; replay rows: to the episode path) |", "|---|---|---|---|"]
     lines += [f"| {r['what']} | {r['variant']} | {r['rate']} | {r['ratio_to_sac']} |" for r in rows]
     (args.out / "state_speed.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

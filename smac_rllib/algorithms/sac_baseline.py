@@ -4,12 +4,27 @@ Same env wrapper, same replay (uniform, 1M), same update-to-data ratio and batch
 initial alpha 0.1, and width 400 (so its parameter count matches SMAC's width-256 latent policy). So
 ``SMACConfig`` vs ``SACBaselineConfig`` is one switch. What stays RLlib's: the Huber critic loss, the actor
 using Q_1 only, and the policy (not uniform random actions) acting before learning starts.
+
+Two things of RLlib 2.60's SAC are replaced, so that the baseline is the paper's SAC:
+- the critic: RLlib encodes x and a in separate 400-400 streams joined by a dense tanh "fusion" net (256, 256, 400;
+  ~4x the parameters); ``SACBaselineCatalog`` builds pytorch_sac's Q = MLP(x || a) with ReLU layers 400-400 -> 1;
+- the deterministic action: RLlib's squashed Gaussian returns the pre-tanh mean (``explore=False`` evaluation, e.g.
+  ``rllib evaluate``, acted with clip(mean) instead of tanh(mean)); ``SquashedGaussianTanhMean`` squashes it.
 """
 
 from __future__ import annotations
 
 from ray.rllib.algorithms.algorithm_config import NotProvided
+import torch
 from ray.rllib.algorithms.sac.sac import SAC, SACConfig
+from ray.rllib.algorithms.sac.sac_catalog import SACCatalog
+from ray.rllib.core.columns import Columns
+from ray.rllib.core.models.base import ENCODER_OUT
+from ray.rllib.core.models.configs import MLPEncoderConfig
+from ray.rllib.core.models.torch.encoder import TorchMLPEncoder
+from ray.rllib.algorithms.sac.torch.default_sac_torch_rl_module import DefaultSACTorchRLModule
+from ray.rllib.core.distribution.torch.torch_distribution import TorchDeterministic, TorchSquashedGaussian
+from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from smac_rllib.algorithms.off_policy import OffPolicyLoop
 
@@ -48,6 +63,9 @@ class SACBaselineConfig(SACConfig):
         if not (isinstance(self.hidden_dim, int) and self.hidden_dim >= 1):
             raise ValueError(f"hidden_dim={self.hidden_dim!r} must be an integer >= 1 (paper's SAC baseline: 400)")
 
+    def get_default_rl_module_spec(self) -> RLModuleSpec:
+        return RLModuleSpec(module_class=SACBaselineTorchRLModule, catalog_class=SACBaselineCatalog)
+
     @property
     def _model_config_auto_includes(self):
         # RLlib's SAC catalog: `fcnet_hiddens` are the encoder layers, `head_fcnet_hiddens` [] = linear heads.
@@ -56,6 +74,46 @@ class SACBaselineConfig(SACConfig):
             "fcnet_activation": "relu",
             "head_fcnet_hiddens": [],
         }
+
+
+class ConcatObsActionMLPEncoder(TorchMLPEncoder):
+    """Q's encoder as in pytorch_sac: one MLP on the concatenated [x, a] (B, |X| + |A|) -> (B, hidden)."""
+
+    def _forward(self, inputs: dict, **kwargs) -> dict:
+        return {ENCODER_OUT: self.net(torch.cat([inputs[Columns.OBS], inputs[Columns.ACTIONS]], dim=-1))}
+
+
+class SACBaselineCatalog(SACCatalog):
+    """SAC's catalog with a plain MLP(x || a) critic (fcnet_hiddens, ReLU) instead of RLlib's two-stream fusion net."""
+
+    def _build_qf_encoder_continuous(self, framework: str):
+        if len(self.observation_space.shape) != 1:
+            raise ValueError(f"the SAC baseline needs flat state observations, got shape {self.observation_space.shape}")
+        hiddens = self._model_config_dict["fcnet_hiddens"]
+        self.qf_encoder_config = MLPEncoderConfig(
+            input_dims=(self.observation_space.shape[0] + self.action_space.shape[0],),
+            hidden_layer_dims=hiddens[:-1],
+            hidden_layer_activation=self._model_config_dict["fcnet_activation"],
+            output_layer_dim=hiddens[-1],
+            output_layer_activation=self._model_config_dict["fcnet_activation"],
+        )
+        return ConcatObsActionMLPEncoder(self.qf_encoder_config)
+
+
+class SquashedGaussianTanhMean(TorchSquashedGaussian):
+    """RLlib's squashed Gaussian whose deterministic action is squash(mean), inside the action bounds."""
+
+    def to_deterministic(self) -> TorchDeterministic:
+        return TorchDeterministic(loc=self._squash(self.loc))
+
+
+class SACBaselineTorchRLModule(DefaultSACTorchRLModule):
+    """RLlib's SAC module with ``SquashedGaussianTanhMean`` as its action distribution (continuous actions)."""
+
+    def setup(self):
+        super().setup()
+        if self.action_dist_cls is TorchSquashedGaussian:
+            self.action_dist_cls = SquashedGaussianTanhMean
 
 
 class SACBaseline(OffPolicyLoop, SAC):
