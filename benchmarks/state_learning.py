@@ -184,7 +184,7 @@ def write_markdown(rows, args, path: Path) -> None:
     lines = [f"# {args.env} from states: SMAC vs SAC baseline", "",
              f"Command: `.venv/bin/python benchmarks/state_learning.py --env {args.env} --steps {args.steps} --seeds {' '.join(map(str, args.seeds))}"
              f" --num-particles {args.num_particles} --updates-per-env-step {args.updates_per_env_step}`",
-             f"Settings: SMAC K={args.num_particles}, latent 16, width 256, estimator mlmc; SAC width 400; both batch 256, "
+             f"Settings: SMAC K={args.num_particles}, latent 16, width 256, estimator mlmc; SAC width 400, critic MLP(x || a); both batch 256, "
              f"lr 3e-4, {args.updates_per_env_step} updates per env step, 5000 warm-up steps, uniform replay.",
              "Machine: 2-core CPU, no GPU; each run one process, torch 1 thread, local learner, num_env_runners=0.",
              f"Eval: deterministic policy, {args.eval_episodes} episodes every {args.eval_every} env steps (action repeat 1).", "",
@@ -195,6 +195,10 @@ def write_markdown(rows, args, path: Path) -> None:
             rs = [r for r in rows if r["algo"] == algo and r["seed"] == seed]
             vals = [next((r["eval_return"] for r in rs if r["env_steps"] >= m), float("nan")) for m in marks]
             lines.append(f"| {algo} | {seed} | " + " | ".join(f"{v:.1f}" for v in vals) + f" | {rs[-1]['wall_s'] if rs else 'nan'} |")
+        per_seed = [[next((r["eval_return"] for r in rows if r["algo"] == algo and r["seed"] == s and r["env_steps"] >= m), float("nan"))
+                     for s in args.seeds] for m in marks]
+        lines.append(f"| {algo} | mean | " + " | ".join(f"{sum(v) / len(v):.1f}" for v in per_seed) + " | |")
+    lines += ["", "Wall time: two runs share the 2 cores (one per core), so it depends on what ran beside each run."]
     path.write_text("\n".join(lines) + "\n")
 
 
