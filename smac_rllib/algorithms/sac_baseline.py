@@ -14,16 +14,16 @@ Two things of RLlib 2.60's SAC are replaced, so that the baseline is the paper's
 
 from __future__ import annotations
 
-from ray.rllib.algorithms.algorithm_config import NotProvided
 import torch
+from ray.rllib.algorithms.algorithm_config import NotProvided
 from ray.rllib.algorithms.sac.sac import SAC, SACConfig
 from ray.rllib.algorithms.sac.sac_catalog import SACCatalog
+from ray.rllib.algorithms.sac.torch.default_sac_torch_rl_module import DefaultSACTorchRLModule
 from ray.rllib.core.columns import Columns
+from ray.rllib.core.distribution.torch.torch_distribution import TorchDeterministic, TorchSquashedGaussian
 from ray.rllib.core.models.base import ENCODER_OUT
 from ray.rllib.core.models.configs import MLPEncoderConfig
 from ray.rllib.core.models.torch.encoder import TorchMLPEncoder
-from ray.rllib.algorithms.sac.torch.default_sac_torch_rl_module import DefaultSACTorchRLModule
-from ray.rllib.core.distribution.torch.torch_distribution import TorchDeterministic, TorchSquashedGaussian
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from smac_rllib.algorithms.off_policy import OffPolicyLoop
