@@ -74,7 +74,7 @@ class TransitionReplayBuffer:
     def _reserve(self, chunk_T: dict[str, np.ndarray], needed: int) -> None:
         """Allocates on first use and grows by doubling (before the ring wraps, data sits in [0, size))."""
         allocated = len(self._arrays[Columns.REWARDS]) if self._arrays else 0
-        if needed <= allocated:
+        if needed <= allocated or allocated == self.capacity:  # fits, or full size already (the ring wraps)
             return
         new_len = min(self.capacity, max(needed, 2 * allocated, 1024))
         for name, values in chunk_T.items():

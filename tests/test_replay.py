@@ -42,6 +42,10 @@ def test_ring_overwrites_the_oldest_transitions_once_full():
         buffer.add([chunk(start, 3)])
     assert len(buffer) == 10 and buffer.get_added_timesteps() == 30
     assert set(np.unique(buffer.sample(1000)[Columns.REWARDS])) == set(range(20, 30))
+    arrays = dict(buffer._arrays)
+    buffer.add([chunk(30, 3)])  # once full, adding writes in place: no reallocation (copy of the buffer) per add
+    assert all(buffer._arrays[k] is arrays[k] for k in arrays)
+    assert set(np.unique(buffer.sample(1000)[Columns.REWARDS])) == set(range(23, 33))
     buffer.add([chunk(100, 25)])  # a chunk longer than the capacity keeps its newest transitions
     assert set(np.unique(buffer.sample(1000)[Columns.REWARDS])) == set(range(115, 125))
 
