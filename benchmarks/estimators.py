@@ -18,7 +18,6 @@ Legend for shape suffixes: K1 = K + 1 particle rows, N = samples, M = action dim
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 import platform
 import sys
@@ -28,6 +27,7 @@ from pathlib import Path
 
 import torch
 
+from benchmarks.report import write_csv
 from smac_rllib.estimators import ESTIMATORS
 from tests.lvm import LinearGaussianLVM
 
@@ -118,12 +118,6 @@ COLUMNS = ("estimator", "K", "value_bias", "value_bias_se", "value_std", "grad_b
 def _fmt_row(row: dict) -> str:
     return " | ".join(str(row[c]) if isinstance(row[c], (str, int)) else f"{row[c]:.4f}" for c in COLUMNS)
 
-
-def write_csv(rows: list[dict], path: Path) -> None:
-    with path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
 
 
 def comparison_sentence(rows: list[dict], ks: tuple[int, ...]) -> str:

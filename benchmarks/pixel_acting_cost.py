@@ -11,7 +11,6 @@ Writes pixel_acting_cost.{csv,md} under ``--out``.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import time
 from pathlib import Path
@@ -20,6 +19,7 @@ os.environ.setdefault("MUJOCO_GL", "egl")
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
 from runner_rate import sampled_steps_per_s  # noqa: E402  (benchmarks/ is the script's directory)
+from report import write_csv  # noqa: E402
 
 ENV = "dmc/cartpole-swingup"
 
@@ -79,10 +79,7 @@ def main() -> None:
                      agent_steps_per_s=round(runner_rate(args.steps, True, 2, args.preset), 1)))
     ray.shutdown()
     args.out.mkdir(parents=True, exist_ok=True)
-    with open(args.out / "pixel_acting_cost.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(rows, args.out / "pixel_acting_cost.csv")
     lines = ["# Pixel acting cost (64x64, action repeat 2, cartpole-swingup)", "",
              f"Command: `.venv/bin/python benchmarks/pixel_acting_cost.py --steps {args.steps} --preset {args.preset}`",
              "Machine: 2-core CPU, Mesa EGL software rendering, torch 1 thread per process.", "",

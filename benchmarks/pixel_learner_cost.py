@@ -10,11 +10,12 @@ available (``--device``), one torch thread on CPU. Writes pixel_learner_cost.{cs
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import platform
 import time
 from pathlib import Path
+
+from report import write_csv  # benchmarks/ is the script's directory
 
 os.environ.setdefault("MUJOCO_GL", "egl")
 
@@ -99,10 +100,7 @@ def main() -> None:
                              frames_per_s_at_reference_ratio=round(1000 / (100 * mean + 1e-9), 2), device=device))
         del learners
     args.out.mkdir(parents=True, exist_ok=True)
-    with open(args.out / "pixel_learner_cost.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(rows, args.out / "pixel_learner_cost.csv")
     lines = ["# Pixel learner cost: SMAC K=32 vs Latent-SAC (K=0)", "",
              f"Command: `.venv/bin/python benchmarks/pixel_learner_cost.py --batches {' '.join(args.batches)} --repeats {args.repeats} --preset {args.preset}`",
              f"Machine: {machine}. World model preset `{args.preset}`, autocast {args.autocast}. "

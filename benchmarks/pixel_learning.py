@@ -12,11 +12,12 @@ per env step than the reference) -- a smoke test of learning, not the paper's bu
 from __future__ import annotations
 
 import argparse
-import csv
 import multiprocessing as mp
 import os
 import time
 from pathlib import Path
+
+from report import write_csv  # benchmarks/ is the script's directory
 
 os.environ.setdefault("MUJOCO_GL", "egl")
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
@@ -150,10 +151,7 @@ def main() -> None:
     jobs = [(v, s, args) for v in VARIANTS for s in args.seeds]
     with mp.get_context("spawn").Pool(args.workers) as pool:
         rows = [r for rs in pool.map(run_one, jobs) for r in rs]
-    with open(args.out / "pixel_learning.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(rows, args.out / "pixel_learning.csv")
     plot(rows, args.out / "pixel_learning.png", f"{args.env} from pixels (CPU smoke run)")
     lines = [f"# {args.env} from 64x64 pixels: SMAC K=32 vs Latent-SAC, short CPU run", "",
              f"Command: `.venv/bin/python benchmarks/pixel_learning.py --env {args.env} --env-steps {args.env_steps} "

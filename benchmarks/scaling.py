@@ -20,11 +20,12 @@ Writes ``scaling.csv`` and ``scaling.md`` under ``--out``.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import subprocess
 import time
 from pathlib import Path
+
+from report import write_csv  # benchmarks/ is the script's directory
 
 os.environ.setdefault("MUJOCO_GL", "egl")
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
@@ -165,10 +166,7 @@ def main() -> None:
     load_after = load_note()
 
     args.out.mkdir(parents=True, exist_ok=True)
-    with open(args.out / "scaling.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(rows, args.out / "scaling.csv")
     lines = [
         "# Rollout scaling: env steps/s vs env runners on a local multi-node Ray cluster (cheetah-run)",
         "",

@@ -17,6 +17,8 @@ import os
 import time
 from pathlib import Path
 
+from report import write_csv  # benchmarks/ is the script's directory
+
 ALGOS = ("SMAC", "SAC")
 
 
@@ -104,12 +106,6 @@ def run_one(args_tuple) -> list[dict]:
 def _done(path: Path, steps: int) -> bool:
     return path.exists() and any(r["env_steps"] >= steps for r in read_csv(path))
 
-
-def write_csv(rows: list[dict], path: Path) -> None:
-    with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
 
 
 def read_csv(path: Path) -> list[dict]:

@@ -10,7 +10,6 @@ Writes state_speed.{csv,md} under ``--out``.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import time
 from pathlib import Path
@@ -19,6 +18,7 @@ os.environ.setdefault("MUJOCO_GL", "egl")
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
 from runner_rate import sampled_steps_per_s  # noqa: E402  (benchmarks/ is the script's directory)
+from report import write_csv  # noqa: E402
 ENV = "dmc/cartpole-swingup"
 
 
@@ -138,10 +138,7 @@ def main() -> None:
                          rate=round(env_steps_per_s(n, args.env_steps), 1), ratio_to_sac=""))
     ray.shutdown()
     args.out.mkdir(parents=True, exist_ok=True)
-    with open(args.out / "state_speed.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(rows, args.out / "state_speed.csv")
     lines = ["# State-based speed: SMAC vs the SAC baseline", "",
              f"Command: `.venv/bin/python benchmarks/state_speed.py --updates {args.updates} --batch {args.batch} --env-steps {args.env_steps}`",
              f"Machine: 2-core CPU, torch 1 thread, local learners, one process, variants interleaved; load average at start "
