@@ -99,7 +99,7 @@ def _masked_nested_entropy(log_w: torch.Tensor, mask_R_K1: torch.Tensor) -> torc
     return -(torch.logsumexp(log_w_R_K1, dim=1) - torch.log(count_R))  # Eq. (6) per subset
 
 
-def mlmc_level_terms(log_w: torch.Tensor) -> torch.Tensor:
+def mlmc_level_terms(log_w: torch.Tensor, *, average_level0: bool = True) -> torch.Tensor:
     """The antithetic MLMC level terms of Eq. (7), all levels in one vectorized pass.
 
     log_w: (K+1, *batch) with K = 2^L  ->  delta_L1: (L+1, *batch) where
@@ -107,6 +107,12 @@ def mlmc_level_terms(log_w: torch.Tensor) -> torch.Tensor:
         delta[l] = ΔH_{2^l} = H_{2^l} - ½ (H^(a)_{2^{l-1}} + H^(b)_{2^{l-1}}),   l = 1..L
     (a) = s0 + the first half of the level's particles, (b) = s0 + the second half. Their sum is
     ``mlmc_entropy``; the mean of delta[l] over a batch is the "level residual" we log.
+
+    ``average_level0=True`` (the reference code, ``visual_control/network.py:375``, "optional" line of
+    ``dreamer_cal_mlmc``): H_1 is replaced by its average over all K particles,
+    ``mean_k -log(½ (pi(a|s0) + pi(a|s_k)))``, in delta[0] AND as H^(a)_1 of the level-1 residual
+    (``network.py:375`` overwrites ``mlcum_iwae[0]`` before ``smac.py:234`` forms the residuals). Same
+    expectation (every H_1^(k) has the law of H_1); ``False`` is Eq. (7) read literally (particle 1 only).
     K = 0 returns a single row ``-log_w[0]``.
     """
     num_particles = _num_particles(log_w)
@@ -116,19 +122,23 @@ def mlmc_level_terms(log_w: torch.Tensor) -> torch.Tensor:
     prefix_L1_K1, bhalf_L1_K1 = _mlmc_masks(num_particles, log_w.device)
     h_prefix_L1 = _masked_nested_entropy(log_w, prefix_L1_K1)  # H_{2^l}, l = 0..L
     h_bhalf_L1 = _masked_nested_entropy(log_w, bhalf_L1_K1)  # H^(b)_{2^{l-1}}, l = 1..L (row 0 unused)
+    if average_level0:  # reference code: H_1 averaged over the K pairs (s0, s_k)
+        h1_K = -(torch.logaddexp(log_w[:1], log_w[1:]) - math.log(2.0))  # -log(½(pi(a|s0) + pi(a|s_k)))
+        h_prefix_L1 = torch.cat([h1_K.mean(dim=0, keepdim=True), h_prefix_L1[1:]], dim=0)
     h_ahalf_L = h_prefix_L1[:-1]  # H^(a)_{2^{l-1}} = H_{2^{l-1}}: same particle set
     delta_rest_L = h_prefix_L1[1:] - 0.5 * (h_ahalf_L + h_bhalf_L1[1:])  # Eq. (7), l >= 1
     return torch.cat([h_prefix_L1[:1], delta_rest_L], dim=0)  # ΔH_1 = H_1
 
 
-def mlmc_entropy(log_w: torch.Tensor) -> torch.Tensor:
+def mlmc_entropy(log_w: torch.Tensor, *, average_level0: bool = True) -> torch.Tensor:
     """Antithetic multilevel Monte Carlo estimate, Eq. (7): ``sum_{l=0..L} ΔH_{2^l}``, K = 2^L.
 
     Same expectation as ``nested_entropy`` at the same K (so also a lower bound); sample by sample it is
-    ``H_K + sum_l ½ (H^(a)_{2^{l-1}} - H^(b)_{2^{l-1}})``. K = 0 gives ``-log_w[0]``; any other K that is
-    not a power of two raises ValueError.
+    ``H_K + sum_l ½ (H^(a)_{2^{l-1}} - H^(b)_{2^{l-1}})``. ``average_level0`` (default, the reference code's
+    variant): see ``mlmc_level_terms``. K = 0 gives ``-log_w[0]``; any other K that is not a power of two
+    raises ValueError.
     """
-    return mlmc_level_terms(log_w).sum(dim=0)  # Eq. (7)
+    return mlmc_level_terms(log_w, average_level0=average_level0).sum(dim=0)  # Eq. (7)
 
 
 def _require_fresh(log_w: torch.Tensor, name: str) -> None:
@@ -178,10 +188,12 @@ ESTIMATORS = {
 }
 
 
-def entropy_estimate(log_w: torch.Tensor, estimator: str) -> torch.Tensor:
+def entropy_estimate(log_w: torch.Tensor, estimator: str, *, mlmc_average_level0: bool = True) -> torch.Tensor:
     """Dispatch by name (the one place a string chooses the estimator). log_w (K+1, *batch) -> (*batch)."""
     try:
         fn = ESTIMATORS[estimator]
     except KeyError:
         raise ValueError(f"estimator={estimator!r} is unknown; use one of {sorted(ESTIMATORS)}") from None
+    if fn is mlmc_entropy:
+        return fn(log_w, average_level0=mlmc_average_level0)
     return fn(log_w)

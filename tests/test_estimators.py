@@ -24,7 +24,7 @@ def _mean_se(x: torch.Tensor) -> tuple[float, float]:
 
 
 def _loop_mlmc(log_w: torch.Tensor) -> torch.Tensor:
-    """Plain per-level loop of Eq. (7), written independently of the vectorized code."""
+    """Plain per-level loop of Eq. (7) read literally, written independently of the vectorized code."""
     k = log_w.shape[0] - 1
     num_levels = int(math.log2(k)) + 1
     total = torch.zeros_like(log_w[0])
@@ -39,6 +39,26 @@ def _loop_mlmc(log_w: torch.Tensor) -> torch.Tensor:
         h_b = est.nested_entropy(torch.cat([log_w[:1], log_w[half + 1 : n + 1]]))
         total = total + h_full - 0.5 * (h_a + h_b)
     return total
+
+
+def _loop_mlmc_reference(log_w: torch.Tensor) -> torch.Tensor:
+    """The reference code's MLMC (visual_control/network.py:344-389 + smac.py:226-238) as a plain loop.
+
+    mlcum[l] = log((pi(a|s0) + sum_{k<=2^l} pi(a|s_k)) / (1 + 2^l)), then mlcum[0] is overwritten by
+    mean_k log(½(pi(a|s0) + pi(a|s_k))); half[l] uses particles 2^{l-1}+1..2^l; the log-marginal is
+    mlcum[0] + sum_l (mlcum[l] - ½(mlcum[l-1] + half[l])) and the entropy its negative.
+    """
+    k = log_w.shape[0] - 1
+    num_levels = int(math.log2(k)) + 1
+    w = log_w.exp()
+    mlcum = [torch.log((w[0] + w[1 : 2**level + 1].sum(0)) / (1 + 2**level)) for level in range(num_levels)]
+    mlcum[0] = torch.stack([torch.log(0.5 * (w[0] + w[j])) for j in range(1, k + 1)]).mean(0)  # the "optional" line
+    log_p = mlcum[0].clone()
+    for level in range(1, num_levels):
+        lo, hi = 2 ** (level - 1), 2**level
+        half = torch.log((w[0] + w[lo + 1 : hi + 1].sum(0)) / (1 + hi - lo))
+        log_p = log_p + mlcum[level] - 0.5 * (mlcum[level - 1] + half)
+    return -log_p
 
 
 def test_nested_is_a_lower_bound_increasing_in_k_and_converging(lvm):
@@ -67,14 +87,25 @@ def test_naive_and_iwae_are_upper_bounds(lvm):
         assert m_naive >= m_iwae - 1e-9  # Jensen: IWAE tightens the naive bound
 
 
-def test_mlmc_has_the_nested_expectation_at_the_same_k(lvm):
+@pytest.mark.parametrize("average_level0", [True, False])
+def test_mlmc_has_the_nested_expectation_at_the_same_k(lvm, average_level0):
     gen = torch.Generator().manual_seed(2)
     for k in [2, 8, 32]:
         log_w = lvm.log_w(k, N, gen)
-        diff = est.mlmc_entropy(log_w) - est.nested_entropy(log_w)
+        diff = est.mlmc_entropy(log_w, average_level0=average_level0) - est.nested_entropy(log_w)
         m, se = _mean_se(diff)
         assert abs(m) < 4 * se + 1e-6, (k, m, se)
         assert diff.abs().max() > 1e-3  # ... but they differ sample by sample
+
+
+def test_averaged_level0_is_below_the_true_entropy_and_less_noisy_than_literal(lvm):
+    gen = torch.Generator().manual_seed(5)
+    h_true = lvm.true_entropy().item()
+    log_w = lvm.log_w(8, N, gen)
+    averaged, literal = est.mlmc_entropy(log_w), est.mlmc_entropy(log_w, average_level0=False)
+    m, se = _mean_se(averaged)
+    assert m < h_true - 10 * se  # a lower bound in expectation, as the nested one (Prop. 2)
+    assert averaged.std() < literal.std()  # the average over K pairs removes part of level 0's noise
 
 
 def test_mlmc_is_nested_plus_antithetic_terms_sample_by_sample(lvm):
@@ -85,16 +116,29 @@ def test_mlmc_is_nested_plus_antithetic_terms_sample_by_sample(lvm):
         h_a = est.nested_entropy(log_w[: half + 1])
         h_b = est.nested_entropy(torch.cat([log_w[:1], log_w[half + 1 : 2 * half + 1]]))
         expected = expected + 0.5 * (h_a - h_b)
-    torch.testing.assert_close(est.mlmc_entropy(log_w), expected)
+    torch.testing.assert_close(est.mlmc_entropy(log_w, average_level0=False), expected)
 
 
 @pytest.mark.parametrize("k", [1, 2, 4, 8, 32, 128])
 def test_vectorized_mlmc_equals_per_level_loop(k):
     log_w = 3 * torch.randn(k + 1, 5, 7, dtype=torch.float64, generator=torch.Generator().manual_seed(k))
-    torch.testing.assert_close(est.mlmc_entropy(log_w), _loop_mlmc(log_w))
-    terms = est.mlmc_level_terms(log_w)
+    torch.testing.assert_close(est.mlmc_entropy(log_w, average_level0=False), _loop_mlmc(log_w))
+    terms = est.mlmc_level_terms(log_w, average_level0=False)
     assert terms.shape == (int(math.log2(k)) + 1, 5, 7)
     torch.testing.assert_close(terms[0], est.nested_entropy(log_w[:2]))  # ΔH_1 = H_1
+
+
+@pytest.mark.parametrize("k", [1, 2, 4, 8, 32, 128])
+def test_averaged_level0_mlmc_equals_the_reference_formula(k):
+    log_w = 3 * torch.randn(k + 1, 5, 7, dtype=torch.float64, generator=torch.Generator().manual_seed(100 + k))
+    torch.testing.assert_close(est.mlmc_entropy(log_w), _loop_mlmc_reference(log_w), rtol=0, atol=1e-6)
+    terms = est.mlmc_level_terms(log_w)
+    pairs_K = torch.stack([est.nested_entropy(log_w[[0, j]]) for j in range(1, k + 1)])
+    torch.testing.assert_close(terms[0], pairs_K.mean(0))  # level 0 = H_1 averaged over the K pairs (s0, s_k)
+    if k >= 2:  # ... and reused as H^(a)_1 of the level-1 residual
+        h_b = est.nested_entropy(log_w[[0, 2]])
+        torch.testing.assert_close(terms[1], est.nested_entropy(log_w[:3]) - 0.5 * (pairs_K.mean(0) + h_b))
+    torch.testing.assert_close(est.entropy_estimate(log_w, "mlmc", mlmc_average_level0=False), _loop_mlmc(log_w))
 
 
 def test_k0_and_k1_edge_cases():

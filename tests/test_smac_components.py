@@ -71,11 +71,12 @@ def test_module_forward_shapes_and_action_bounds():
     assert all(p.grad is None for p in module.qf.parameters())
 
 
-def test_inference_only_copy_has_no_critic_and_acts_uniformly_until_synced():
+def test_inference_only_copy_has_no_critic_and_acts_uniformly_only_while_flagged():
     full, runner = build_module(), build_module(inference_only=True)
     assert not hasattr(runner, "qf") and not hasattr(runner, "log_alpha")
-    assert bool(runner.uniform_exploration) and not bool(full.uniform_exploration)
+    assert not bool(runner.uniform_exploration) and not bool(full.uniform_exploration)
     obs = {Columns.OBS: torch.zeros(2000, OBS_DIM)}
+    runner.uniform_exploration.fill_(True)  # what OffPolicyLoop's warm-up sets for its sample calls
     uniform = runner.forward_exploration(obs)[Columns.ACTIONS]
     assert abs(uniform.mean().item()) < 0.05 and abs(uniform.var().item() - 1 / 3) < 0.03  # U[-1, 1]
     runner.set_state(full.get_state(inference_only=True))  # what sync_weights does

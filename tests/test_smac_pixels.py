@@ -73,7 +73,7 @@ def test_env_runner_state_is_carried_and_reset_at_episode_start():
     reset = module.forward_inference({Columns.OBS: obs, Columns.STATE_IN: garbage, "is_first": torch.ones(2, 1)})
     torch.testing.assert_close(reset[Columns.STATE_OUT]["deter"], state_out["deter"])  # is_first wipes the old belief
     torch.testing.assert_close(reset[Columns.ACTIONS], first[Columns.ACTIONS])
-    # exploration acts uniformly before the first weight sync, then samples pi + collection noise within [-1, 1]
+    # exploration samples pi + collection noise within [-1, 1]
     explore = module.forward_exploration({Columns.OBS: obs, Columns.STATE_IN: initial, "is_first": torch.ones(2, 1)})
     assert explore[Columns.ACTIONS].abs().max() <= 1.0
 
@@ -85,7 +85,7 @@ def test_train_forward_detaches_the_belief_and_marginalizes_over_particles(parti
     out = module.forward_train(batch)
     assert out[LOG_W].shape == (K + 1, B * T) and out[Q_PI].shape == (B * T,)
     num_valid = int((~batch["is_first"][:, 1:]).sum())
-    assert out[Q_PRED].shape == (2, num_valid)  # transitions across an episode start are masked out
+    assert out[Q_PRED].shape == (2, K + 1, num_valid)  # every particle; transitions across an episode start masked out
     assert out["particle_feat_std"] > 0  # the K particles differ
     wm_params = list(module.world_model.parameters())
     actor_terms = out[Q_PI].sum() + estimators.mlmc_entropy(out[LOG_W]).sum() + out[Q_PRED].sum()
@@ -136,9 +136,12 @@ def test_pixel_validate_names_the_fix(training, env_config, message):
 
 def test_pixel_defaults_follow_the_reference():
     config = pixel_config()
-    assert config.resolved_updates_per_env_step == 0.2 and config.resolved_learning_starts == 2500
+    assert config.resolved_updates_per_env_step == 0.2 and config.resolved_learning_starts == 5000  # 10k frames
+    assert config.resolved_initial_alpha == 1.0 and config.resolved_td_entropy == "conditional"  # default.yaml, smac.py:153
+    assert (config.critic_particles, config.pixel_actor_head, config.mlmc_average_level0) == ("all", "dreamer", True)
     state = SMACConfig().environment("dmc/cartpole-swingup")
     assert state.resolved_updates_per_env_step == 1.0 and state.resolved_learning_starts == 5000
+    assert state.resolved_initial_alpha == 0.1 and state.resolved_td_entropy == "marginal"  # pytorch_sac, Eq. (10)
     c = SMACConfig()
     assert (c.world_model_preset, c.particle_mode, c.batch_size_B, c.batch_length_T, c.world_model_lr, c.action_noise) == (
         "paper", "history", 50, 50, 6e-4, 0.3)

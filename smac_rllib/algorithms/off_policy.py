@@ -7,6 +7,7 @@ approximate "native ratio"; here it is explicit: ``updates_per_env_step`` gradie
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
@@ -40,6 +41,7 @@ class OffPolicyLoop:
     def setup(self, config: AlgorithmConfig) -> None:
         super().setup(config)
         self._update_credit = 0.0  # fractional updates owed (updates_per_env_step may be < 1)
+        self._env_steps_stored = 0  # agent steps added to the replay (the warm-up and learning start count these)
 
     def _create_local_replay_buffer_if_necessary(self, config: AlgorithmConfig):
         """States: our flat transition buffer (RLlib's episode buffer costs more than the update); pixels: RLlib's."""
@@ -50,15 +52,20 @@ class OffPolicyLoop:
         return TransitionReplayBuffer(capacity=int(config.replay_buffer_config.get("capacity", 1_000_000)), seed=config.seed)
 
     def training_step(self) -> None:
-        # 1. Act: every env runner collects a fragment with the current (inference-only) policy.
+        learning_starts = _resolved(self.config, "learning_starts", "num_steps_sampled_before_learning_starts")
+        # 1. Act: every env runner collects a fragment with the current (inference-only) policy, or, during the
+        #    warm-up, exactly the missing number of uniform random steps (pytorch_sac's seed steps).
         with self.metrics.log_time((TIMERS, ENV_RUNNER_SAMPLING_TIMER)):
-            episodes, env_runner_results = synchronous_parallel_sample(
-                worker_set=self.env_runner_group,
-                concat=True,
-                sample_timeout_s=self.config.sample_timeout_s,
-                _uses_new_env_runners=True,
-                _return_metrics=True,
-            )
+            if self._env_steps_stored < learning_starts and getattr(self.config, "random_actions_before_learning", True):
+                episodes, env_runner_results = self._sample_warm_up(learning_starts - self._env_steps_stored)
+            else:
+                episodes, env_runner_results = synchronous_parallel_sample(
+                    worker_set=self.env_runner_group,
+                    concat=True,
+                    sample_timeout_s=self.config.sample_timeout_s,
+                    _uses_new_env_runners=True,
+                    _return_metrics=True,
+                )
         self.metrics.aggregate(env_runner_results, key=ENV_RUNNER_RESULTS)
         new_env_steps = sum(e.env_steps() for e in episodes)
         # 2. Store (without the env runners' recurrent state: it is recomputed from the frames).
@@ -66,11 +73,14 @@ class OffPolicyLoop:
             for episode in episodes:
                 episode.extra_model_outputs.pop(Columns.STATE_OUT, None)
             self.local_replay_buffer.add(episodes)
+        steps_before, self._env_steps_stored = self._env_steps_stored, self._env_steps_stored + new_env_steps
+        self.metrics.log_value("num_env_steps_stored_lifetime", new_env_steps, reduce="lifetime_sum")
         lifetime_steps = self.metrics.peek((ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME), default=0)
-        if lifetime_steps < _resolved(self.config, "learning_starts", "num_steps_sampled_before_learning_starts"):
-            return
-        # 3. Learn: `updates_per_env_step` updates per new env step (world model, critic, actor, alpha).
-        self._update_credit += new_env_steps * _resolved(self.config, "updates_per_env_step", "updates_per_env_step")
+        if self._env_steps_stored <= learning_starts:
+            return  # no update before `learning_starts` steps are stored
+        # 3. Learn: `updates_per_env_step` updates per env step stored after the warm-up (world model, critic, actor, alpha).
+        steps_after_warm_up = self._env_steps_stored - max(steps_before, learning_starts)
+        self._update_credit += steps_after_warm_up * _resolved(self.config, "updates_per_env_step", "updates_per_env_step")
         num_updates, self._update_credit = int(self._update_credit), self._update_credit % 1.0
         for _ in range(num_updates):
             with self.metrics.log_time((TIMERS, REPLAY_BUFFER_SAMPLE_TIMER)):
@@ -90,6 +100,31 @@ class OffPolicyLoop:
             with self.metrics.log_time((TIMERS, SYNCH_WORKER_WEIGHTS_TIMER)):
                 self.env_runner_group.sync_weights(from_worker_or_learner_group=self.learner_group, inference_only=True)
 
+    def _sample_warm_up(self, missing_steps: int) -> tuple[list, list]:
+        """One sampling round of uniform random actions, never more than ``missing_steps`` agent steps in total.
+
+        Each env runner samples ``min(its fragment, what is still missing)`` steps with its module's
+        ``uniform_exploration`` flag set (stateful pixel modules keep filtering their belief), so the warm-up is
+        exactly ``learning_starts`` steps for any number of runners and fragment size (with one env per runner;
+        with n vectorized envs a runner may overshoot by < n, RLlib's ``sample(num_timesteps)`` contract).
+        """
+        group = self.env_runner_group
+        remote_ids = group.healthy_env_runner_ids() if group.num_remote_env_runners() else []
+        fragment = self.config.get_rollout_fragment_length() * self.config.num_envs_per_env_runner
+        quotas, left = [], missing_steps
+        for _ in remote_ids or [None]:
+            quotas.append(min(fragment, left))
+            left -= quotas[-1]
+        funcs = [functools.partial(_sample_uniform, num_timesteps=q) for q in quotas]
+        if not remote_ids:
+            results = [funcs[0](group.local_env_runner)]
+        else:
+            ids, funcs = zip(*[(i, f) for i, f, q in zip(remote_ids, funcs, quotas) if q > 0])
+            results = group.foreach_env_runner(
+                list(funcs), local_env_runner=False, remote_worker_ids=list(ids), timeout_seconds=self.config.sample_timeout_s
+            )
+        return [e for episodes, _ in results for e in episodes], [metrics for _, metrics in results]
+
     def _sample_train_data(self) -> dict[str, Any]:
         """Uniform transitions (states, a ready batch), or B x T sequences (pixels); neither needs the learner connector."""
         if getattr(self.config, "is_pixels", False):
@@ -108,6 +143,7 @@ class OffPolicyLoop:
         if self.config.store_buffer_in_checkpoints and self._check_component("replay_buffer", components, not_components):
             state["replay_buffer"] = self.local_replay_buffer.get_state()
             state["update_credit"] = self._update_credit
+            state["env_steps_stored"] = self._env_steps_stored
         return state
 
     def set_state(self, state: dict[str, Any]) -> None:
@@ -115,3 +151,22 @@ class OffPolicyLoop:
         if "replay_buffer" in state:
             self.local_replay_buffer.set_state(state["replay_buffer"])
             self._update_credit = state.get("update_credit", 0.0)
+            self._env_steps_stored = state.get("env_steps_stored", len(self.local_replay_buffer))
+
+
+def _sample_uniform(env_runner, *, num_timesteps: int) -> tuple[list, dict]:
+    """On an env runner: ``num_timesteps`` agent steps of uniform random actions in [-1, 1] (our envs' action box).
+
+    Modules with a ``uniform_exploration`` flag (SMAC's) act uniformly but still run, so a recurrent belief is
+    filtered through the warm-up; others (RLlib's SAC module) use RLlib's ``random_actions``.
+    """
+    flag = getattr(env_runner.module, "uniform_exploration", None)
+    if flag is None:
+        episodes = env_runner.sample(num_timesteps=num_timesteps, random_actions=True)
+    else:
+        flag.fill_(True)
+        try:
+            episodes = env_runner.sample(num_timesteps=num_timesteps, explore=True)
+        finally:
+            flag.fill_(False)
+    return episodes, env_runner.get_metrics()

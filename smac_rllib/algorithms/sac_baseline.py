@@ -1,11 +1,16 @@
 """The paper's SAC baseline: RLlib's built-in SAC, configured like pytorch_sac, on our off-policy loop.
 
 Same env wrapper, same replay (uniform, 1M), same update-to-data ratio and batch as SMAC, learning rates 3e-4,
-initial alpha 0.1, and width 400 (so its parameter count matches SMAC's width-256 latent policy). So
-``SMACConfig`` vs ``SACBaselineConfig`` is one switch. What stays RLlib's: the Huber critic loss, the actor
-using Q_1 only, and the policy (not uniform random actions) acting before learning starts.
+initial alpha 0.1, width 400 (so its parameter count matches SMAC's width-256 latent policy), the MSE critic
+loss and exactly ``num_steps_sampled_before_learning_starts`` uniform random steps first (pytorch_sac; the
+same warm-up code as SMAC, ``OffPolicyLoop._sample_warm_up``). So ``SMACConfig`` vs ``SACBaselineConfig`` is
+one switch and the two differ only by the latent policy (and width 400 vs 256). The actor, like RLlib's and
+pytorch_sac's, takes the minimum of the twin critics. What stays RLlib's: Adam eps 1e-7 (pytorch_sac: 1e-8)
+and one backward per optimizer (docs/fidelity.md).
 
-Two things of RLlib 2.60's SAC are replaced, so that the baseline is the paper's SAC:
+Three things of RLlib 2.60's SAC are replaced, so that the baseline is the paper's SAC:
+- the critic loss: RLlib's is Huber (delta 1); ``SACBaselineTorchLearner`` uses ``smac_rllib.losses``' MSE
+  (``critic_loss: huber`` restores RLlib's);
 - the critic: RLlib encodes x and a in separate 400-400 streams joined by a dense tanh "fusion" net (256, 256, 400;
   ~4x the parameters); ``SACBaselineCatalog`` builds pytorch_sac's Q = MLP(x || a) with ReLU layers 400-400 -> 1;
 - the deterministic action: RLlib's squashed Gaussian returns the pre-tanh mean (``explore=False`` evaluation, e.g.
@@ -18,6 +23,8 @@ import torch
 from ray.rllib.algorithms.algorithm_config import NotProvided
 from ray.rllib.algorithms.sac.sac import SAC, SACConfig
 from ray.rllib.algorithms.sac.sac_catalog import SACCatalog
+from ray.rllib.algorithms.sac.sac_learner import QF_LOSS_KEY, QF_PREDS, QF_TWIN_LOSS_KEY, QF_TWIN_PREDS
+from ray.rllib.algorithms.sac.torch.sac_torch_learner import SACTorchLearner
 from ray.rllib.algorithms.sac.torch.default_sac_torch_rl_module import DefaultSACTorchRLModule
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.distribution.torch.torch_distribution import TorchDeterministic, TorchSquashedGaussian
@@ -26,6 +33,7 @@ from ray.rllib.core.models.configs import MLPEncoderConfig
 from ray.rllib.core.models.torch.encoder import TorchMLPEncoder
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
+from smac_rllib import losses
 from smac_rllib.algorithms.off_policy import OffPolicyLoop
 
 
@@ -47,12 +55,26 @@ class SACBaselineConfig(SACConfig):
         self.min_time_s_per_iteration = 0
         self.updates_per_env_step = 1.0  # as SMAC (pytorch_sac: 1)
         self.hidden_dim = 400  # paper: 400 for SAC vs 256 for SMAC, to match parameter counts
+        self.critic_loss = "mse"  # pytorch_sac; "huber" = RLlib SAC's
+        self.random_actions_before_learning = True  # pytorch_sac's seed steps (uniform), as SMAC
 
-    def training(self, *, updates_per_env_step=NotProvided, hidden_dim=NotProvided, **kwargs) -> "SACBaselineConfig":
-        if updates_per_env_step is not NotProvided:
-            self.updates_per_env_step = updates_per_env_step
-        if hidden_dim is not NotProvided:
-            self.hidden_dim = hidden_dim
+    def training(
+        self,
+        *,
+        updates_per_env_step=NotProvided,
+        hidden_dim=NotProvided,
+        critic_loss=NotProvided,
+        random_actions_before_learning=NotProvided,
+        **kwargs,
+    ) -> "SACBaselineConfig":
+        for name, value in (
+            ("updates_per_env_step", updates_per_env_step),
+            ("hidden_dim", hidden_dim),
+            ("critic_loss", critic_loss),
+            ("random_actions_before_learning", random_actions_before_learning),
+        ):
+            if value is not NotProvided:
+                setattr(self, name, value)
         super().training(**kwargs)
         return self
 
@@ -62,9 +84,16 @@ class SACBaselineConfig(SACConfig):
             raise ValueError(f"updates_per_env_step={self.updates_per_env_step!r} must be > 0 (pytorch_sac: 1)")
         if not (isinstance(self.hidden_dim, int) and self.hidden_dim >= 1):
             raise ValueError(f"hidden_dim={self.hidden_dim!r} must be an integer >= 1 (paper's SAC baseline: 400)")
+        if self.critic_loss not in ("mse", "huber"):
+            raise ValueError(f"critic_loss={self.critic_loss!r} is unknown; use 'mse' (paper) or 'huber' (RLlib)")
+        if not isinstance(self.random_actions_before_learning, bool):
+            raise ValueError(f"random_actions_before_learning={self.random_actions_before_learning!r} must be true or false")
 
     def get_default_rl_module_spec(self) -> RLModuleSpec:
         return RLModuleSpec(module_class=SACBaselineTorchRLModule, catalog_class=SACBaselineCatalog)
+
+    def get_default_learner_class(self):
+        return SACBaselineTorchLearner
 
     @property
     def _model_config_auto_includes(self):
@@ -114,6 +143,32 @@ class SACBaselineTorchRLModule(DefaultSACTorchRLModule):
         super().setup()
         if self.action_dist_cls is TorchSquashedGaussian:
             self.action_dist_cls = SquashedGaussianTanhMean
+
+
+class SACBaselineTorchLearner(SACTorchLearner):
+    """RLlib's SAC learner with the critic loss of ``smac_rllib.losses`` (MSE by default, as pytorch_sac)."""
+
+    def _compute_loss_for_module_continuous(self, *, module_id, config, batch, fwd_out):
+        total_loss = super()._compute_loss_for_module_continuous(module_id=module_id, config=config, batch=batch, fwd_out=fwd_out)
+        if config.critic_loss == "huber":
+            return total_loss
+        alpha = torch.exp(self.curr_log_alpha[module_id]).detach()
+        target_B = losses.td_target(
+            batch[Columns.REWARDS],
+            batch[Columns.TERMINATEDS],
+            fwd_out["q_target_next"].unsqueeze(0),  # already min_i Qbar_i(x', a')
+            -fwd_out["logp_next_resampled"],
+            alpha=alpha,
+            discount_B=config.gamma ** batch["n_step"],
+        )  # the same soft target as RLlib's (and Eq. 10 with K = 0)
+        for key, q_pred_B in ((QF_LOSS_KEY, fwd_out[QF_PREDS]), (QF_TWIN_LOSS_KEY, fwd_out.get(QF_TWIN_PREDS))):
+            if q_pred_B is None:
+                continue
+            mse = losses.critic_loss(q_pred_B.unsqueeze(0), target_B, kind="mse")
+            total_loss = total_loss - self._temp_losses[(module_id, key)].detach() + mse
+            self._temp_losses[(module_id, key)] = mse  # SACTorchLearner backpropagates each optimizer's own loss
+            self.metrics.log_value((module_id, key), mse, window=1)
+        return total_loss
 
 
 class SACBaseline(OffPolicyLoop, SAC):

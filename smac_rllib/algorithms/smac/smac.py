@@ -21,18 +21,30 @@ _FIELDS = {  # name: (default, reference-code name / meaning) -- one home per hy
     "num_particles": (16, "K, fresh latent particles per entropy estimate (reference code: num_p); K+1 with s0"),
     "latent_dim": (16, "dimension of s in q(s|x) (reference code: latent_dim)"),
     "estimator": ("mlmc", "'mlmc' (Eq. 7) | 'nested' (Eq. 6) | 'naive' | 'iwae' (upper bounds, ablation only)"),
-    "beta": (0.0, "weight of the conditional-entropy regularizer, App. B.3 (0 = off)"),
+    "mlmc_average_level0": (True, "MLMC level 0 averaged over all K pairs (s0, s_k), reference code "
+                            "visual_control/network.py:375; False = Eq. (7) literally (particle 1 only)"),
+    "td_entropy": (None, "entropy term of the TD target: 'marginal' (the estimator at x', Eq. 10) | 'conditional' "
+                   "(-log pi(a'|s') of one latent, Eq. 12 and reference smac.py:153); None = marginal for states, "
+                   "conditional for pixels"),
+    "beta": (0.0, "weight of the conditional-entropy regularizer, App. B.3 (0 = off; reference: pazent)"),
+    "beta_scale": ("alpha", "'alpha': the regularizer is scaled by alpha (reference smac.py:140) | 'none' (paper)"),
     "hidden_dim": (256, "width of the q(s|x) and pi(a|s) MLPs (SMAC 256; the SAC baseline uses 400)"),
     "critic_hidden_dim": (256, "width of the twin Q MLPs"),
     "num_hidden_layers": (2, "hidden layers of every MLP (paper: 2)"),
     "critic_loss": ("mse", "'mse' (paper, pytorch_sac) | 'huber' (RLlib SAC's default)"),
     "updates_per_env_step": (None, "gradient updates per sampled env step; None = 1.0 for states (pytorch_sac), "
                              "0.2 for pixels (reference: 100 updates of B x T every 1000 frames at action repeat 2)"),
-    "random_actions_before_learning": (True, "uniform random actions until learning starts (pytorch_sac seed steps)"),
+    "random_actions_before_learning": (True, "uniform random actions for exactly the first "
+                                       "num_steps_sampled_before_learning_starts agent steps (pytorch_sac seed steps; "
+                                       "reference start_steps)"),
     "max_consecutive_nonfinite_updates": (100, "stop the run after this many skipped non-finite updates in a row"),
     "torch_num_threads": (1, "torch threads per CPU learner / env runner process (DESIGN §3); 0 = torch default"),
     # --- pixels (Alg. 2); used when env_config has from_pixels=True ---
     "world_model_preset": ("paper", "RSSM sizes: 'paper' (deter 200, stoch 30, depth 32) | 'small' | 'tiny'"),
+    "critic_particles": ("all", "pixel critic trained on 'all' K+1 belief particles, each with its own a' "
+                                "(reference smac.py:149-158) | 's0' (the world model's posterior sample only)"),
+    "pixel_actor_head": ("dreamer", "'dreamer': the reference's ActionDecoder (mean 5 tanh(mu/5), std softplus(raw + 4) "
+                                    "+ 1e-4; network.py:254) | 'sac': pytorch_sac's bounded log-std head"),
     "particle_mode": ("history", "'history': K posterior trajectories re-filtered over the sequence (reference code) | "
                                  "'step': K samples of s_t around the shared deterministic state (cheap)"),
     "batch_size_B": (50, "sequences per update (reference: 50)"),
@@ -43,10 +55,12 @@ _FIELDS = {  # name: (default, reference-code name / meaning) -- one home per hy
     "actor_layers": (4, "hidden layers of the pixel actor (reference: 4)"),
     "critic_layers": (3, "hidden layers of the pixel critics"),
     "pixel_grad_clip": (100.0, "global-norm gradient clip per optimizer for pixels (reference: 100)"),
-    "autocast": (None, "None | 'bf16' | 'fp16': autocast the world model on a GPU learner"),
+    "autocast": ("auto", "'auto' (bf16 on a GPU learner, fp32 on CPU) | 'bf16' | 'fp16' (with a grad scaler; the "
+                         "reference's choice, smac.py:104) | None: autocast of the world model and the particle re-filter"),
 }
 _PIXEL_MODULE_FIELDS = ("world_model_preset", "particle_mode", "action_noise", "pixel_hidden_dim", "actor_layers",
-                        "critic_layers", "autocast")
+                        "critic_layers", "autocast", "critic_particles", "pixel_actor_head")
+_AUTOCAST = ("auto", "bf16", "fp16", None, "off")
 
 
 class SMACConfig(SACConfig):
@@ -61,6 +75,9 @@ class SMACConfig(SACConfig):
     SAC defaults changed to the paper's (pytorch_sac): all learning rates 3e-4, uniform replay of 1M,
     MSE critic loss, initial alpha 0.1, 5000 random steps before learning, 1 update per env step.
     Batch 256 (not pytorch_sac's 1024): 4x cheaper per update on CPU learners and SAC's original setting.
+    Pixel defaults are the reference code's (``visual_control/configs/default/default.yaml``): initial alpha
+    1.0, 5000 random agent steps (= start_steps 10000 frames at action repeat 2), 0.2 updates per agent step,
+    conditional TD-target entropy, critic on all particles. Every difference left: docs/fidelity.md.
     """
 
     def __init__(self, algo_class=None):
@@ -70,11 +87,11 @@ class SMACConfig(SACConfig):
         self.actor_lr = 3e-4  # RLlib SAC default is 3e-5
         self.critic_lr = 3e-4
         self.alpha_lr = 3e-4
-        self.initial_alpha = 0.1  # pytorch_sac init_temperature
+        self.initial_alpha = None  # None = 0.1 for states (pytorch_sac init_temperature) | 1.0 for pixels (init_alpha)
         self.tau = 0.005
         self.gamma = 0.99
         self.train_batch_size_per_learner = 256
-        self.num_steps_sampled_before_learning_starts = None  # None = 5000 (states) | 2500 = 5k frames (pixels)
+        self.num_steps_sampled_before_learning_starts = 5000  # agent steps: pytorch_sac's 5000 | reference's 10000 frames
         self.replay_buffer_config = {"type": "EpisodeReplayBuffer", "capacity": 1_000_000}
         self.store_buffer_in_checkpoints = True  # RLlib 2.60 would drop the buffer on restore (DESIGN §3)
         self.rollout_fragment_length = 10
@@ -95,7 +112,19 @@ class SMACConfig(SACConfig):
     def resolved_learning_starts(self) -> int:
         if self.num_steps_sampled_before_learning_starts is not None:
             return self.num_steps_sampled_before_learning_starts
-        return 2500 if self.is_pixels else 5000
+        return 5000  # states: pytorch_sac num_seed_steps; pixels: reference start_steps 10000 frames / action repeat 2
+
+    @property
+    def resolved_initial_alpha(self) -> float:
+        if self.initial_alpha is not None:
+            return self.initial_alpha
+        return 1.0 if self.is_pixels else 0.1  # reference init_alpha (default.yaml:31) | pytorch_sac init_temperature
+
+    @property
+    def resolved_td_entropy(self) -> str:
+        if self.td_entropy is not None:
+            return self.td_entropy
+        return "conditional" if self.is_pixels else "marginal"  # Eq. (12) / reference smac.py:153 | Eq. (10)
 
     def training(self, **kwargs) -> "SMACConfig":
         """SAC's ``training()`` plus the SMAC fields (see ``_FIELDS``), e.g. ``training(num_particles=32)``."""
@@ -136,13 +165,27 @@ class SMACConfig(SACConfig):
                 errors.append(f"{name}={value!r} must be a positive number (paper: 3e-4)")
         if not (isinstance(self.beta, (int, float)) and self.beta >= 0):
             errors.append(f"beta={self.beta!r} must be >= 0 (App. B.3; 0 turns the regularizer off)")
+        if self.beta_scale not in ("alpha", "none"):
+            errors.append(f"beta_scale={self.beta_scale!r} is unknown; use 'alpha' (reference code) or 'none' (paper)")
+        if self.td_entropy not in (None, "marginal", "conditional"):
+            errors.append(f"td_entropy={self.td_entropy!r} is unknown; use 'marginal' (Eq. 10), 'conditional' (Eq. 12) or None")
+        if not isinstance(self.mlmc_average_level0, bool):
+            errors.append(f"mlmc_average_level0={self.mlmc_average_level0!r} must be true (reference) or false (Eq. 7 literally)")
+        if self.critic_particles not in ("all", "s0"):
+            errors.append(f"critic_particles={self.critic_particles!r} is unknown; use 'all' (reference) or 's0'")
+        if self.pixel_actor_head not in ("dreamer", "sac"):
+            errors.append(f"pixel_actor_head={self.pixel_actor_head!r} is unknown; use 'dreamer' (reference) or 'sac'")
+        starts = self.num_steps_sampled_before_learning_starts
+        if starts is not None and not (isinstance(starts, int) and not isinstance(starts, bool) and starts >= 0):
+            errors.append(f"num_steps_sampled_before_learning_starts={starts!r} must be an integer >= 0 (paper: 5000)")
         if self.critic_loss not in ("mse", "huber"):
             errors.append(f"critic_loss={self.critic_loss!r} is unknown; use 'mse' (paper) or 'huber'")
         upe = self.updates_per_env_step
         if upe is not None and not (isinstance(upe, (int, float)) and upe > 0):
             errors.append(f"updates_per_env_step={upe!r} must be > 0 (pytorch_sac: 1; pixels: 0.2)")
-        if not (isinstance(self.initial_alpha, (int, float)) and self.initial_alpha > 0):
-            errors.append(f"initial_alpha={self.initial_alpha!r} must be > 0 (pytorch_sac: 0.1)")
+        alpha0 = self.initial_alpha
+        if alpha0 is not None and not (isinstance(alpha0, (int, float)) and alpha0 > 0 and math.isfinite(alpha0)):
+            errors.append(f"initial_alpha={alpha0!r} must be > 0 (pytorch_sac: 0.1; pixel reference: 1.0; None = per modality)")
         if self.is_pixels:
             errors += self._pixel_errors()
         return errors
@@ -167,8 +210,8 @@ class SMACConfig(SACConfig):
             errors.append(f"world_model_lr={self.world_model_lr!r} must be a positive number (reference: 6e-4)")
         if not (isinstance(self.action_noise, (int, float)) and self.action_noise >= 0):
             errors.append(f"action_noise={self.action_noise!r} must be >= 0 (reference: 0.3)")
-        if self.autocast not in (None, "bf16", "fp16"):
-            errors.append(f"autocast={self.autocast!r} is unknown; use None, 'bf16' or 'fp16'")
+        if self.autocast not in _AUTOCAST:
+            errors.append(f"autocast={self.autocast!r} is unknown; use 'auto', 'bf16', 'fp16' or None")
         if self.env_config.get("image_size", 64) != 64:
             errors.append(f"image_size={self.env_config.get('image_size')!r}: the RSSM's conv stack needs 64x64 frames; set image_size: 64")
         return errors
@@ -200,8 +243,8 @@ class SMACConfig(SACConfig):
     def _model_config_auto_includes(self) -> dict[str, Any]:
         module_fields = ("num_particles", "latent_dim", "hidden_dim", "critic_hidden_dim", "num_hidden_layers")
         return super()._model_config_auto_includes | {name: getattr(self, name) for name in module_fields} | {
-            "random_actions_before_learning": self.random_actions_before_learning and self.resolved_learning_starts > 0,
-            "initial_log_alpha": math.log(self.initial_alpha),
+            "initial_log_alpha": math.log(self.resolved_initial_alpha),
+            "td_entropy": self.resolved_td_entropy,
             "torch_num_threads": self.torch_num_threads,
         } | ({name: getattr(self, name) for name in _PIXEL_MODULE_FIELDS} if self.is_pixels else {})
 

@@ -60,22 +60,29 @@ class SMACTorchLearner(SACTorchLearner):
         alpha = log_alpha.exp().detach()
         target_entropy = float(self.target_entropy[module_id])
 
-        entropy_next_B = estimators.entropy_estimate(fwd_out[LOG_W_NEXT], config.estimator)
+        if config.resolved_td_entropy == "conditional":  # -log pi(a'|s'), one latent (Eq. 12, reference smac.py:153)
+            entropy_next_B = estimators.conditional_entropy(fwd_out[LOG_W_NEXT])
+        else:  # the marginal estimate at x' (Eq. 10)
+            entropy_next_B = self._entropy(fwd_out[LOG_W_NEXT], config)
         target_B = losses.td_target(
             reward_next_B, terminated_next_B, fwd_out[Q_NEXT_TARGET], entropy_next_B, alpha=alpha, discount_B=discount_B
         )  # Eq. (10)
         critic_loss = losses.critic_loss(fwd_out[Q_PRED], target_B, kind=config.critic_loss)
 
         log_w_K1_B = fwd_out[LOG_W]
-        entropy_B = estimators.entropy_estimate(log_w_K1_B, config.estimator)  # H~ of Eq. (6)/(7)
+        entropy_B = self._entropy(log_w_K1_B, config)  # H~ of Eq. (6)/(7)
         cond_entropy_B = estimators.conditional_entropy(log_w_K1_B)
         actor_loss = losses.actor_loss(
-            fwd_out[Q_PI], entropy_B, alpha=alpha, beta=config.beta, conditional_entropy_B=cond_entropy_B
+            fwd_out[Q_PI], entropy_B, alpha=alpha, beta=config.beta, conditional_entropy_B=cond_entropy_B, beta_scale=config.beta_scale
         )  # Eq. (11)
         alpha_loss = losses.alpha_loss(log_alpha, entropy_B, target_entropy=target_entropy)
 
         self._log_smac_metrics(module_id, config, fwd_out, target_B, entropy_B, cond_entropy_B, critic_loss, actor_loss, alpha_loss, alpha)
         return critic_loss + actor_loss + alpha_loss
+
+    @staticmethod
+    def _entropy(log_w_K1_B: torch.Tensor, config) -> torch.Tensor:
+        return estimators.entropy_estimate(log_w_K1_B, config.estimator, mlmc_average_level0=config.mlmc_average_level0)
 
     def _log_smac_metrics(self, module_id, config, fwd_out, target_B, entropy_B, cond_entropy_B, critic_loss, actor_loss, alpha_loss, alpha):
         with torch.no_grad():
@@ -98,15 +105,20 @@ class SMACTorchLearner(SACTorchLearner):
                 "estimator/num_particles": torch.tensor(float(config.num_particles)),
             }
             if config.estimator == "mlmc" and config.num_particles > 0:
-                for level, delta_B in enumerate(estimators.mlmc_level_terms(fwd_out[LOG_W])):
+                levels = estimators.mlmc_level_terms(fwd_out[LOG_W], average_level0=config.mlmc_average_level0)
+                for level, delta_B in enumerate(levels):
                     metrics[f"estimator/mlmc_delta_level{level}"] = delta_B.mean()  # Eq. (7) residuals
         self.metrics.log_dict({k: v.detach().float().cpu().item() for k, v in metrics.items()}, key=module_id)
 
     # --- one backward, skip non-finite updates ----------------------------------------------------------
     def compute_gradients(self, loss_per_module, **kwargs):
-        grads = TorchLearner.compute_gradients(self, loss_per_module, **kwargs)  # single backward of the sum
+        scaler = getattr(self, "_fp16_scaler", None)
         finite = [torch.isfinite(loss_per_module[mid]).all() for mid in loss_per_module if mid != ALL_MODULES]
-        finite += [torch.isfinite(g).all() for g in grads.values() if g is not None]
+        if scaler is not None:  # fp16: scale the loss; overflowing scaled gradients are the scaler's to skip
+            loss_per_module = {mid: scaler.scale(loss) for mid, loss in loss_per_module.items()}
+        grads = TorchLearner.compute_gradients(self, loss_per_module, **kwargs)  # single backward of the sum
+        if scaler is None:
+            finite += [torch.isfinite(g).all() for g in grads.values() if g is not None]
         self._skip_update = not bool(torch.stack(finite).all()) if finite else False
         self._consecutive_nonfinite = self._consecutive_nonfinite + 1 if self._skip_update else 0
         self.metrics.log_value("nonfinite_updates_skipped", int(self._skip_update), reduce="lifetime_sum")
@@ -126,7 +138,17 @@ class SMACTorchLearner(SACTorchLearner):
 
 
 class SMACPixelTorchLearner(SMACTorchLearner):
-    """Alg. 2: world model (Eq. 13) + critic on belief features (Eq. 12) + actor over K particles (Eqs. 7, 9)."""
+    """Alg. 2: world model (Eq. 13) + critic on belief features (Eq. 12) + actor over K particles (Eqs. 7, 9).
+
+    ``autocast="fp16"`` (the reference's choice, ``visual_control/smac.py:104``) adds a ``torch.amp.GradScaler``:
+    the loss is scaled before the one backward, every optimizer's gradients are unscaled before clipping, each
+    optimizer steps through the scaler (skipped where its gradients overflowed) and the scale updates once.
+    """
+
+    def build(self) -> None:
+        super().build()
+        fp16 = self.config.autocast == "fp16"
+        self._fp16_scaler = torch.amp.GradScaler(self._device.type if self._device is not None else "cpu") if fp16 else None
 
     def optimizer_groups(self, module, config) -> list[tuple[str, list, float]]:
         return [
@@ -151,6 +173,9 @@ class SMACPixelTorchLearner(SMACTorchLearner):
 
     def postprocess_gradients_for_module(self, *, module_id, config=None, module_gradients_dict):
         """Global-norm clip per optimizer at ``pixel_grad_clip`` (reference: 100 for model, actor and critic)."""
+        if self._fp16_scaler is not None:  # unscale in place (the dict holds the .grad tensors) before clipping
+            for _, optimizer in self.get_optimizers_for_module(module_id):
+                self._fp16_scaler.unscale_(optimizer)
         clip = config.grad_clip if config.grad_clip is not None else config.pixel_grad_clip
         if not clip:
             return dict(module_gradients_dict)
@@ -161,3 +186,14 @@ class SMACPixelTorchLearner(SMACTorchLearner):
             self.metrics.log_value((module_id, f"gradients/{optimizer_name}_global_norm"), float(norm), window=1)
             clipped.update(grads)
         return clipped
+
+    def apply_gradients(self, gradients_dict) -> None:
+        if self._fp16_scaler is None or self._skip_update:
+            return super().apply_gradients(gradients_dict)
+        for pid, grad in gradients_dict.items():
+            self._params[pid].grad = grad
+        for module_id, optimizer_names in self._module_optimizers.items():
+            for optimizer_name in optimizer_names:
+                self._fp16_scaler.step(self.get_optimizer(module_id, optimizer_name))  # skipped if it overflowed
+            self.metrics.log_value((module_id, "gradients/fp16_loss_scale"), float(self._fp16_scaler.get_scale()), window=1)
+        self._fp16_scaler.update()

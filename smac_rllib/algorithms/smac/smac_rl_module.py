@@ -3,9 +3,9 @@
 Legend: B = batch, K1 = K + 1 latents, T2 = twin critics, X = obs dim, A = action dim.
 
 Env runners hold the inference-only copy (policy only, no critics); exploration and inference emit
-actions directly. Before learning starts, exploration draws uniform random actions (pytorch_sac's seed
-steps): the flag is a buffer that is True only on inference-only copies and becomes False with the first
-weight sync from the learner.
+actions directly. During the warm-up (pytorch_sac's seed steps) exploration draws uniform random actions:
+the ``uniform_exploration`` buffer, which the driver sets for exactly the warm-up's sample calls
+(``OffPolicyLoop._sample_warm_up``).
 """
 
 from __future__ import annotations
@@ -43,11 +43,12 @@ class SMACTorchRLModule(TorchRLModule, InferenceOnlyAPI, TargetNetworkAPI, QNetA
         obs_dim = int(self.observation_space.shape[0])
         action_dim = int(self.action_space.shape[0])
         self.num_particles = int(cfg.get("num_particles", 16))
+        self.td_entropy = cfg.get("td_entropy", "marginal")  # Eq. (10): the marginal estimate at x'
         self.policy = LatentPolicy(
             obs_dim, action_dim, int(cfg.get("latent_dim", 16)), int(cfg.get("hidden_dim", 256)), int(cfg.get("num_hidden_layers", 2))
         )
-        uniform = bool(self.inference_only and cfg.get("random_actions_before_learning", True))
-        self.register_buffer("uniform_exploration", torch.tensor(uniform))
+        # True only while the driver samples the uniform warm-up (OffPolicyLoop._sample_warm_up), on env runners.
+        self.register_buffer("uniform_exploration", torch.tensor(False))
         if not self.inference_only:
             self.qf = TwinQ(obs_dim, action_dim, int(cfg.get("critic_hidden_dim", 256)), int(cfg.get("num_hidden_layers", 2)))
             self.log_alpha = nn.Parameter(torch.tensor(float(cfg.get("initial_log_alpha", 0.0))))
@@ -93,9 +94,10 @@ class SMACTorchRLModule(TorchRLModule, InferenceOnlyAPI, TargetNetworkAPI, QNetA
         with _frozen(self.qf):  # Q's parameters get no gradient from the actor loss (straight-through)
             out[Q_PI] = self.qf(obs_B_X, sample.action_B_A).min(dim=0).values
 
-        # Critic target at x' (Eq. 10): a' ~ pi(.|x') and the entropy estimate's log-weights, no gradient.
+        # Critic target at x' (Eq. 10): a' ~ pi(.|x') and the entropy estimate's log-weights, no gradient
+        # ("conditional": only log pi(a'|s0'), one latent, as the pixel reference's TD target).
         with torch.no_grad():
-            next_sample = self.policy.sample(next_obs_B_X, self.num_particles)
+            next_sample = self.policy.sample(next_obs_B_X, 0 if self.td_entropy == "conditional" else self.num_particles)
             out[LOG_W_NEXT] = next_sample.log_w_K1_B
             out[Q_NEXT_TARGET] = self.target_qf(next_obs_B_X, next_sample.action_B_A)
         return out
