@@ -60,13 +60,7 @@ class SMACTorchLearner(SACTorchLearner):
         alpha = log_alpha.exp().detach()
         target_entropy = float(self.target_entropy[module_id])
 
-        if config.resolved_td_entropy == "conditional":  # -log pi(a'|s'), one latent (Eq. 12, reference smac.py:153)
-            entropy_next_B = estimators.conditional_entropy(fwd_out[LOG_W_NEXT])
-        else:  # the marginal estimate at x' (Eq. 10)
-            entropy_next_B = self._entropy(fwd_out[LOG_W_NEXT], config)
-        target_B = losses.td_target(
-            reward_next_B, terminated_next_B, fwd_out[Q_NEXT_TARGET], entropy_next_B, alpha=alpha, discount_B=discount_B
-        )  # Eq. (10)
+        target_B = self._td_target(config, fwd_out, reward_next_B, terminated_next_B, discount_B, alpha)
         critic_loss = losses.critic_loss(fwd_out[Q_PRED], target_B, kind=config.critic_loss)
 
         log_w_K1_B = fwd_out[LOG_W]
@@ -79,6 +73,16 @@ class SMACTorchLearner(SACTorchLearner):
 
         self._log_smac_metrics(module_id, config, fwd_out, target_B, entropy_B, cond_entropy_B, critic_loss, actor_loss, alpha_loss, alpha)
         return critic_loss + actor_loss + alpha_loss
+
+    def _td_target(self, config, fwd_out, reward_next_B, terminated_next_B, discount_B, alpha) -> torch.Tensor:
+        """Soft TD target (Eq. 10 / 12). ``B`` may be (R, M): one target per belief particle (pixels, critic_particles="all")."""
+        if config.resolved_td_entropy == "conditional":  # -log pi(a'|s'), one latent (Eq. 12, reference smac.py:153)
+            entropy_next_B = estimators.conditional_entropy(fwd_out[LOG_W_NEXT])
+        else:  # the marginal estimate at x' (Eq. 10)
+            entropy_next_B = self._entropy(fwd_out[LOG_W_NEXT], config)
+        return losses.td_target(
+            reward_next_B, terminated_next_B, fwd_out[Q_NEXT_TARGET], entropy_next_B, alpha=alpha, discount_B=discount_B
+        )  # Eq. (10)
 
     @staticmethod
     def _entropy(log_w_K1_B: torch.Tensor, config) -> torch.Tensor:
