@@ -138,7 +138,7 @@ def test_every_node_renders_with_egl_authenticates_and_installs_the_project(path
     head_ray = next(c for c in head_start if "ray start" in c)
     worker_ray = next(c for c in worker_start if "ray start" in c)
     for command in (head_ray, worker_ray):
-        assert "MUJOCO_GL=egl" in command  # before any worker imports dm_control (DESIGN §4)
+        assert "MUJOCO_GL=egl" in command  # before any worker imports dm_control (docs/design.md §4)
         assert "RAY_AUTH_MODE=token" in command  # token authentication stays on
         assert "0.0.0.0" not in command  # the dashboard is reached by `ray dashboard` port-forwarding only
     assert "LP_NUM_THREADS=1" in worker_ray  # one llvmpipe thread per CPU env runner

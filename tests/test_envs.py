@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from smac_rllib.envs import (  # first: sets MUJOCO_GL before dm_control is imported (DESIGN.md section 4)
+from smac_rllib.envs import (  # first: sets MUJOCO_GL before dm_control is imported (docs/design.md §4)
     DMCEnv,
     ENV_CONFIG_KEYS,
     derive_seed,

@@ -1,7 +1,7 @@
 """Tier 3: state-based SMAC trains on real dm_control with a real local Ray (tiny sizes).
 
 Each test asserts that env steps were actually sampled and updates happened: an exception in a remote env
-runner's forward pass restarts the runner instead of failing the run (DESIGN §3).
+runner's forward pass restarts the runner instead of failing the run (docs/design.md §3).
 """
 
 from __future__ import annotations

@@ -115,14 +115,36 @@ def check_config(config: dict, algo_class: type, line_of) -> None:
                 f" (see {type(default).__name__}; all keys: {type(default).__name__}().to_dict())",
                 line_of(key),
             )
-        if key in annotations:
-            expected = annotations[key]
-        else:
-            default_value = getattr(default, attr, None)
-            expected = _type_of_default(default_value)
-        if key.startswith(("num_cpus", "num_gpus")):
-            expected = typing.Optional[float]  # fractional resources are fine
-        _check_type(key, config[key], expected, line_of(key), config, key)
+        _check_type(key, config[key], _expected_type(key, attr, annotations, default), line_of(key), config, key)
+        if key == "evaluation_config" and isinstance(config[key], dict):
+            _check_evaluation_config(config[key], algo_class, known, annotations, default, line_of)
+
+
+def _expected_type(key: str, attr: str, annotations: dict[str, Any], default) -> Any:
+    if key.startswith(("num_cpus", "num_gpus")):
+        return typing.Optional[float]  # fractional resources are fine
+    if key in annotations:
+        return annotations[key]
+    return _type_of_default(getattr(default, attr, None))
+
+
+def _check_evaluation_config(overrides: dict, algo_class: type, known: set[str], annotations: dict[str, Any], default, line_of) -> None:
+    """``evaluation_config: {explore: false, ...}``: the evaluation runners' config overrides, checked as config keys."""
+    from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
+
+    for key in list(overrides):
+        attr = AlgorithmConfig._translate_special_keys(key, warn_deprecated=False)
+        if key in ("env", "env_config") or attr in ("env", "env_config"):
+            continue
+        if attr not in known and key not in known:
+            public = sorted(k for k in known if not k.startswith("_"))
+            raise UserError(
+                f"unknown evaluation_config key {key!r} for {algo_class.__name__}{did_you_mean(key, public)}"
+                " (evaluation_config overrides config keys for the evaluation runners, e.g. {explore: false})",
+                line_of("evaluation_config", key),
+            )
+        where = line_of("evaluation_config", key)
+        _check_type(f"evaluation_config.{key}", overrides[key], _expected_type(key, attr, annotations, default), where, overrides, key)
 
 
 def _type_of_default(value: Any) -> Any:

@@ -8,7 +8,7 @@
 The process environment is set here, before Ray or dm_control are imported (a newcomer needs no variables):
 MUJOCO_GL=egl (headless rendering), RAY_AUTH_MODE=disabled for a local Ray, one torch/OpenMP thread per
 process, WANDB_MODE=offline without a W&B key, and Tune's strict metric check off (an iteration may end
-before the first 1000-step DMC episode does, DESIGN §3). Mistakes print one line and exit with 2.
+before the first 1000-step DMC episode does, docs/design.md §3). Mistakes print one line and exit with 2.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def prepare_environment(address: str | None = None) -> None:
     if not (address or os.environ.get("RAY_ADDRESS")):
         os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # Ray 2.60 token auth: off for the local Ray we start
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(var, "1")  # torch on 1 thread per process (DESIGN §3: 2 threads was ~30x slower)
+        os.environ.setdefault(var, "1")  # torch on 1 thread per process (docs/design.md §3)
     if not os.environ.get("WANDB_API_KEY") and not _wandb_logged_in():
         os.environ.setdefault("WANDB_MODE", "offline")  # no key: log locally, `wandb sync` later
     os.environ.setdefault("TUNE_DISABLE_STRICT_METRIC_CHECKING", "1")
@@ -92,7 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     pl = sub.add_parser("plot", help="learning curves from Tune results: mean and 95%% interval over seeds")
     pl.add_argument("results_dir", help="an experiment directory (or a directory of several)")
     pl.add_argument("--out", help="output PNG (default <results_dir>/curves.png)")
-    pl.add_argument("--metric", default="env_runners/episode_return_mean", help="y axis (default env_runners/episode_return_mean)")
+    pl.add_argument("--metric", default=None, help="y axis (default evaluation/env_runners/episode_return_mean, the "
+                    "deterministic policy's evaluation return; falls back to env_runners/episode_return_mean, the "
+                    "training return, when a run has no evaluation)")
     pl.set_defaults(func=_plot)
     return parser
 

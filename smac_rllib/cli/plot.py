@@ -1,5 +1,11 @@
 """``rllib plot RESULTS_DIR``: return vs environment frames, mean and 95% interval over seeds (paper Figs. 4-5).
 
+The y axis is the evaluation return by default: the mean return of the deterministic policy's evaluation
+episodes (``evaluation/env_runners/episode_return_mean``, from the ``.evaluation(...)`` settings every tuned
+example has), as the paper reports it. A run without evaluation results falls back to the training return
+(``env_runners/episode_return_mean``, the exploring policy's episodes), labelled as such; ``--metric`` picks any
+other result key (``--metric env_runners/episode_return_mean`` for the training return).
+
 Reads every Tune trial directory under RESULTS_DIR (``result.json`` + ``params.json``). Trials that differ only
 in their seed form one line: the algorithm (from the trial directory name), K and latent dim when set, and
 any other setting that differs between trials. One panel per env. The x axis is agent steps times the action
@@ -12,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 from collections import defaultdict
 from typing import Any
 
@@ -20,15 +27,28 @@ import numpy as np
 from smac_rllib.cli.errors import UserError
 
 X_KEYS = ("env_runners/num_env_steps_sampled_lifetime", "num_env_steps_sampled_lifetime")
+EVAL_RETURN = "evaluation/env_runners/episode_return_mean"  # the deterministic policy's evaluation episodes
+TRAIN_RETURN = "env_runners/episode_return_mean"  # the exploring policy's training episodes
+# Set only in the results of an iteration that evaluated: RLlib 2.60 repeats the latest evaluation's metrics in
+# the iterations between evaluations (its metrics logger keeps them), which must not count as new evaluations.
+EVAL_MARKER = "evaluation/num_healthy_workers"
+METRIC_LABELS = {
+    EVAL_RETURN: "evaluation return (deterministic policy)",
+    TRAIN_RETURN: "training return (exploring policy)",
+}
 SEED_KEYS = ("seed", "env_config.seed")
 NAMED = {"num_particles": "K", "latent_dim": "latent"}  # always in the label when set
 
 
 def run_plot(args) -> int:
     out = args.out or os.path.join(args.results_dir, "curves.png")
-    path = plot_experiments(args.results_dir, out, metric=args.metric)
+    path = plot_experiments(args.results_dir, out, metric=getattr(args, "metric", None))
     print(f"wrote {path}")
     return 0
+
+
+def metric_label(metric: str) -> str:
+    return METRIC_LABELS.get(metric, metric.split("/")[-1].replace("_", " "))
 
 
 def find_trials(results_dir: str) -> list[str]:
@@ -62,12 +82,24 @@ def read_results(trial_dir: str) -> list[dict]:
     return [by_iteration[i] for i in sorted(by_iteration)]
 
 
+def metric_rows(rows: list[dict], metric: str) -> list[dict]:
+    """The rows that report ``metric`` afresh: for ``evaluation/...`` metrics, the iterations that evaluated
+    (not RLlib's repeats of the latest evaluation in between; all rows when no row carries the marker)."""
+    from smac_rllib.cli.progress import lookup
+
+    if metric.startswith("evaluation/"):
+        evaluated = [row for row in rows if lookup(row, EVAL_MARKER) is not None]
+        if evaluated:
+            return evaluated
+    return rows
+
+
 def load_trial(trial_dir: str, metric: str) -> dict[str, Any] | None:
     """{"algo", "env", "params" (flat), "x", "y"} of one trial; None when it has no finite ``metric`` yet."""
     from smac_rllib.cli.progress import lookup
 
     xs, ys = [], []
-    for row in read_results(trial_dir):
+    for row in metric_rows(read_results(trial_dir), metric):
         x = next((lookup(row, k) for k in X_KEYS if isinstance(lookup(row, k), (int, float))), None)
         y = lookup(row, metric)
         if isinstance(x, (int, float)) and isinstance(y, (int, float)) and math.isfinite(y):
@@ -75,21 +107,30 @@ def load_trial(trial_dir: str, metric: str) -> dict[str, Any] | None:
             ys.append(float(y))
     if not xs:
         return None
+    info = trial_info(trial_dir)
+    repeat = info.pop("action_repeat")
+    return {**info, "x": np.asarray(xs) * float(repeat), "y": np.asarray(ys), "frames": repeat != 1}
+
+
+def trial_info(trial_dir: str) -> dict[str, Any]:
+    """{"algo", "env", "params" (flat), "action_repeat"} of a trial, from its directory name and params.json."""
     try:
         with open(os.path.join(trial_dir, "params.json"), encoding="utf-8") as f:
             params = json.load(f)
     except (OSError, json.JSONDecodeError):
         params = {}
-    env_config = params.get("env_config") or {}
-    repeat = env_config.get("action_repeat") or (2 if env_config.get("from_pixels") else 1)
     return {
         "algo": os.path.basename(trial_dir).split("_")[0],
         "env": str(params.get("env", "?")),
         "params": _flatten(params),
-        "x": np.asarray(xs) * float(repeat),
-        "y": np.asarray(ys),
-        "frames": repeat != 1,
+        "action_repeat": action_repeat(params),
     }
+
+
+def action_repeat(params: dict) -> int:
+    """Env frames per agent step (the env's default: 2 from pixels, 1 from states)."""
+    env_config = params.get("env_config") or {}
+    return int(env_config.get("action_repeat") or (2 if env_config.get("from_pixels") else 1))
 
 
 def group_trials(trials: list[dict]) -> dict[tuple[str, str], list[dict]]:
@@ -130,13 +171,28 @@ def mean_and_interval(curves: list[tuple[np.ndarray, np.ndarray]], points: int =
     return grid, mean, mean - half, mean + half
 
 
-def plot_experiments(results_dir: str, out: str, metric: str = "env_runners/episode_return_mean") -> str:
-    trials = [t for t in (load_trial(d, metric) for d in find_trials(results_dir)) if t is not None]
-    if not trials:
-        raise UserError(
-            f"no trial under {results_dir} has reported {metric!r} yet (an episode must end first); "
-            "train longer or pass --metric"
-        )
+def load_trials(results_dir: str, metric: str | None = None) -> tuple[str, list[dict]]:
+    """(metric, trials that reported it). ``metric=None``: the evaluation return, else (no trial evaluated yet)
+    the training return, with a note on stderr."""
+    trial_dirs = find_trials(results_dir)
+    for candidate in [metric] if metric else [EVAL_RETURN, TRAIN_RETURN]:
+        trials = [t for t in (load_trial(d, candidate) for d in trial_dirs) if t is not None]
+        if trials:
+            if not metric and candidate != EVAL_RETURN:
+                print(f"rllib: note: no trial under {results_dir} has an evaluation result (no evaluation_interval in its "
+                      f"config, or no evaluation yet): plotting the training return instead", file=sys.stderr, flush=True)
+            return candidate, trials
+    if metric:
+        raise UserError(f"no trial under {results_dir} has reported {metric!r} yet (an episode must end first); train longer or pass --metric")
+    raise UserError(
+        f"no trial under {results_dir} has reported an evaluation return ({EVAL_RETURN!r}) or a training return "
+        f"({TRAIN_RETURN!r}) yet (an episode must end first); train longer or pass --metric"
+    )
+
+
+def plot_experiments(results_dir: str, out: str, metric: str | None = None) -> str:
+    """Draw the curves of every trial under ``results_dir`` into ``out``; ``metric=None``: see ``load_trials``."""
+    metric, trials = load_trials(results_dir, metric)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -157,7 +213,7 @@ def plot_experiments(results_dir: str, out: str, metric: str = "env_runners/epis
         frames = any(t["frames"] for t in trials if t["env"] == env)
         ax.set_title(env)
         ax.set_xlabel("environment frames (agent steps x action repeat)" if frames else "environment steps")
-        ax.set_ylabel(metric.split("/")[-1].replace("_", " "))
+        ax.set_ylabel(metric_label(metric))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     fig.suptitle("mean and 95% interval over seeds", fontsize=9)

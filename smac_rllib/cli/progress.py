@@ -2,9 +2,13 @@
 
 A line reads::
 
-    [0 latent_dim=4] it 3 | 300 steps | return 41.2 | 96 steps/s | critic/loss 0.812 actor/loss -0.31 alpha 0.098 | 31s
+    [0 latent_dim=4] it  12 | 12,000 steps | return eval 412 (it 10), train 380 | 96 steps/s | critic 0.812 ... | 31s
 
-Tune's own status tables are off (``verbose=0``) unless ``rllib train -v``.
+``eval`` is the evaluation return (the deterministic policy's episodes, ``evaluation/env_runners/...``) of this
+iteration, or of the latest iteration that evaluated (``(it N)``), ``-`` before the first evaluation; ``train``
+is the training return (the exploring policy's episodes). The summary reports both, and the best evaluation
+return over training with the env step it was reached at (the paper's Table 1 statistic, per trial and as
+mean +- std over seeds). Tune's own status tables are off (``verbose=0``) unless ``rllib train -v``.
 """
 
 from __future__ import annotations
@@ -17,7 +21,16 @@ from typing import Any
 from ray import tune
 
 from smac_rllib.cli.errors import one_line
-from smac_rllib.cli.plot import read_results
+from smac_rllib.cli.plot import (
+    EVAL_MARKER,
+    EVAL_RETURN,
+    TRAIN_RETURN,
+    action_repeat,
+    group_trials,
+    metric_rows,
+    read_results,
+    trial_info,
+)
 
 # (label, candidate result keys under learners/<module>/) -- SMAC, pixel SMAC, RLlib SAC
 LOSS_KEYS = (
@@ -28,7 +41,7 @@ LOSS_KEYS = (
     ("entropy", ("estimator/entropy_mlmc", "estimator/entropy")),
 )
 STEPS_KEYS = ("env_runners/num_env_steps_sampled_lifetime", "num_env_steps_sampled_lifetime")
-RETURN_KEY = "env_runners/episode_return_mean"
+RETURN_KEY = EVAL_RETURN  # what the progress lines, the summary and `rllib plot` report first
 
 
 def lookup(result: dict, key: str, default: Any = None) -> Any:
@@ -49,6 +62,10 @@ def env_steps(result: dict) -> int | None:
         if isinstance(value, (int, float)):
             return int(value)
     return None
+
+
+def finite(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) else None
 
 
 def learner_metrics(result: dict) -> dict[str, float]:
@@ -89,6 +106,7 @@ class ProgressPrinter(tune.Callback):
 
     def __init__(self):
         self._last: dict[str, tuple[int, float]] = {}  # trial_id -> (env steps, time_total_s)
+        self._last_eval: dict[str, tuple[float, int]] = {}  # trial_id -> (evaluation return, its iteration)
 
     def on_trial_start(self, iteration, trials, trial, **info):
         print(f"[{trial_label(trial)}] started  {trial.path}", flush=True)
@@ -97,10 +115,13 @@ class ProgressPrinter(tune.Callback):
         print(f"[{trial_label(trial)}] restored from its last checkpoint", flush=True)
 
     def on_trial_result(self, iteration, trials, trial, result, **info):
-        print(format_result(trial_label(trial), result, self._last.get(trial.trial_id)), flush=True)
+        print(format_result(trial_label(trial), result, self._last.get(trial.trial_id), self._last_eval.get(trial.trial_id)), flush=True)
         steps = env_steps(result)
         if steps is not None:
             self._last[trial.trial_id] = (steps, float(result.get("time_total_s", 0.0)))
+        value = fresh_evaluation(result)
+        if value is not None:
+            self._last_eval[trial.trial_id] = (value, int(result.get("training_iteration", 0)))
 
     def on_checkpoint(self, iteration, trials, trial, checkpoint, **info):
         print(f"[{trial_label(trial)}] checkpoint {getattr(checkpoint, 'path', checkpoint)}", flush=True)
@@ -120,13 +141,14 @@ def _error_file(trial) -> str | None:
     return stored if os.path.exists(stored) else getattr(trial, "error_file", None) or stored
 
 
-def format_result(label: str, result: dict, last: tuple[int, float] | None = None) -> str:
+def format_result(label: str, result: dict, last: tuple[int, float] | None = None, last_eval: tuple[float, int] | None = None) -> str:
+    """One progress line; ``last`` = (env steps, time) of the previous line, ``last_eval`` = (evaluation return,
+    iteration) of the latest evaluation before this result."""
     parts = [f"it {result.get('training_iteration', '?'):>3}"]
     steps = env_steps(result)
     if steps is not None:
         parts.append(f"{steps:,} steps")
-    ret = lookup(result, RETURN_KEY)
-    parts.append(f"return {_fmt(ret)}" if isinstance(ret, (int, float)) and math.isfinite(ret) else "return -")
+    parts.append(f"return {format_returns(result, last_eval)}")
     total = float(result.get("time_total_s", 0.0))
     if steps is not None:
         prev_steps, prev_time = last if last else (0, total - float(result.get("time_this_iter_s", total)))
@@ -139,6 +161,29 @@ def format_result(label: str, result: dict, last: tuple[int, float] | None = Non
     return f"[{label}] " + " | ".join(parts)
 
 
+def fresh_evaluation(result: dict) -> float | None:
+    """The evaluation return of an iteration that evaluated; None in the iterations between evaluations (RLlib
+    repeats the latest evaluation's metrics there, without ``EVAL_MARKER``)."""
+    if lookup(result, EVAL_MARKER) is None:
+        return None
+    return finite(lookup(result, EVAL_RETURN))
+
+
+def format_returns(result: dict, last_eval: tuple[float, int] | None = None) -> str:
+    """``eval 412, train 380`` | ``eval 412 (it 10), train 380`` (an earlier evaluation) | ``eval -, train 380``."""
+    value, repeated = fresh_evaluation(result), finite(lookup(result, EVAL_RETURN))
+    if value is not None:
+        ev = _fmt(value)
+    elif last_eval is not None:
+        ev = f"{_fmt(last_eval[0])} (it {last_eval[1]})"
+    elif repeated is not None:
+        ev = f"{_fmt(repeated)} (earlier)"
+    else:
+        ev = "-"
+    train = finite(lookup(result, TRAIN_RETURN))
+    return f"eval {ev}, train {_fmt(train) if train is not None else '-'}"
+
+
 def last_error_line(error_file: str | None) -> str:
     """The last non-empty line of a Tune error file (the exception), or a placeholder."""
     try:
@@ -149,24 +194,61 @@ def last_error_line(error_file: str | None) -> str:
     return lines[-1][:300] if lines else "the trial failed"
 
 
+def return_history(rows: list[dict], key: str) -> list[tuple[int | None, float]]:
+    """(env steps, value) of every result row with a finite ``key``, in iteration order."""
+    return [(env_steps(row), v) for row in metric_rows(rows, key) for v in [finite(lookup(row, key))] if v is not None]
+
+
+def describe_returns(history: list[tuple[int | None, float]], repeat: int = 1) -> str | None:
+    """``last 805 (env step 1,000,000), best 845 (env step 450,000)``; frames too when ``repeat`` > 1."""
+    if not history:
+        return None
+
+    def at(steps: int | None) -> str:
+        if steps is None:
+            return ""
+        return f" (env step {steps:,} = frame {steps * repeat:,})" if repeat != 1 else f" (env step {steps:,})"
+
+    last_steps, last = history[-1]
+    best_steps, best = max(history, key=lambda h: h[1])  # the first time the best was reached
+    return f"last {_fmt(last)}{at(last_steps)}, best {_fmt(best)}{at(best_steps)}"
+
+
+def trial_evaluates(config: dict | None) -> bool | None:
+    """Whether a trial's config evaluates (None: config unknown)."""
+    if not isinstance(config, dict):
+        return None
+    return bool(config.get("evaluation_interval"))
+
+
 def print_summary(name: str, exp_dir: str, result_grid, started: float, resume_hint: str, curves: str | None) -> tuple[int, int]:
-    """Per-trial table (status, iterations, env steps, last/best return, checkpoint) and where everything is.
+    """Per-trial table (status, iterations, env steps, evaluation and training return: last and best with the env
+    step of each, checkpoint), the best evaluation return over training as mean +- std over seeds (the paper's
+    Table 1 statistic) when a setting has several seeds, and where everything is.
 
     Returns (failed, interrupted) trial counts.
     """
-    rows = []
+    rows, best_evals = [], []
     for result in result_grid:
         metrics = result.metrics or {}
         label = os.path.basename(result.path) if result.path else "?"
-        returns = [lookup(row, RETURN_KEY) for row in read_results(result.path)] if result.path else []
-        returns = [r for r in returns if isinstance(r, (int, float)) and math.isfinite(r)]
-        best = max(returns) if returns else None
-        ret = lookup(metrics, RETURN_KEY)
+        history = read_results(result.path) if result.path else []
+        if not history and metrics:
+            history = [metrics]
+        config = getattr(result, "config", None)
+        repeat = action_repeat(config) if isinstance(config, dict) else 1
+        evals = return_history(history, EVAL_RETURN)
+        if evals and result.path:
+            best_evals.append({**trial_info(result.path), "best": max(v for _, v in evals)})
+        ev = describe_returns(evals, repeat)
+        if ev is None:
+            ev = "- (evaluation is off: set evaluation_interval)" if trial_evaluates(config) is False else "- (no evaluation yet)"
+        train = describe_returns(return_history(history, TRAIN_RETURN), repeat) or "-"
         status = "ERROR" if result.error else "OK"
         ckpt = result.checkpoint.path if result.checkpoint else "-"
         error_txt = os.path.join(result.path or "", "error.txt")
         error = (last_error_line(error_txt) if os.path.exists(error_txt) else one_line(result.error)) if result.error else None
-        rows.append((label, status, metrics.get("training_iteration", 0), env_steps(metrics), ret, best, ckpt, error))
+        rows.append((label, status, metrics.get("training_iteration", 0), env_steps(metrics), ev, train, ckpt, error))
     trials = getattr(getattr(result_grid, "_experiment_analysis", None), "trials", None) or []
     unfinished = sum(str(getattr(t, "status", "")) not in ("TERMINATED", "ERROR") for t in trials)
     n_err = sum(r[1] == "ERROR" for r in rows)
@@ -174,13 +256,13 @@ def print_summary(name: str, exp_dir: str, result_grid, started: float, resume_h
     stopped = f", {unfinished} interrupted" if unfinished else ""
     print(f"== {name}: {len(rows)} trial(s), {len(rows) - n_err - unfinished} finished, {n_err} failed{stopped}, "
           f"{format_duration(time.time() - started)}")
-    for label, status, iters, steps, ret, best, ckpt, error in rows:
-        r = _fmt(ret) if isinstance(ret, (int, float)) and math.isfinite(ret) else "-"
-        b = _fmt(best) if best is not None and math.isfinite(best) else "-"
-        print(f"  {status:5} {label}\n        iterations {iters}, env steps {steps if steps is not None else '-'}, "
-              f"return last {r} best {b}\n        checkpoint {ckpt}")
+    for label, status, iters, steps, ev, train, ckpt, error in rows:
+        print(f"  {status:5} {label}\n        iterations {iters}, env steps {f'{steps:,}' if steps is not None else '-'}\n"
+              f"        eval return  {ev}\n        train return {train}\n        checkpoint {ckpt}")
         if error:
             print(f"        error: {error}")
+    for line in best_eval_lines(best_evals):
+        print(line)
     print(f"Results:     {exp_dir}  (tensorboard --logdir {exp_dir})")
     if curves:
         print(f"Curves:      {curves}")
@@ -191,3 +273,18 @@ def print_summary(name: str, exp_dir: str, result_grid, started: float, resume_h
         print(f"Resume:      {resume_hint}")
     print("", flush=True)
     return n_err, unfinished
+
+
+def best_eval_lines(trials: list[dict]) -> list[str]:
+    """Best evaluation return over training, mean +- std over the seeds of each setting (paper Table 1); nothing
+    unless some setting has two or more seeds."""
+    groups = group_trials(trials)
+    if not any(len(members) > 1 for members in groups.values()):
+        return []
+    lines = ["Best eval return over training, mean +- std over seeds (paper Table 1):"]
+    for (env, label), members in sorted(groups.items()):
+        best = [t["best"] for t in members]
+        mean = sum(best) / len(best)
+        std = math.sqrt(sum((b - mean) ** 2 for b in best) / (len(best) - 1)) if len(best) > 1 else 0.0
+        lines.append(f"  {env} {label}: {_fmt(mean)} +- {_fmt(std)} (n={len(best)})")
+    return lines

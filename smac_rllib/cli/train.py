@@ -21,7 +21,7 @@ from smac_rllib.cli.yaml_loader import ExperimentSpec, Overrides, load_experimen
 
 DEFAULT_STORAGE_PATH = "~/ray_results"
 EXIT_INTERRUPTED = 130
-WANDB_UPLOAD_TIMEOUT_S = 30  # WandbLoggerCallback's default (1800 s) hangs a failed run (DESIGN §5)
+WANDB_UPLOAD_TIMEOUT_S = 30  # WandbLoggerCallback's default (1800 s) hangs a failed run (docs/design.md §5)
 
 
 def run_train(args) -> int:
@@ -51,6 +51,8 @@ def run_train(args) -> int:
             need = trial_request(spec)
             print(f"{spec.name}: {spec.run} on {_describe_env(spec.param_space['env'])}, {spec.num_trials} trial(s), "
                   f"{need['CPU']:g} CPU + {need['GPU']:g} GPU per trial, stop {spec.stop}")
+            if spec.configs:
+                print(f"  {describe_evaluation(spec.configs[0])}")
         return 0
 
     import ray
@@ -97,6 +99,24 @@ def worker_env_vars() -> dict[str, str]:
         job = {}
     taken = ((job.get("runtime_env") or {}).get("env_vars") or {}) if isinstance(job, dict) else {}
     return {k: os.environ[k] for k in keys if k in os.environ and k not in taken}
+
+
+def describe_evaluation(config) -> str:
+    """``evaluation every 5 iterations (~5,000 agent steps = 10,000 frames): 5 episodes, deterministic policy, ...``"""
+    interval = config.evaluation_interval
+    if not interval:
+        return "no evaluation (add evaluation_interval, evaluation_duration, evaluation_config: {explore: false})"
+    from smac_rllib.cli.plot import EVAL_RETURN, action_repeat
+
+    eval_config = config.get_evaluation_config_object()
+    steps = interval * config.min_sample_timesteps_per_iteration
+    repeat = action_repeat({"env_config": config.env_config if isinstance(config.env_config, dict) else {}})
+    every = f"~{steps:,} agent steps = {steps * repeat:,} frames" if repeat != 1 else f"~{steps:,} env steps"
+    policy = "exploring policy" if eval_config.explore else "deterministic policy"
+    runners = config.evaluation_num_env_runners
+    where = f"{runners} eval env runner(s)" if runners else "a local eval env runner in the trial process"
+    return (f"evaluation every {interval} iteration(s) ({every}): {config.evaluation_duration} "
+            f"{config.evaluation_duration_unit}, {policy}, on {where} -> {EVAL_RETURN}")
 
 
 def _describe_env(env) -> str:
@@ -252,7 +272,7 @@ class MetricStopper(Stopper):
     """Stops a trial when any ``"a/b"`` criterion reaches its value; a metric not reported yet is not an error.
 
     Tune's dict ``stop`` raises when a key is missing from a result, e.g. an episode return before the first
-    1000-step DMC episode ended (DESIGN §3).
+    1000-step DMC episode ended (docs/design.md §3).
     """
 
     def __init__(self, criteria: dict[str, float]):

@@ -13,9 +13,16 @@ are optional)::
       max_failures: 2                           # trial restarts from its last checkpoint (Tune FailureConfig)
       max_concurrent_trials: 4
       wandb: {project: smac_rllib, group: state}                     # WandbLoggerCallback arguments
-      scheduler: {type: ASHA, metric: env_runners/episode_return_mean, mode: max, ...}
+      scheduler: {type: ASHA, metric: evaluation/env_runners/episode_return_mean, mode: max, ...}
       config:                                   # AlgorithmConfig keys, as in config.to_dict()
         num_particles: {grid_search: [8, 16, 32]}                    # grid_search works at any depth
+        evaluation_interval: 10                 # RLlib's .evaluation(...): every 10 iterations, 10 episodes of
+        evaluation_duration: 10                 #   the deterministic policy -> evaluation/env_runners/...
+        evaluation_config: {explore: false}
+
+Metrics under ``evaluation/`` (stop criteria, the scheduler's metric) need ``evaluation_interval`` in every grid
+point; the scheduler's default metric is the evaluation return when the experiment evaluates, else the
+training return.
 
 Several experiments in one file run in order. Numbers like ``3e-4`` are floats (YAML 1.1 would read a string).
 """
@@ -34,7 +41,7 @@ from typing import Any
 
 import yaml
 
-from smac_rllib.cli.checks import check_config, check_env, did_you_mean, is_grid, quiet, type_name
+from smac_rllib.cli.checks import check_config, check_env, did_you_mean, grid_options, is_grid, quiet, type_name
 from smac_rllib.cli.errors import UserError, one_line
 
 # --------------------------------------------------------------------------------------------- YAML reading
@@ -156,7 +163,13 @@ LEGACY_METRICS = {
     "episode_return_mean": "env_runners/episode_return_mean",
     "env_runners/episode_reward_mean": "env_runners/episode_return_mean",
     "sampler_results/episode_reward_mean": "env_runners/episode_return_mean",
+    "evaluation/episode_reward_mean": "evaluation/env_runners/episode_return_mean",
+    "evaluation/episode_return_mean": "evaluation/env_runners/episode_return_mean",
+    "evaluation/env_runners/episode_reward_mean": "evaluation/env_runners/episode_return_mean",
+    "evaluation/sampler_results/episode_reward_mean": "evaluation/env_runners/episode_return_mean",
 }
+EVAL_RETURN = "evaluation/env_runners/episode_return_mean"
+TRAIN_RETURN = "env_runners/episode_return_mean"
 OUR_ALGORITHMS = ("SMAC", "SACBaseline")
 
 
@@ -281,6 +294,16 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
     max_failures = body.get("max_failures", 2)
     if not (isinstance(max_failures, int) and not isinstance(max_failures, bool) and max_failures >= -1):
         raise UserError(f"max_failures={max_failures!r} must be an integer >= -1 (-1: retry forever)", _where(path, body, "max_failures"))
+    evaluates = _evaluates(config)
+    for key in stop:
+        if key.startswith("evaluation/") and not evaluates:
+            raise UserError(
+                f"stop criterion {key!r} is reported only when the experiment evaluates; add `evaluation_interval: 10` "
+                "(and evaluation_duration, evaluation_config: {explore: false}) to every grid point's config",
+                _where(path, body, "stop") if ov.stop is None else "--stop",
+            )
+    scheduler = parse_scheduler(body.get("scheduler"), _where(path, body, "scheduler"), evaluates=evaluates)
+
     max_concurrent = body.get("max_concurrent_trials")
     if max_concurrent is not None and not (isinstance(max_concurrent, int) and max_concurrent >= 1):
         raise UserError(f"max_concurrent_trials={max_concurrent!r} must be an integer >= 1", _where(path, body, "max_concurrent_trials"))
@@ -297,7 +320,7 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
         max_failures=max_failures,
         max_concurrent_trials=max_concurrent,
         wandb=parse_wandb(body.get("wandb"), ov.wandb, _where(path, body, "wandb")),
-        scheduler=parse_scheduler(body.get("scheduler"), _where(path, body, "scheduler")),
+        scheduler=scheduler,
         source=path,
         key_lines=config_lines,
     )
@@ -372,11 +395,18 @@ def parse_wandb(block: Any, flag: bool | None, where: str) -> dict | None:
     return {"project": DEFAULT_WANDB_PROJECT, **_plain(block)}
 
 
-def parse_scheduler(block: Any, where: str) -> dict | None:
+def _evaluates(config: dict) -> bool:
+    """Whether every grid point of ``config`` evaluates (``evaluation_interval`` >= 1): ``evaluation/...`` results."""
+    options = grid_options(config.get("evaluation_interval"))
+    return all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in options)
+
+
+def parse_scheduler(block: Any, where: str, *, evaluates: bool = False) -> dict | None:
+    """``{"type": "ASHA", ...}`` or None (FIFO); the default metric is the evaluation return when ``evaluates``."""
     if block is None:
         return None
     if not isinstance(block, dict) or "type" not in block:
-        raise UserError("scheduler must be a mapping with a type, e.g. {type: ASHA, metric: env_runners/episode_return_mean, mode: max}", where)
+        raise UserError("scheduler must be a mapping with a type, e.g. {type: ASHA, metric: evaluation/env_runners/episode_return_mean, mode: max}", where)
     kind = SCHEDULER_TYPES.get(str(block["type"]).lower().replace("-", "_"))
     if kind is None:
         raise UserError(f"unknown scheduler type {block['type']!r}; use ASHA or FIFO", where)
@@ -392,7 +422,13 @@ def parse_scheduler(block: Any, where: str) -> dict | None:
     for key in ("metric", "time_attr"):
         if key in options:
             options[key] = LEGACY_METRICS.get(options[key], options[key])
-    options.setdefault("metric", "env_runners/episode_return_mean")
+    if str(options.get("metric", "")).startswith("evaluation/") and not evaluates:
+        raise UserError(
+            f"scheduler metric {options['metric']!r} is reported only when the experiment evaluates; add "
+            "`evaluation_interval: 10` to the config, or use metric: env_runners/episode_return_mean (the training return)",
+            where,
+        )
+    options.setdefault("metric", EVAL_RETURN if evaluates else TRAIN_RETURN)
     options.setdefault("mode", "max")
     options.setdefault("time_attr", "training_iteration")
     return {"type": "ASHA", **options}

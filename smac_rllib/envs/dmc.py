@@ -1,6 +1,6 @@
 """DeepMind Control Suite task as a gymnasium.Env: flat float32 states or uint8 pixels, action repeat, seeds.
 
-One wrapper over ``dm_control.suite.load`` (DESIGN.md section 4: Shimmy gives float64 dict observations and no
+One wrapper over ``dm_control.suite.load`` (docs/design.md §4: Shimmy gives float64 dict observations and no
 action repeat, RLlib's bundled DMCEnv ignores reset seeds):
 
 * states:  ``Box(-inf, inf, (D,), float32)``, the observation dict flattened in dm_control's key order;
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-# dm_control picks its GL backend once, when first imported (DESIGN.md section 4).
+# dm_control picks its GL backend once, when first imported (docs/design.md §4).
 os.environ.setdefault("MUJOCO_GL", "egl")
 if os.environ["MUJOCO_GL"] in ("egl", "osmesa"):
     os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
@@ -113,7 +113,7 @@ class DMCEnv(gym.Env):
         if not 0 <= self.camera_id < max(ncam, 1):
             raise ValueError(f"{self.name}: camera_id={self.camera_id} out of range; this model has {ncam} camera(s)")
         if self.fast_render:
-            # Read when the GL context is made (first render), so set before it.  DESIGN.md section 4.
+            # Read when the GL context is made (first render), so set before it.  docs/design.md §4.
             self.physics.model.vis.quality.shadowsize = 0
             self.physics.model.vis.quality.offsamples = 0
 

@@ -121,8 +121,10 @@ class SMACPixelTorchRLModule(TorchRLModule, InferenceOnlyAPI, TargetNetworkAPI, 
         return {Columns.ACTIONS: action_B_A.unsqueeze(1) if has_time else action_B_A, Columns.STATE_OUT: state_out}
 
     def _forward_inference(self, batch: dict[str, Any], **kwargs) -> dict[str, Any]:
+        """Deterministic evaluation: the posterior-mean belief (acted on AND carried to the next step), tanh(mean)."""
         post, has_time = self._filter_step(batch)
-        feat_B_F = self.world_model.rssm.get_feat({"stoch": post["mean"], "deter": post["deter"]})
+        post = dict(post, stoch=post["mean"])  # no sampled latent anywhere: the whole episode is deterministic
+        feat_B_F = self.world_model.rssm.get_feat(post)
         return self._act_output(post, self.actor.mean_action(feat_B_F), has_time)
 
     def _forward_exploration(self, batch: dict[str, Any], **kwargs) -> dict[str, Any]:

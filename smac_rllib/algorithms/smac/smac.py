@@ -38,7 +38,7 @@ _FIELDS = {  # name: (default, reference-code name / meaning) -- one home per hy
                                        "num_steps_sampled_before_learning_starts agent steps (pytorch_sac seed steps; "
                                        "reference start_steps)"),
     "max_consecutive_nonfinite_updates": (100, "stop the run after this many skipped non-finite updates in a row"),
-    "torch_num_threads": (1, "torch threads per CPU learner / env runner process (DESIGN §3); 0 = torch default"),
+    "torch_num_threads": (1, "torch threads per CPU learner / env runner process (docs/design.md §3); 0 = torch default"),
     # --- pixels (Alg. 2); used when env_config has from_pixels=True ---
     "world_model_preset": ("paper", "RSSM sizes: 'paper' (deter 200, stoch 30, depth 32) | 'small' | 'tiny'"),
     "critic_particles": ("all", "pixel critic trained on 'all' K+1 belief particles, each with its own a' "
@@ -72,9 +72,10 @@ class SMACConfig(SACConfig):
 
     Fields beyond SAC (paper name -> ours): K -> ``num_particles``; latent size -> ``latent_dim``;
     estimator -> ``estimator``; beta (App. B.3) -> ``beta``; see ``_FIELDS`` for each one's meaning.
-    SAC defaults changed to the paper's (pytorch_sac): all learning rates 3e-4, uniform replay of 1M,
-    MSE critic loss, initial alpha 0.1, 5000 random steps before learning, 1 update per env step.
-    Batch 256 (not pytorch_sac's 1024): 4x cheaper per update on CPU learners and SAC's original setting.
+    SAC defaults changed: all learning rates 3e-4 (SAC's original setting; pytorch_sac uses 1e-4), uniform
+    replay of 1M, MSE critic loss, initial alpha 0.1, 5000 uniform random steps before learning, 1 update per
+    env step (pytorch_sac). Batch 256 (SAC's original setting, not pytorch_sac's 1024): 4x cheaper per update
+    on CPU learners. The state path has no public reference code: docs/fidelity.md lists what we chose.
     Pixel defaults are the reference code's (``visual_control/configs/default/default.yaml``): initial alpha
     1.0, 5000 random agent steps (= start_steps 10000 frames at action repeat 2), 0.2 updates per agent step,
     conditional TD-target entropy, critic on all particles. Every difference left: docs/fidelity.md.
@@ -93,7 +94,7 @@ class SMACConfig(SACConfig):
         self.train_batch_size_per_learner = 256
         self.num_steps_sampled_before_learning_starts = 5000  # agent steps: pytorch_sac's 5000 | reference's 10000 frames
         self.replay_buffer_config = {"type": "EpisodeReplayBuffer", "capacity": 1_000_000}
-        self.store_buffer_in_checkpoints = True  # RLlib 2.60 would drop the buffer on restore (DESIGN §3)
+        self.store_buffer_in_checkpoints = True  # RLlib 2.60 would drop the buffer on restore (docs/design.md §3)
         self.rollout_fragment_length = 10
         self.min_sample_timesteps_per_iteration = 1000  # >= one DMC episode per iteration
         self.min_time_s_per_iteration = 0

@@ -176,7 +176,7 @@ class SMACPixelTorchLearner(SMACTorchLearner):
         return fwd_out[WM_LOSS] + actor_critic_alpha  # Eq. (13) trains the world model only (belief detached)
 
     def postprocess_gradients_for_module(self, *, module_id, config=None, module_gradients_dict):
-        """Global-norm clip per optimizer at ``pixel_grad_clip`` (reference: 100 for model, actor and critic)."""
+        """Global-norm clip per optimizer at ``pixel_grad_clip`` (reference: 100 for model, actor and critic; not alpha)."""
         if self._fp16_scaler is not None:  # unscale in place (the dict holds the .grad tensors) before clipping
             for _, optimizer in self.get_optimizers_for_module(module_id):
                 self._fp16_scaler.unscale_(optimizer)
@@ -186,6 +186,9 @@ class SMACPixelTorchLearner(SMACTorchLearner):
         clipped = {}
         for optimizer_name, optimizer in self.get_optimizers_for_module(module_id):
             grads = self.filter_param_dict_for_optimizer(param_dict=module_gradients_dict, optimizer=optimizer)
+            if optimizer_name == "alpha":  # the reference clips model, critic and actor only (smac.py:166-168)
+                clipped.update(grads)
+                continue
             norm = self._get_clip_function()(grads, grad_clip=clip, grad_clip_by="global_norm")
             self.metrics.log_value((module_id, f"gradients/{optimizer_name}_global_norm"), float(norm), window=1)
             clipped.update(grads)

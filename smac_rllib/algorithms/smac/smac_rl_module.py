@@ -39,7 +39,7 @@ class SMACTorchRLModule(TorchRLModule, InferenceOnlyAPI, TargetNetworkAPI, QNetA
         cfg = self.model_config
         _check_spaces(self.observation_space, self.action_space)
         if cfg.get("torch_num_threads"):
-            torch.set_num_threads(int(cfg["torch_num_threads"]))  # DESIGN §3: 1 thread per CPU process
+            torch.set_num_threads(int(cfg["torch_num_threads"]))  # docs/design.md §3: 1 thread per CPU process
         obs_dim = int(self.observation_space.shape[0])
         action_dim = int(self.action_space.shape[0])
         self.num_particles = int(cfg.get("num_particles", 16))
@@ -125,5 +125,5 @@ def _check_spaces(observation_space: gym.Space, action_space: gym.Space) -> None
     if not isinstance(observation_space, gym.spaces.Box) or len(observation_space.shape) != 1:
         raise ValueError(
             f"state-based SMAC needs a flat Box observation space; got {observation_space} "
-            "(for pixels use env_config={'from_pixels': True} with SMACConfig().pixels(...))"
+            "(for pixels use SMACConfig().environment(env, env_config={'from_pixels': True}))"
         )
