@@ -1,13 +1,32 @@
-"""SMAC's actor-critic losses as pure functions (torch and math only; the Learner calls these).
+"""SMAC's actor-critic losses as pure functions (torch, math and ``smac_rllib.estimators``; no ray).
 
-Legend: B = batch, T2 = the twin critics (2). ``entropy_*`` are estimates of the MARGINAL entropy
-H[pi(.|h)] from ``smac_rllib.estimators`` (for SAC: -log pi(a|x)).
+Legend: B = batch (for pixels with ``critic_particles="all"``: (R, M) = particles x transitions), T2 = the twin
+critics (2), K1 = K + 1 latents. ``entropy_*`` are estimates of the MARGINAL entropy H[pi(.|h)] from
+``smac_rllib.estimators`` (for SAC: -log pi(a|x)).
+
+``soft_actor_critic_losses`` turns the outputs of a training forward pass (the keys below, produced by the
+state RLModule and by ``smac_rllib.pixel_update.forward_train``) into the critic, actor and temperature
+losses; the RLlib Learner and the pure-torch ``PixelUpdate`` both call it.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import NamedTuple
+
 import torch
 import torch.nn.functional as F
+
+from smac_rllib import estimators
+from smac_rllib.models.distributions import gaussian_entropy
+
+# Keys of the training forward pass.
+Q_PRED = "q_pred_T2_B"  # Q_i(x, a_replay), gradients to the critics
+Q_PI = "q_pi_B"  # (marginal) min_i Q_i(x, a ~ pi), critics frozen: gradients to the policy only
+LOG_W = "log_w_K1_B"  # log pi(a|s_k) for the action sampled at x
+ACTION_LOG_STD = "action_log_std_B_A"
+Q_NEXT_TARGET = "q_next_target_T2_B"  # Qbar_i(x', a' ~ pi), no gradient
+LOG_W_NEXT = "log_w_next_K1_B"  # at x', no gradient
 
 
 def td_target(
@@ -81,3 +100,94 @@ def alpha_loss(log_alpha: torch.Tensor, entropy_B: torch.Tensor, *, target_entro
     """
     return (log_alpha * (entropy_B.detach() - target_entropy)).mean()
 
+
+
+@dataclass(frozen=True)
+class ObjectiveSettings:
+    """The config fields the losses read (SMACConfig's, resolved per modality)."""
+
+    estimator: str = "mlmc"
+    mlmc_average_level0: bool = True
+    td_entropy: str = "marginal"
+    beta: float = 0.0
+    beta_scale: str = "alpha"
+    critic_loss: str = "mse"
+
+    @classmethod
+    def from_config(cls, config) -> "ObjectiveSettings":
+        return cls(config.estimator, config.mlmc_average_level0, config.resolved_td_entropy, config.beta,
+                   config.beta_scale, config.critic_loss)
+
+    def entropy(self, log_w_K1_B: torch.Tensor) -> torch.Tensor:
+        return estimators.entropy_estimate(log_w_K1_B, self.estimator, mlmc_average_level0=self.mlmc_average_level0)
+
+
+class Losses(NamedTuple):
+    critic: torch.Tensor
+    actor: torch.Tensor
+    alpha: torch.Tensor
+    target_B: torch.Tensor
+    entropy_B: torch.Tensor
+    cond_entropy_B: torch.Tensor
+    alpha_value: torch.Tensor
+
+
+def soft_td_target(fwd_out: dict, reward_next_B, terminated_next_B, *, alpha, discount_B, settings: ObjectiveSettings) -> torch.Tensor:
+    """Soft TD target with the entropy term ``settings.td_entropy`` chooses: Eq. (10) or Eq. (12)."""
+    if settings.td_entropy == "conditional":  # -log pi(a'|s'), one latent (Eq. 12, reference smac.py:153)
+        entropy_next_B = estimators.conditional_entropy(fwd_out[LOG_W_NEXT])
+    else:  # the marginal estimate at x' (Eq. 10)
+        entropy_next_B = settings.entropy(fwd_out[LOG_W_NEXT])
+    return td_target(reward_next_B, terminated_next_B, fwd_out[Q_NEXT_TARGET], entropy_next_B, alpha=alpha, discount_B=discount_B)
+
+
+def soft_actor_critic_losses(
+    fwd_out: dict,
+    reward_next_B: torch.Tensor,
+    terminated_next_B: torch.Tensor,
+    *,
+    log_alpha: torch.Tensor,
+    target_entropy: float,
+    discount_B: torch.Tensor | float,
+    settings: ObjectiveSettings,
+) -> Losses:
+    """Critic (TD target of Eq. 10/12), actor (Eq. 11) and temperature losses from a training forward pass."""
+    alpha = log_alpha.exp().detach()
+    target_B = soft_td_target(fwd_out, reward_next_B, terminated_next_B, alpha=alpha, discount_B=discount_B, settings=settings)
+    critic = critic_loss(fwd_out[Q_PRED], target_B, kind=settings.critic_loss)
+    log_w_K1_B = fwd_out[LOG_W]
+    entropy_B = settings.entropy(log_w_K1_B)  # H~ of Eq. (6)/(7)
+    cond_entropy_B = estimators.conditional_entropy(log_w_K1_B)
+    actor = actor_loss(
+        fwd_out[Q_PI], entropy_B, alpha=alpha, beta=settings.beta, conditional_entropy_B=cond_entropy_B, beta_scale=settings.beta_scale
+    )  # Eq. (11)
+    temperature = alpha_loss(log_alpha, entropy_B, target_entropy=target_entropy)
+    return Losses(critic, actor, temperature, target_B, entropy_B, cond_entropy_B, alpha)
+
+
+@torch.no_grad()
+def loss_metrics(fwd_out: dict, out: Losses, *, target_entropy: float, num_particles: int, settings: ObjectiveSettings) -> dict:
+    """Metrics as 0-d tensors (no host sync here), prefixed by component (critic/, actor/, alpha/, estimator/)."""
+    q_pred_T2_B = fwd_out[Q_PRED]
+    metrics = {
+        "critic/loss": out.critic,
+        "critic/q_mean": q_pred_T2_B.mean(),
+        "critic/q_max": q_pred_T2_B.max(),
+        "critic/target_mean": out.target_B.mean(),
+        "critic/td_error_abs": (q_pred_T2_B - out.target_B).abs().mean(),
+        "actor/loss": out.actor,
+        "actor/q_pi": fwd_out[Q_PI].mean(),
+        "actor/action_std": fwd_out[ACTION_LOG_STD].exp().mean(),
+        "actor/gaussian_entropy_at_s0": gaussian_entropy(fwd_out[ACTION_LOG_STD]).mean(),
+        "alpha/loss": out.alpha,
+        "alpha/value": out.alpha_value,
+        "alpha/target_entropy": torch.tensor(float(target_entropy)),
+        f"estimator/entropy_{settings.estimator}": out.entropy_B.mean(),
+        "estimator/conditional_entropy": out.cond_entropy_B.mean(),
+        "estimator/num_particles": torch.tensor(float(num_particles)),
+    }
+    if settings.estimator == "mlmc" and num_particles > 0:
+        levels = estimators.mlmc_level_terms(fwd_out[LOG_W], average_level0=settings.mlmc_average_level0)
+        for level, delta_B in enumerate(levels):
+            metrics[f"estimator/mlmc_delta_level{level}"] = delta_B.mean()  # Eq. (7) residuals
+    return {k: v.detach() for k, v in metrics.items()}  # no graph kept alive by a metric

@@ -19,8 +19,9 @@ from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
 
 from smac_rllib import estimators, losses
 from smac_rllib.algorithms import SACBaselineConfig, SMACConfig
-from smac_rllib.algorithms.smac.pixel_rl_module import REWARD_NEXT
-from smac_rllib.algorithms.smac.smac_rl_module import LOG_W_NEXT, Q_NEXT_TARGET, Q_PRED
+from smac_rllib import pixel_update
+from smac_rllib.losses import LOG_W_NEXT, Q_NEXT_TARGET, Q_PRED, ObjectiveSettings
+from smac_rllib.pixel_update import REWARD_NEXT
 from smac_rllib.models.distributions import gaussian_log_prob, tanh_log_det_jacobian
 from smac_rllib.models.latent_policy import TanhGaussianHead, own_first_log_w
 from tests.test_smac_pixels import SPACES as PIXEL_SPACES
@@ -39,13 +40,13 @@ def test_td_target_conditional_vs_marginal_by_hand():
     log_w_next = torch.tensor([[-1.0], [-2.0], [-3.0]])
     fwd_out = {LOG_W_NEXT: log_w_next, Q_NEXT_TARGET: torch.tensor([[2.0], [4.0]])}
     reward, terminated = torch.tensor([1.0]), torch.tensor([False])
-    learner = _learner(num_particles=2, estimator="nested")
     for td_entropy, entropy in [
         ("conditional", 1.0),  # -log pi(a'|s'_0)
         ("marginal", -math.log((math.exp(-1) + math.exp(-2) + math.exp(-3)) / 3)),  # Eq. (6) at x'
     ]:
         config = pixel_config(num_particles=2, estimator="nested", td_entropy=td_entropy, gamma=GAMMA)
-        target = learner._td_target(config, fwd_out, reward, terminated, GAMMA, ALPHA)
+        settings = ObjectiveSettings.from_config(config)  # what the Learner passes
+        target = losses.soft_td_target(fwd_out, reward, terminated, alpha=ALPHA, discount_B=GAMMA, settings=settings)
         torch.testing.assert_close(target, torch.tensor([1.0 + GAMMA * (2.0 + ALPHA * entropy)]))
 
 
@@ -56,8 +57,8 @@ def test_td_target_per_particle_by_hand():
         Q_NEXT_TARGET: torch.tensor([[[1.0, 2.0], [3.0, 4.0]], [[0.0, 5.0], [6.0, 1.0]]]),  # (T2, R, M)
     }
     reward, terminated = torch.tensor([0.5, -0.5]), torch.tensor([False, True])
-    config = pixel_config(td_entropy="conditional", gamma=GAMMA)
-    target = _learner()._td_target(config, fwd_out, reward, terminated, GAMMA, ALPHA)
+    settings = ObjectiveSettings.from_config(pixel_config(td_entropy="conditional"))
+    target = losses.soft_td_target(fwd_out, reward, terminated, alpha=ALPHA, discount_B=GAMMA, settings=settings)
     expected = torch.tensor(
         [
             [0.5 + GAMMA * (0.0 + ALPHA * 1.0), -0.5],  # particle 0: min(1, 0) = 0; -log w = 1; 2nd transition ends
@@ -81,7 +82,7 @@ def _fixed_forward(monkeypatch, **training):
     B, T = batch["is_first"].shape
     feat_dim = module.world_model.feat_dim
     latents = torch.randn(3, B, T, feat_dim, generator=torch.Generator().manual_seed(0)) + torch.arange(3.0)[:, None, None, None]
-    monkeypatch.setattr(module, "_belief_particles", lambda *args: latents)
+    monkeypatch.setattr(pixel_update, "belief_particles", lambda *args: latents)
     monkeypatch.setattr(torch, "randn_like", torch.zeros_like)
     with torch.no_grad():
         out = module.forward_train(batch)

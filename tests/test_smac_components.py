@@ -12,7 +12,7 @@ from ray.rllib.core.columns import Columns
 from smac_rllib import estimators, losses
 from smac_rllib.algorithms import SMACConfig
 from smac_rllib.algorithms.smac.smac_learner import NonFiniteUpdateError
-from smac_rllib.algorithms.smac.smac_rl_module import LOG_W, LOG_W_NEXT, Q_NEXT_TARGET, Q_PI, Q_PRED
+from smac_rllib.losses import LOG_W, LOG_W_NEXT, Q_NEXT_TARGET, Q_PI, Q_PRED
 
 OBS_DIM, ACT_DIM, B, K = 5, 2, 16, 4
 SPACES = {

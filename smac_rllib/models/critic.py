@@ -19,3 +19,19 @@ class TwinQ(nn.Module):
     def forward(self, obs_X: torch.Tensor, action_A: torch.Tensor) -> torch.Tensor:
         obs_action = torch.cat([obs_X, action_A], dim=-1)
         return torch.stack([self.q1(obs_action).squeeze(-1), self.q2(obs_action).squeeze(-1)])
+
+
+class frozen:
+    """Context manager: temporarily set requires_grad=False on a module's parameters (restores each flag)."""
+
+    def __init__(self, module: nn.Module):
+        self.params = list(module.parameters())
+
+    def __enter__(self):
+        self.flags = [p.requires_grad for p in self.params]
+        for p in self.params:
+            p.requires_grad_(False)
+
+    def __exit__(self, *exc):
+        for p, flag in zip(self.params, self.flags):
+            p.requires_grad_(flag)

@@ -18,9 +18,7 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.core.learner.torch.torch_learner import TorchLearner
 from ray.rllib.utils.metrics import ALL_MODULES
 
-from smac_rllib import estimators, losses
-from smac_rllib.algorithms.smac.smac_rl_module import ACTION_LOG_STD, LOG_W, LOG_W_NEXT, Q_NEXT_TARGET, Q_PI, Q_PRED
-from smac_rllib.models.distributions import gaussian_entropy
+from smac_rllib import losses
 
 
 class NonFiniteUpdateError(FloatingPointError):
@@ -54,65 +52,17 @@ class SMACTorchLearner(SACTorchLearner):
         )
 
     def _soft_actor_critic_losses(self, module_id, config, fwd_out, reward_next_B, terminated_next_B, discount_B) -> torch.Tensor:
-        """Critic (TD target of Eq. 10/12) + actor (Eq. 11) + temperature losses, summed; metrics logged."""
+        """Critic (TD target of Eq. 10/12) + actor (Eq. 11) + temperature losses (``smac_rllib.losses``), summed; metrics logged."""
         module = self._module[module_id].unwrapped()
-        log_alpha = module.log_alpha
-        alpha = log_alpha.exp().detach()
+        settings = losses.ObjectiveSettings.from_config(config)
         target_entropy = float(self.target_entropy[module_id])
-
-        target_B = self._td_target(config, fwd_out, reward_next_B, terminated_next_B, discount_B, alpha)
-        critic_loss = losses.critic_loss(fwd_out[Q_PRED], target_B, kind=config.critic_loss)
-
-        log_w_K1_B = fwd_out[LOG_W]
-        entropy_B = self._entropy(log_w_K1_B, config)  # H~ of Eq. (6)/(7)
-        cond_entropy_B = estimators.conditional_entropy(log_w_K1_B)
-        actor_loss = losses.actor_loss(
-            fwd_out[Q_PI], entropy_B, alpha=alpha, beta=config.beta, conditional_entropy_B=cond_entropy_B, beta_scale=config.beta_scale
-        )  # Eq. (11)
-        alpha_loss = losses.alpha_loss(log_alpha, entropy_B, target_entropy=target_entropy)
-
-        self._log_smac_metrics(module_id, config, fwd_out, target_B, entropy_B, cond_entropy_B, critic_loss, actor_loss, alpha_loss, alpha)
-        return critic_loss + actor_loss + alpha_loss
-
-    def _td_target(self, config, fwd_out, reward_next_B, terminated_next_B, discount_B, alpha) -> torch.Tensor:
-        """Soft TD target (Eq. 10 / 12). ``B`` may be (R, M): one target per belief particle (pixels, critic_particles="all")."""
-        if config.resolved_td_entropy == "conditional":  # -log pi(a'|s'), one latent (Eq. 12, reference smac.py:153)
-            entropy_next_B = estimators.conditional_entropy(fwd_out[LOG_W_NEXT])
-        else:  # the marginal estimate at x' (Eq. 10)
-            entropy_next_B = self._entropy(fwd_out[LOG_W_NEXT], config)
-        return losses.td_target(
-            reward_next_B, terminated_next_B, fwd_out[Q_NEXT_TARGET], entropy_next_B, alpha=alpha, discount_B=discount_B
-        )  # Eq. (10)
-
-    @staticmethod
-    def _entropy(log_w_K1_B: torch.Tensor, config) -> torch.Tensor:
-        return estimators.entropy_estimate(log_w_K1_B, config.estimator, mlmc_average_level0=config.mlmc_average_level0)
-
-    def _log_smac_metrics(self, module_id, config, fwd_out, target_B, entropy_B, cond_entropy_B, critic_loss, actor_loss, alpha_loss, alpha):
-        with torch.no_grad():
-            q_pred_T2_B = fwd_out[Q_PRED]
-            metrics = {
-                "critic/loss": critic_loss,
-                "critic/q_mean": q_pred_T2_B.mean(),
-                "critic/q_max": q_pred_T2_B.max(),
-                "critic/target_mean": target_B.mean(),
-                "critic/td_error_abs": (q_pred_T2_B - target_B).abs().mean(),
-                "actor/loss": actor_loss,
-                "actor/q_pi": fwd_out[Q_PI].mean(),
-                "actor/action_std": fwd_out[ACTION_LOG_STD].exp().mean(),
-                "actor/gaussian_entropy_at_s0": gaussian_entropy(fwd_out[ACTION_LOG_STD]).mean(),
-                "alpha/loss": alpha_loss,
-                "alpha/value": alpha,
-                "alpha/target_entropy": torch.tensor(float(self.target_entropy[module_id])),
-                f"estimator/entropy_{config.estimator}": entropy_B.mean(),
-                "estimator/conditional_entropy": cond_entropy_B.mean(),
-                "estimator/num_particles": torch.tensor(float(config.num_particles)),
-            }
-            if config.estimator == "mlmc" and config.num_particles > 0:
-                levels = estimators.mlmc_level_terms(fwd_out[LOG_W], average_level0=config.mlmc_average_level0)
-                for level, delta_B in enumerate(levels):
-                    metrics[f"estimator/mlmc_delta_level{level}"] = delta_B.mean()  # Eq. (7) residuals
+        out = losses.soft_actor_critic_losses(
+            fwd_out, reward_next_B, terminated_next_B, log_alpha=module.log_alpha, target_entropy=target_entropy,
+            discount_B=discount_B, settings=settings,
+        )
+        metrics = losses.loss_metrics(fwd_out, out, target_entropy=target_entropy, num_particles=config.num_particles, settings=settings)
         self.metrics.log_dict({k: v.detach().float().cpu().item() for k, v in metrics.items()}, key=module_id)
+        return out.critic + out.actor + out.alpha
 
     # --- one backward, skip non-finite updates ----------------------------------------------------------
     def compute_gradients(self, loss_per_module, **kwargs):
@@ -163,7 +113,7 @@ class SMACPixelTorchLearner(SMACTorchLearner):
         ]
 
     def compute_loss_for_module(self, *, module_id, config, batch, fwd_out) -> torch.Tensor:
-        from smac_rllib.algorithms.smac.pixel_rl_module import PARTICLE_SPREAD, REWARD_NEXT, TERMINATED_NEXT, WM_LOSS, WM_METRICS
+        from smac_rllib.pixel_update import PARTICLE_SPREAD, REWARD_NEXT, TERMINATED_NEXT, WM_LOSS, WM_METRICS
 
         # Eq. (12): critic on belief features with the soft value of Eq. (10); entropy over belief particles (Eq. 7)
         actor_critic_alpha = self._soft_actor_critic_losses(

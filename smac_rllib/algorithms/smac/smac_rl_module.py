@@ -20,16 +20,10 @@ from ray.rllib.core.rl_module.apis import InferenceOnlyAPI, QNetAPI, TargetNetwo
 from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
 from torch import nn
 
-from smac_rllib.models.critic import TwinQ
+from smac_rllib.losses import ACTION_LOG_STD, LOG_W, LOG_W_NEXT, Q_NEXT_TARGET, Q_PI, Q_PRED  # train forward keys
+from smac_rllib.models.critic import TwinQ, frozen
 from smac_rllib.models.latent_policy import LatentPolicy
 
-# Keys of the train forward pass (consumed by SMACTorchLearner).
-Q_PRED = "q_pred_T2_B"  # Q_i(x, a_replay), gradients to the critics
-Q_PI = "q_pi_B"  # min_i Q_i(x, a ~ pi), critics frozen: gradients to the policy only
-LOG_W = "log_w_K1_B"  # log pi(a|s_k) for the action sampled at x
-ACTION_LOG_STD = "action_log_std_B_A"
-Q_NEXT_TARGET = "q_next_target_T2_B"  # Qbar_i(x', a' ~ pi), no gradient
-LOG_W_NEXT = "log_w_next_K1_B"  # at x', no gradient
 
 
 class SMACTorchRLModule(TorchRLModule, InferenceOnlyAPI, TargetNetworkAPI, QNetAPI):
@@ -91,7 +85,7 @@ class SMACTorchRLModule(TorchRLModule, InferenceOnlyAPI, TargetNetworkAPI, QNetA
         # Actor: a ~ pi(.|s0), s0..sK ~ q(.|x), reparameterized: trains q(s|x) and pi(a|s) (Alg. 1).
         sample = self.policy.sample(obs_B_X, self.num_particles)
         out[LOG_W], out[ACTION_LOG_STD] = sample.log_w_K1_B, sample.action_log_std_B_A
-        with _frozen(self.qf):  # Q's parameters get no gradient from the actor loss (straight-through)
+        with frozen(self.qf):  # Q's parameters get no gradient from the actor loss (straight-through)
             out[Q_PI] = self.qf(obs_B_X, sample.action_B_A).min(dim=0).values
 
         # Critic target at x' (Eq. 10): a' ~ pi(.|x') and the entropy estimate's log-weights, no gradient
@@ -101,22 +95,6 @@ class SMACTorchRLModule(TorchRLModule, InferenceOnlyAPI, TargetNetworkAPI, QNetA
             out[LOG_W_NEXT] = next_sample.log_w_K1_B
             out[Q_NEXT_TARGET] = self.target_qf(next_obs_B_X, next_sample.action_B_A)
         return out
-
-
-class _frozen:
-    """Context manager: temporarily set requires_grad=False on a module's parameters (restores each flag)."""
-
-    def __init__(self, module: nn.Module):
-        self.params = list(module.parameters())
-
-    def __enter__(self):
-        self.flags = [p.requires_grad for p in self.params]
-        for p in self.params:
-            p.requires_grad_(False)
-
-    def __exit__(self, *exc):
-        for p, flag in zip(self.params, self.flags):
-            p.requires_grad_(flag)
 
 
 def _check_spaces(observation_space: gym.Space, action_space: gym.Space) -> None:

@@ -1,0 +1,216 @@
+"""One pixel SMAC update (Alg. 2) as pure torch: no ray import. The RLlib RLModule/Learner call these pieces;
+``PixelUpdate`` runs a whole update without RLlib (``benchmarks/gpu_learner.py``, the equality test).
+
+Legend: B = batch (sequences), T = time, N = B*T flattened, K1 = K + 1 belief latents (s0 first), R = latent rows
+the critic is trained on (K1 or 1), M = valid transitions (t, t+1) inside one episode, T2 = twin critics,
+F = feature dim (stoch + deter), A = action dim. Frames are uint8 (B, T, 64, 64, 3).
+
+``forward_train``: the world-model ELBO (Eq. 13) and the belief particles -- s0 = the world model's posterior
+sample, K more posterior trajectories re-filtered over the sequence (reference ``visual_control/smac.py:205-249``)
+-- under autocast; then, on the detached particles, the actor's a ~ pi(.|s0) with its K+1 log-weights and the
+marginal Q (Eq. 9); the critic on R latent rows and, per row, a' ~ pi(.|s_{r,t+1}) for the TD target (Eq. 12;
+reference ``smac.py:147-158``). The losses from these outputs: ``smac_rllib.losses.soft_actor_critic_losses``.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from smac_rllib import estimators, losses
+from smac_rllib.losses import ACTION_LOG_STD, LOG_W, LOG_W_NEXT, Q_NEXT_TARGET, Q_PI, Q_PRED
+from smac_rllib.models.critic import TwinQ, frozen
+from smac_rllib.models.distributions import gaussian_log_prob, tanh_log_det_jacobian
+from smac_rllib.models.latent_policy import TanhGaussianHead, own_first_log_w, sample_given_params
+from smac_rllib.models.world_model import WorldModel, WorldModelConfig
+
+WM_LOSS = "world_model_loss"
+WM_METRICS = "world_model_metrics"
+REWARD_NEXT = "reward_next_N"
+TERMINATED_NEXT = "terminated_next_N"
+PARTICLE_SPREAD = "particle_feat_std"
+BATCH_KEYS = ("obs", "actions", "rewards", "is_first", "is_terminated")  # RLlib's Columns values, B x T each
+
+
+@dataclass(frozen=True)
+class PixelSettings:
+    """What the training forward pass needs to know (SMACConfig fields of the same names)."""
+
+    num_particles: int = 32
+    particle_mode: str = "history"  # "history" (reference) | "step"
+    critic_particles: str = "all"  # "all" (reference) | "s0"
+    td_entropy: str = "conditional"  # "conditional" (Eq. 12, reference) | "marginal"
+    autocast_dtype: torch.dtype | None = None
+
+
+def resolve_autocast(setting: str | None) -> torch.dtype | None:
+    """``autocast`` setting -> dtype: "auto" = bf16 on a CUDA learner, fp32 (None) on CPU; "bf16"/"fp16"; None/"off"."""
+    if setting == "auto":
+        return torch.bfloat16 if torch.cuda.is_available() else None
+    return {"bf16": torch.bfloat16, "fp16": torch.float16}.get(setting or "", None)
+
+
+def build_nets(action_dim: int, *, world_model_preset="paper", pixel_hidden_dim=300, actor_layers=4, critic_layers=3,
+               pixel_actor_head="dreamer", inference_only=False):
+    """(world_model, actor, qf or None): the reference's sizes (visual_control/smac.py:36-53)."""
+    world_model = WorldModel(action_dim, WorldModelConfig.preset(world_model_preset))
+    if inference_only:  # env runners filter beliefs and act: no decoder, no reward head
+        del world_model.decoder, world_model.reward_head
+    feat_dim = world_model.feat_dim
+    actor = TanhGaussianHead(feat_dim, action_dim, pixel_hidden_dim, actor_layers, nn.ELU, head=pixel_actor_head)  # pi(a|s)
+    qf = None if inference_only else TwinQ(feat_dim, action_dim, pixel_hidden_dim, critic_layers, nn.ELU)  # Q(s, a), Eq. (12)
+    return world_model, actor, qf
+
+
+def autocast(device: torch.device, dtype: torch.dtype | None):
+    return torch.autocast(device.type, dtype=dtype or torch.bfloat16, enabled=dtype is not None)
+
+
+def forward_train(batch: dict, *, world_model: WorldModel, actor: TanhGaussianHead, qf: TwinQ, target_qf: TwinQ,
+                  settings: PixelSettings, device: torch.device) -> dict:
+    """The training forward pass of pixel SMAC: every loss input, one pass (DDP sees everything). See the module doc."""
+    action_B_T_A = batch["actions"].to(device=device, dtype=torch.float32)  # a_t, taken at x_t
+    is_first_B_T = batch["is_first"].to(device)
+    prev_action_B_T_A = torch.cat([torch.zeros_like(action_B_T_A[:, :1]), action_B_T_A[:, :-1]], dim=1)
+    with autocast(device, settings.autocast_dtype):  # the world model and the particle re-filter (reference smac.py:104, 213)
+        wm_loss, wm_metrics, wm = world_model.loss(
+            batch["obs"], prev_action_B_T_A, batch["rewards"].to(device, torch.float32), is_first_B_T
+        )  # Eq. (13)
+        latent_K1_B_T_F = belief_particles(world_model, wm, prev_action_B_T_A, is_first_B_T, settings)  # detached (Alg. 2)
+    out = {WM_LOSS: wm_loss.float(), WM_METRICS: wm_metrics}
+    K1, B, T = latent_K1_B_T_F.shape[0], *action_B_T_A.shape[:2]
+    latent_K1_B_T_F = latent_K1_B_T_F.float()
+    latent_K1_N_F = latent_K1_B_T_F.reshape(K1, B * T, -1)
+    out[PARTICLE_SPREAD] = latent_K1_N_F.std(dim=0).mean() if K1 > 1 else torch.zeros((), device=device)
+
+    # Actor (trains pi only): a ~ pi(.|s0); log pi(a|s_k) for the entropy; marginal Q over the particles.
+    mean_K1_N_A, log_std_K1_N_A = actor.params(latent_K1_N_F)  # every latent, one pass
+    sample = sample_given_params(mean_K1_N_A, log_std_K1_N_A)
+    out[LOG_W], out[ACTION_LOG_STD] = sample.log_w_K1_B, sample.action_log_std_B_A
+    with frozen(qf):
+        action_K1_N_A = sample.action_B_A.unsqueeze(0).expand(K1, -1, -1)
+        q_K1_N = qf(latent_K1_N_F, action_K1_N_A).min(dim=0).values
+        out[Q_PI] = estimators.marginal_q(q_K1_N)  # Eq. (9), min then logsumexp (reference qagg=lse, aggfirst=False)
+
+    # Critic on the replayed (x_t, a_t) at R latents: all K+1 particles (reference smac.py:156) or s0 only.
+    R = K1 if settings.critic_particles == "all" else 1
+    valid_B_Tm1 = ~is_first_B_T[:, 1:].bool()  # x_{t+1} continues x_t's episode (rows concatenate episodes)
+    q_pred_T2_R_B_T = qf(latent_K1_B_T_F[:R], action_B_T_A.expand(R, -1, -1, -1))
+    out[Q_PRED] = q_pred_T2_R_B_T[..., :-1][:, :, valid_B_Tm1]  # (T2, R, M)
+    # TD target at t+1 (Eq. 12): each latent row r acts a' ~ pi(.|s_r,t+1) (reference smac.py:149-153).
+    with torch.no_grad():
+        mean_R_B_T_A = mean_K1_N_A[:R].detach().reshape(R, B, T, -1)
+        log_std_R_B_T_A = log_std_K1_N_A[:R].detach().reshape(R, B, T, -1)
+        if R == 1:  # s0: reuse the actor's a ~ pi(.|s0) at t+1 and its K+1 log-weights
+            next_action_R_B_T_A = sample.action_B_A.detach().reshape(1, B, T, -1)
+            log_w_K1_R_B_T = sample.log_w_K1_B.detach().reshape(K1, 1, B, T)
+        elif settings.td_entropy == "conditional":  # only -log pi(a'_r | s_r) is needed
+            next_action_R_B_T_A, log_w_K1_R_B_T = _own_action_log_w(mean_R_B_T_A, log_std_R_B_T_A)
+        else:  # every particle's own marginal estimate: K+1 log-weights per particle, own latent first
+            next_action_R_B_T_A, log_w_K1_R_B_T = own_first_log_w(mean_R_B_T_A, log_std_R_B_T_A)
+        if settings.td_entropy == "conditional":
+            log_w_K1_R_B_T = log_w_K1_R_B_T[:1]
+        q_next_T2_R_B_T = target_qf(latent_K1_B_T_F[:R], next_action_R_B_T_A)
+        out[Q_NEXT_TARGET] = q_next_T2_R_B_T[..., 1:][:, :, valid_B_Tm1]  # (T2, R, M)
+        out[LOG_W_NEXT] = log_w_K1_R_B_T[..., 1:][:, :, valid_B_Tm1]  # (K+1 or 1, R, M)
+        out[REWARD_NEXT] = batch["rewards"].to(device, torch.float32)[:, 1:][valid_B_Tm1]
+        out[TERMINATED_NEXT] = batch["is_terminated"].to(device)[:, 1:][valid_B_Tm1]
+    return out
+
+
+def belief_particles(world_model: WorldModel, wm, prev_action_B_T_A, is_first_B_T, settings: PixelSettings) -> torch.Tensor:
+    """(K+1, B, T, F) detached belief features: s0 = the world model's posterior sample, then K particles.
+
+    "history": K independent posterior trajectories filtered over the whole sequence (reference code);
+    "step": K samples of s_t ~ q(s_t | h_t) around the shared deterministic path (cheap).
+    """
+    feat0_1_B_T_F = wm.feat_B_T_F.detach().unsqueeze(0)
+    K = settings.num_particles
+    if K == 0:
+        return feat0_1_B_T_F  # Latent-SAC: one belief sample, no particle cost
+    rssm = world_model.rssm
+    with torch.no_grad():
+        if settings.particle_mode == "history":
+            post_K = rssm.observe_particles(wm.embed_B_T_E.detach(), prev_action_B_T_A, is_first_B_T, K)
+            feat_K_B_T_F = rssm.get_feat(post_K)
+        else:
+            post = {k: v.detach() for k, v in wm.post.items()}
+            stoch_K_B_T_S = rssm.sample_stoch_particles(post, K)
+            feat_K_B_T_F = rssm.get_feat({"stoch": stoch_K_B_T_S, "deter": post["deter"]})
+    return torch.cat([feat0_1_B_T_F, feat_K_B_T_F.to(feat0_1_B_T_F.dtype)], dim=0)
+
+
+def _own_action_log_w(mean_R_B_T_A: torch.Tensor, log_std_R_B_T_A: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """a'_r ~ pi(.|s_r) for every latent row r, and log pi(a'_r | s_r): (R, B, T, A), (1, R, B, T)."""
+    u_R_B_T_A = mean_R_B_T_A + log_std_R_B_T_A.exp() * torch.randn_like(mean_R_B_T_A)
+    log_w_R_B_T = gaussian_log_prob(u_R_B_T_A, mean_R_B_T_A, log_std_R_B_T_A) - tanh_log_det_jacobian(u_R_B_T_A)
+    return torch.tanh(u_R_B_T_A), log_w_R_B_T.unsqueeze(0)
+
+
+# --------------------------------------------------------------------------------- a whole update, no RLlib
+@dataclass(frozen=True)
+class OptimSettings:
+    world_model_lr: float = 6e-4
+    actor_lr: float = 3e-4
+    critic_lr: float = 3e-4
+    alpha_lr: float = 3e-4
+    grad_clip: float = 100.0  # global norm per optimizer, alpha excluded (reference smac.py:166-168)
+    tau: float = 0.005
+    gamma: float = 0.99
+
+
+class PixelUpdate(nn.Module):
+    """The learner's update without RLlib: forward (Eq. 13 + particles), losses (Eqs. 7, 9, 10-12), one backward,
+    per-optimizer clipping, Adam steps, Polyak target update -- the same math as ``SMACPixelTorchLearner``.
+
+    ``step`` returns the metrics as 0-d tensors on the device (no host synchronisation per update).
+    """
+
+    def __init__(self, world_model, actor, qf, log_alpha: float | torch.Tensor, *, settings: PixelSettings,
+                 objective: losses.ObjectiveSettings, optim: OptimSettings = OptimSettings(), target_entropy: float | None = None):
+        super().__init__()
+        self.world_model, self.actor, self.qf = world_model, actor, qf
+        self.target_qf = copy.deepcopy(qf).requires_grad_(False)
+        self.log_alpha = nn.Parameter(torch.as_tensor(log_alpha, dtype=torch.float32).clone().detach())
+        self.settings, self.objective, self.optim = settings, objective, optim
+        self.target_entropy = -float(actor.action_dim) if target_entropy is None else target_entropy  # -|A|
+        groups = {"world_model": (world_model, optim.world_model_lr), "critic": (qf, optim.critic_lr),
+                  "actor": (actor, optim.actor_lr)}
+        self.optimizers = {name: torch.optim.Adam(module.parameters(), lr=lr) for name, (module, lr) in groups.items()}
+        self.optimizers["alpha"] = torch.optim.Adam([self.log_alpha], lr=optim.alpha_lr)
+        self.scaler = None  # fp16: a GradScaler, made on the first step's device
+
+    def step(self, batch: dict) -> dict:
+        device = self.log_alpha.device
+        if self.settings.autocast_dtype is torch.float16 and self.scaler is None:
+            self.scaler = torch.amp.GradScaler(device.type)
+        fwd_out = forward_train(batch, world_model=self.world_model, actor=self.actor, qf=self.qf, target_qf=self.target_qf,
+                                settings=self.settings, device=device)
+        out = losses.soft_actor_critic_losses(
+            fwd_out, fwd_out[REWARD_NEXT], fwd_out[TERMINATED_NEXT], log_alpha=self.log_alpha,
+            target_entropy=self.target_entropy, discount_B=self.optim.gamma, settings=self.objective,
+        )
+        total = fwd_out[WM_LOSS] + out.critic + out.actor + out.alpha
+        for optimizer in self.optimizers.values():
+            optimizer.zero_grad(set_to_none=True)
+        (self.scaler.scale(total) if self.scaler is not None else total).backward()  # one backward (Alg. 2)
+        norms = {}
+        for name, optimizer in self.optimizers.items():
+            if self.scaler is not None:
+                self.scaler.unscale_(optimizer)
+            if name != "alpha" and self.optim.grad_clip:
+                params = [p for group in optimizer.param_groups for p in group["params"]]
+                norms[f"gradients/{name}_global_norm"] = torch.nn.utils.clip_grad_norm_(params, self.optim.grad_clip)
+        for optimizer in self.optimizers.values():
+            self.scaler.step(optimizer) if self.scaler is not None else optimizer.step()
+        if self.scaler is not None:
+            self.scaler.update()
+        with torch.no_grad():  # Polyak averaging of the target critics
+            for target, source in zip(self.target_qf.parameters(), self.qf.parameters()):
+                target.lerp_(source, self.optim.tau)
+        metrics = losses.loss_metrics(fwd_out, out, target_entropy=self.target_entropy,
+                                      num_particles=self.settings.num_particles, settings=self.objective)
+        return metrics | fwd_out[WM_METRICS] | norms | {"estimator/particle_feat_std": fwd_out[PARTICLE_SPREAD]}
