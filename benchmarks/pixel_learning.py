@@ -48,6 +48,8 @@ def run_one(job) -> list[dict]:
     import ray
     import torch
 
+    from smac_rllib.cli.progress import fresh_evaluation
+
     torch.set_num_threads(1)
     import smac_rllib
 
@@ -60,7 +62,8 @@ def run_one(job) -> list[dict]:
             result = algo.train()
             steps = int(result["env_runners"]["num_env_steps_sampled_lifetime"])
             ret = result["env_runners"].get("episode_return_mean", float("nan"))
-            eval_ret = result.get("evaluation", {}).get("env_runners", {}).get("episode_return_mean", float("nan"))
+            eval_ret = fresh_evaluation(result)  # None between evaluations (RLlib repeats the last one there)
+            eval_ret = float("nan") if eval_ret is None else eval_ret
             learner = result.get("learners", {}).get("default_policy", {})
             rows.append(dict(variant=variant, seed=seed, env_steps=steps, frames=2 * steps, train_return=ret, eval_return=eval_ret,
                              updates=result.get("num_updates_lifetime", 0), wall_s=round(time.time() - t0, 1),

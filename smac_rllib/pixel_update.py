@@ -43,13 +43,13 @@ class PixelSettings:
     particle_mode: str = "history"  # "history" (reference) | "step"
     critic_particles: str = "all"  # "all" (reference) | "s0"
     td_entropy: str = "conditional"  # "conditional" (Eq. 12, reference) | "marginal"
-    autocast_dtype: torch.dtype | None = None
+    autocast: str | None = "auto"  # "auto" (bf16 on a CUDA learner, fp32 on CPU) | "bf16" | "fp16" | None/"off"
 
 
-def resolve_autocast(setting: str | None) -> torch.dtype | None:
-    """``autocast`` setting -> dtype: "auto" = bf16 on a CUDA learner, fp32 (None) on CPU; "bf16"/"fp16"; None/"off"."""
+def resolve_autocast(setting: str | None, device: torch.device) -> torch.dtype | None:
+    """``autocast`` setting -> dtype on ``device``: "auto" = bf16 on a CUDA device, fp32 (None) on CPU."""
     if setting == "auto":
-        return torch.bfloat16 if torch.cuda.is_available() else None
+        return torch.bfloat16 if device.type == "cuda" else None
     return {"bf16": torch.bfloat16, "fp16": torch.float16}.get(setting or "", None)
 
 
@@ -75,7 +75,7 @@ def forward_train(batch: dict, *, world_model: WorldModel, actor: TanhGaussianHe
     action_B_T_A = batch["actions"].to(device=device, dtype=torch.float32)  # a_t, taken at x_t
     is_first_B_T = batch["is_first"].to(device)
     prev_action_B_T_A = torch.cat([torch.zeros_like(action_B_T_A[:, :1]), action_B_T_A[:, :-1]], dim=1)
-    with autocast(device, settings.autocast_dtype):  # the world model and the particle re-filter (reference smac.py:104, 213)
+    with autocast(device, resolve_autocast(settings.autocast, device)):  # the world model and the particle re-filter (reference smac.py:104, 213)
         wm_loss, wm_metrics, wm = world_model.loss(
             batch["obs"], prev_action_B_T_A, batch["rewards"].to(device, torch.float32), is_first_B_T
         )  # Eq. (13)
@@ -185,7 +185,7 @@ class PixelUpdate(nn.Module):
 
     def step(self, batch: dict) -> dict:
         device = self.log_alpha.device
-        if self.settings.autocast_dtype is torch.float16 and self.scaler is None:
+        if self.settings.autocast == "fp16" and self.scaler is None:
             self.scaler = torch.amp.GradScaler(device.type)
         fwd_out = forward_train(batch, world_model=self.world_model, actor=self.actor, qf=self.qf, target_qf=self.target_qf,
                                 settings=self.settings, device=device)

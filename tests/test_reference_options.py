@@ -270,3 +270,23 @@ def test_uniform_warm_up_is_exact(ray_local, algo, num_env_runners):
             assert actions[warm_up : warm_up + new_steps].var() < 0.15
     finally:
         algo_.stop()
+
+
+def test_fp16_skips_a_non_finite_update_and_goes_on():
+    learner = _learner(autocast="fp16")
+    module = learner.module[DEFAULT_MODULE_ID]
+    good = fake_sequences()
+    bad = dict(good, rewards=np.full_like(good["rewards"], np.nan))  # a non-finite loss
+    skipped = 0
+    for data in (bad, good, bad, good):  # the skipped update must not leave the scaler half-stepped
+        before = {k: v.detach().clone() for k, v in module.state_dict().items()}
+        results = learner.update(batch=MultiAgentBatch({DEFAULT_MODULE_ID: SampleBatch(data)}, env_steps=18),
+                                 timesteps={"num_env_steps_sampled_lifetime": 10_000})
+        after = module.state_dict()
+        skipped += results["nonfinite_updates_skipped"].peek()  # per-update count
+        if data is bad:
+            # the target critics still move toward the (unchanged) critics: RLlib Polyak-averages after every update
+            changed = [k for k in before if not k.startswith("target_qf") and not torch.equal(before[k], after[k])]
+            assert not changed, changed
+    assert all(torch.isfinite(v).all() for v in after.values() if v.is_floating_point())
+    assert skipped == 2

@@ -110,6 +110,8 @@ class OffPolicyLoop:
         """
         group = self.env_runner_group
         remote_ids = group.healthy_env_runner_ids() if group.num_remote_env_runners() else []
+        if group.num_remote_env_runners() and not remote_ids:
+            return [], []  # every runner is down: sample nothing, RLlib restores them (as synchronous_parallel_sample)
         fragment = self.config.get_rollout_fragment_length() * self.config.num_envs_per_env_runner
         quotas, left = [], missing_steps
         for _ in remote_ids or [None]:
@@ -143,7 +145,7 @@ class OffPolicyLoop:
         if self.config.store_buffer_in_checkpoints and self._check_component("replay_buffer", components, not_components):
             state["replay_buffer"] = self.local_replay_buffer.get_state()
             state["update_credit"] = self._update_credit
-            state["env_steps_stored"] = self._env_steps_stored
+        state["env_steps_stored"] = self._env_steps_stored  # also without the buffer: the warm-up is not repeated
         return state
 
     def set_state(self, state: dict[str, Any]) -> None:
@@ -151,7 +153,9 @@ class OffPolicyLoop:
         if "replay_buffer" in state:
             self.local_replay_buffer.set_state(state["replay_buffer"])
             self._update_credit = state.get("update_credit", 0.0)
-            self._env_steps_stored = state.get("env_steps_stored", len(self.local_replay_buffer))
+            self._env_steps_stored = len(self.local_replay_buffer)  # checkpoints older than the counter
+        if "env_steps_stored" in state:
+            self._env_steps_stored = state["env_steps_stored"]
 
 
 def _sample_uniform(env_runner, *, num_timesteps: int) -> tuple[list, dict]:

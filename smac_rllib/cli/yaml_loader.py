@@ -43,6 +43,7 @@ import yaml
 
 from smac_rllib.cli.checks import check_config, check_env, did_you_mean, grid_options, is_grid, quiet, type_name
 from smac_rllib.cli.errors import UserError, one_line
+from smac_rllib.cli.plot import EVAL_RETURN, TRAIN_RETURN
 
 # --------------------------------------------------------------------------------------------- YAML reading
 
@@ -168,8 +169,6 @@ LEGACY_METRICS = {
     "evaluation/env_runners/episode_reward_mean": "evaluation/env_runners/episode_return_mean",
     "evaluation/sampler_results/episode_reward_mean": "evaluation/env_runners/episode_return_mean",
 }
-EVAL_RETURN = "evaluation/env_runners/episode_return_mean"
-TRAIN_RETURN = "env_runners/episode_return_mean"
 OUR_ALGORITHMS = ("SMAC", "SACBaseline")
 
 

@@ -46,7 +46,7 @@ class SMACPixelTorchRLModule(TorchRLModule, InferenceOnlyAPI, TargetNetworkAPI, 
             particle_mode=cfg.get("particle_mode", "history"),
             critic_particles=cfg.get("critic_particles", "all"),
             td_entropy=cfg.get("td_entropy", "conditional"),
-            autocast_dtype=pixel_update.resolve_autocast(cfg.get("autocast", "auto")),
+            autocast=cfg.get("autocast", "auto"),
         )
         self.action_noise = float(cfg.get("action_noise", 0.3))
         # world model (encoder, RSSM, decoder, reward head; no decoder/reward head on env runners), the actor pi(a|s)

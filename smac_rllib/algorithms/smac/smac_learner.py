@@ -145,6 +145,9 @@ class SMACPixelTorchLearner(SMACTorchLearner):
         return clipped
 
     def apply_gradients(self, gradients_dict) -> None:
+        if self._fp16_scaler is not None and self._skip_update:
+            self._fp16_scaler.update()  # the skipped update was unscaled: close its scaler step (and back off the scale)
+            return
         if self._fp16_scaler is None or self._skip_update:
             return super().apply_gradients(gradients_dict)
         for pid, grad in gradients_dict.items():
