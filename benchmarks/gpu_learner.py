@@ -37,13 +37,13 @@ from report import write_csv  # noqa: E402
 from smac_rllib import losses, pixel_update  # noqa: E402
 from smac_rllib.pixel_update import OptimSettings, PixelSettings, PixelUpdate  # noqa: E402
 
-PRECISIONS = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
+PRECISIONS = {"fp32": None, "bf16": "bf16", "fp16": "fp16"}  # the `autocast` setting of each precision
 ACTION_DIM = 6  # cheetah-run
 
 
-def make_update(num_particles: int, particle_mode: str, dtype, preset: str, device: torch.device) -> PixelUpdate:
+def make_update(num_particles: int, particle_mode: str, autocast, preset: str, device: torch.device) -> PixelUpdate:
     world_model, actor, qf = pixel_update.build_nets(ACTION_DIM, world_model_preset=preset)
-    settings = PixelSettings(num_particles=num_particles, particle_mode=particle_mode, autocast_dtype=dtype)
+    settings = PixelSettings(num_particles=num_particles, particle_mode=particle_mode, autocast=autocast)
     objective = losses.ObjectiveSettings(td_entropy="conditional")  # the pixel defaults (reference)
     return PixelUpdate(world_model, actor, qf, 0.0, settings=settings, objective=objective, optim=OptimSettings()).to(device)
 
