@@ -13,6 +13,7 @@ import json
 import os
 import pickle
 import queue
+import shlex
 import signal
 import subprocess
 import sys
@@ -196,6 +197,62 @@ def test_console_script_mistake_prints_exactly_one_stderr_line(tmp_path):
     assert "Traceback" not in proc.stdout
 
 
+# --------------------------------------------------------------------------------------------- Ctrl-C
+
+def test_first_ctrl_c_checkpoints_running_trials_then_ends_the_loop_second_stops_at_once(monkeypatch, capfd):
+    from types import SimpleNamespace
+
+    from ray.tune.experiment import Trial
+
+    from smac_rllib.cli import train
+
+    ended = []
+    monkeypatch.setattr(train, "_end_tune_loop", lambda: ended.append(True))
+    monkeypatch.setenv("TUNE_DISABLE_SIGINT_HANDLER", "0")
+    a, b, c = (SimpleNamespace(trial_id=i, path=f"/r/{i}", status=s) for i, s in [("a", Trial.RUNNING), ("b", Trial.RUNNING), ("c", Trial.PENDING)])
+    callback = train.CheckpointOnInterrupt()
+    with train.catch_ctrl_c():
+        assert os.environ["TUNE_DISABLE_SIGINT_HANDLER"] == "1", "Tune's handler would end the run without checkpoints"
+        assert signal.getsignal(signal.SIGINT) is train._on_sigint
+        result = {"training_iteration": 3}
+        callback.on_trial_result(0, [a, b, c], a, result)
+        callback.on_step_end(0, [a, b, c])
+        assert "should_checkpoint" not in result and not ended, "nothing happens before Ctrl-C"
+
+        train._on_sigint(signal.SIGINT, None)  # the first Ctrl-C
+        assert "rllib: Ctrl-C: checkpointing every running trial" in capfd.readouterr().err
+        callback.on_step_end(1, [a, b, c])  # a and b are running: wait for their checkpoints
+        callback.on_trial_result(2, [a, b, c], a, result)
+        assert result["should_checkpoint"] is True
+        callback.on_checkpoint(2, [a, b, c], a, checkpoint=None)
+        callback.on_step_end(2, [a, b, c])
+        assert not ended, "b has no checkpoint yet"
+        b.status = Trial.ERROR  # a failed trial is not waited for
+        callback.on_step_end(3, [a, b, c])
+        assert ended == [True] and train.INTERRUPT.unfinished == {"/r/a", "/r/c"}  # left for --resume
+        callback.on_step_end(4, [a, b, c])
+        assert ended == [True], "the loop is ended once"
+
+        with pytest.raises(KeyboardInterrupt):  # the second Ctrl-C
+            train._on_sigint(signal.SIGINT, None)
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # a third one, too
+    train.INTERRUPT.reset()
+
+
+def test_second_ctrl_c_exits_130_with_the_resume_command(monkeypatch, capfd):
+    import smac_rllib.cli.train as train
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(train, "run_train", interrupted)
+    argv = ["train", "file", "tuned_examples/smac_state.yaml", "--config", '{"num_particles": 8}', "--storage-path", "/tmp/x y"]
+    assert main(argv) == 130
+    err = capfd.readouterr().err.strip()
+    assert err == ("rllib: interrupted; continue with: rllib train file tuned_examples/smac_state.yaml "
+                   "--config '{\"num_particles\": 8}' --storage-path '/tmp/x y' --resume")
+
+
 # --------------------------------------------------------------------------------------------- real runs
 
 def _start(args: list[str], **env: str) -> tuple[subprocess.Popen, queue.Queue]:
@@ -274,6 +331,68 @@ def test_train_writes_checkpoints_and_resume_continues_from_them(run):
     assert f"Curves:      {storage}/cli-tiny/curves.png" in resumed.stdout
     assert "rllib evaluate " in resumed.stdout
     assert os.path.getsize(storage / "cli-tiny" / "curves.png") > 10_000
+
+
+def _algorithm_state(checkpoint_dir: str) -> dict:
+    with open(os.path.join(checkpoint_dir, "algorithm_state.pkl"), "rb") as f:
+        return pickle.load(f)
+
+
+def test_ctrl_c_checkpoints_the_running_trial_and_resume_continues_from_it(tmp_path):
+    """Ctrl-C (SIGINT to the process group, as a terminal sends it) in a run without periodic checkpoints: the
+    trial's iteration reached is checkpointed (replay buffer included), the summary says "interrupted" with the
+    exact --resume command, exit 130; that command continues from the checkpoint and finishes with exit 0."""
+    path = tmp_path / "tiny.yaml"
+    path.write_text(TINY.read_text().replace("checkpoint_frequency: 1", "checkpoint_frequency: 0"))  # at end only
+    storage = tmp_path / "results"
+    args = ["train", "file", str(path), "--storage-path", str(storage), "--stop", '{"training_iteration": 5}', "--no-plot"]
+    proc, lines = _start(args)
+    out, deadline, sent = [], time.time() + 420, False
+    try:
+        while time.time() < deadline:
+            try:
+                line = lines.get(timeout=1)
+            except queue.Empty:
+                if proc.poll() is not None:
+                    break
+                continue
+            out.append(line)
+            if not sent and " it   1 | " in line:
+                os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: to the foreground process group
+                sent = True
+        code = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    out = "".join(out)
+    assert sent and code == 130, out
+    assert "rllib: Ctrl-C: checkpointing every running trial" in out and "Traceback" not in out, out
+    assert "== cli-tiny: interrupted (Ctrl-C) after " in out and ": 1 trial(s), 0 finished, 0 failed, 1 interrupted" in out
+    assert "Tuner.restore" not in out, "Tune's own interrupt message is replaced by ours"
+
+    (trial_dir,) = glob.glob(str(storage / "cli-tiny" / "SMAC_*"))
+    reached = _results(trial_dir)[-1]["training_iteration"]
+    assert 1 <= reached < 5
+    (checkpoint,) = glob.glob(os.path.join(trial_dir, "checkpoint_*"))  # no periodic ones: Ctrl-C wrote it
+    assert f"        checkpoint {checkpoint}\n" in out
+    state = _algorithm_state(checkpoint)
+    assert state["training_iteration"] == reached, "the checkpoint holds the iteration reached"
+    assert state["replay_buffer"]["size"] == 100 * reached, "with the replay buffer"
+
+    (resume_line,) = [line for line in out.splitlines() if line.startswith("Resume:      ")]
+    command = shlex.split(resume_line.removeprefix("Resume:"), comments=True)
+    assert command == ["rllib", *args, "--resume"], resume_line  # the user's command, plus --resume
+    resumed = _rllib(*command[1:], timeout=600)
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    assert "== cli-tiny: 1 trial(s), 1 finished, 0 failed" in resumed.stdout
+
+    rows = _results(trial_dir)
+    restart = next(i for i, r in enumerate(rows) if i > 0 and r["iterations_since_restore"] == 1)
+    assert [r["training_iteration"] for r in rows[restart:]] == list(range(reached + 1, 6)), "continued, nothing lost"
+    assert _steps(rows[restart]) == 100 * (reached + 1) and _steps(rows[-1]) == 500
+    final = _algorithm_state(max(glob.glob(os.path.join(trial_dir, "checkpoint_*"))))
+    assert final["training_iteration"] == 5
+    assert final["replay_buffer"]["size"] == 500, "the replay buffer came back with the checkpoint"
 
 
 def test_grid_sweep_runs_two_trials_with_wandb_offline(run):

@@ -9,17 +9,21 @@ The process environment is set here, before Ray or dm_control are imported (a ne
 MUJOCO_GL=egl (headless rendering), RAY_AUTH_MODE=disabled for a local Ray, one torch/OpenMP thread per
 process, WANDB_MODE=offline without a W&B key, and Tune's strict metric check off (an iteration may end
 before the first 1000-step DMC episode does, docs/design.md §3). Mistakes print one line and exit with 2.
+Ctrl-C during ``rllib train`` checkpoints every running trial, prints the exact ``--resume`` command and
+exits with 130; a second Ctrl-C stops at once (train.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 
 from smac_rllib.cli.errors import EXIT_USER_ERROR, UserError
 
 PROG = "rllib"
+EXIT_INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, what a shell reports for a process that Ctrl-C ended
 
 
 def prepare_environment(address: str | None = None) -> None:
@@ -117,17 +121,28 @@ def _plot(args) -> int:
     return run_plot(args)
 
 
+def resume_command(args) -> str:
+    """The command that continues this ``rllib train file`` run: the user's own arguments plus ``--resume``."""
+    argv = [a for a in getattr(args, "argv", None) or ["train", "file", args.path] if a != "--dry-run"]
+    if "--resume" not in argv:
+        argv.append("--resume")
+    return shlex.join([PROG, *argv])
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
+    args.argv = argv
     prepare_environment(getattr(args, "address", None))
     try:
         return int(args.func(args) or 0)
     except UserError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr, flush=True)
         return EXIT_USER_ERROR
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted; continue with the same command and --resume", file=sys.stderr, flush=True)
-        return 130
+    except KeyboardInterrupt:  # before the run started, or a second Ctrl-C (train.py: the first one checkpoints)
+        hint = f"; continue with: {resume_command(args)}" if args.command == "train" else ""
+        print(f"\n{PROG}: interrupted{hint}", file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED
 
 
 def console_main() -> None:  # pragma: no cover - the console script entry point

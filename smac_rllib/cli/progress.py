@@ -221,12 +221,15 @@ def trial_evaluates(config: dict | None) -> bool | None:
     return bool(config.get("evaluation_interval"))
 
 
-def print_summary(name: str, exp_dir: str, result_grid, started: float, resume_hint: str, curves: str | None) -> tuple[int, int]:
+def print_summary(name: str, exp_dir: str, result_grid, started: float, resume_hint: str, curves: str | None,
+                  interrupted: set[str] | None = None, planned: int | None = None) -> int:
     """Per-trial table (status, iterations, env steps, evaluation and training return: last and best with the env
     step of each, checkpoint), the best evaluation return over training as mean +- std over seeds (the paper's
     Table 1 statistic) when a setting has several seeds, and where everything is.
 
-    Returns (failed, interrupted) trial counts.
+    ``interrupted``: after Ctrl-C, the paths of the trials the run left unfinished (their checkpoint is where
+    ``resume_hint`` continues them); None when the run was not interrupted. ``planned``: the number of trials the
+    experiment has (Tune creates some only when they start). Returns the number of failed trials.
     """
     rows, best_evals = [], []
     for result in result_grid:
@@ -244,23 +247,27 @@ def print_summary(name: str, exp_dir: str, result_grid, started: float, resume_h
         if ev is None:
             ev = "- (evaluation is off: set evaluation_interval)" if trial_evaluates(config) is False else "- (no evaluation yet)"
         train = describe_returns(return_history(history, TRAIN_RETURN), repeat) or "-"
-        status = "ERROR" if result.error else "OK"
+        status = "ERROR" if result.error else ("INTERRUPTED" if interrupted and result.path in interrupted else "OK")
         ckpt = result.checkpoint.path if result.checkpoint else "-"
         error_txt = os.path.join(result.path or "", "error.txt")
         error = (last_error_line(error_txt) if os.path.exists(error_txt) else one_line(result.error)) if result.error else None
         rows.append((label, status, metrics.get("training_iteration", 0), env_steps(metrics), ev, train, ckpt, error))
-    trials = getattr(getattr(result_grid, "_experiment_analysis", None), "trials", None) or []
-    unfinished = sum(str(getattr(t, "status", "")) not in ("TERMINATED", "ERROR") for t in trials)
     n_err = sum(r[1] == "ERROR" for r in rows)
+    n_stopped = sum(r[1] == "INTERRUPTED" for r in rows)
     print("", flush=True)
-    stopped = f", {unfinished} interrupted" if unfinished else ""
-    print(f"== {name}: {len(rows)} trial(s), {len(rows) - n_err - unfinished} finished, {n_err} failed{stopped}, "
-          f"{format_duration(time.time() - started)}")
+    counts = f"{len(rows)} trial(s), {len(rows) - n_err - n_stopped} finished, {n_err} failed"
+    took = format_duration(time.time() - started)
+    if interrupted is None:
+        print(f"== {name}: {counts}, {took}")
+    else:
+        print(f"== {name}: interrupted (Ctrl-C) after {took}: {counts}, {n_stopped} interrupted")
     for label, status, iters, steps, ev, train, ckpt, error in rows:
         print(f"  {status:5} {label}\n        iterations {iters}, env steps {f'{steps:,}' if steps is not None else '-'}\n"
               f"        eval return  {ev}\n        train return {train}\n        checkpoint {ckpt}")
         if error:
             print(f"        error: {error}")
+    if interrupted is not None and planned and planned > len(rows):
+        print(f"  ({planned - len(rows)} more trial(s) not started yet)")
     for line in best_eval_lines(best_evals):
         print(line)
     print(f"Results:     {exp_dir}  (tensorboard --logdir {exp_dir})")
@@ -269,10 +276,11 @@ def print_summary(name: str, exp_dir: str, result_grid, started: float, resume_h
     last_ckpt = next((r[6] for r in rows if r[6] != "-"), None)
     if last_ckpt:
         print(f"Evaluate:    rllib evaluate {last_ckpt} --episodes 10 --video eval.mp4")
-    if n_err or unfinished:
-        print(f"Resume:      {resume_hint}")
+    if n_err or interrupted is not None:
+        how = "  # continues the interrupted trials from their checkpoints" if n_stopped else ""
+        print(f"Resume:      {resume_hint}{how}")
     print("", flush=True)
-    return n_err, unfinished
+    return n_err
 
 
 def best_eval_lines(trials: list[dict]) -> list[str]:
