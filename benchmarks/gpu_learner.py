@@ -41,9 +41,11 @@ PRECISIONS = {"fp32": None, "bf16": "bf16", "fp16": "fp16"}  # the `autocast` se
 ACTION_DIM = 6  # cheetah-run
 
 
-def make_update(num_particles: int, particle_mode: str, autocast, preset: str, device: torch.device) -> PixelUpdate:
+def make_update(num_particles: int, particle_mode: str, autocast, preset: str, device: torch.device,
+                critic_particles: str = "all") -> PixelUpdate:
     world_model, actor, qf = pixel_update.build_nets(ACTION_DIM, world_model_preset=preset)
-    settings = PixelSettings(num_particles=num_particles, particle_mode=particle_mode, autocast=autocast)
+    settings = PixelSettings(num_particles=num_particles, particle_mode=particle_mode, autocast=autocast,
+                             critic_particles=critic_particles)
     objective = losses.ObjectiveSettings(td_entropy="conditional")  # the pixel defaults (reference)
     return PixelUpdate(world_model, actor, qf, 0.0, settings=settings, objective=objective, optim=OptimSettings()).to(device)
 
@@ -95,14 +97,16 @@ def time_updates(update: PixelUpdate, batch: dict, warmup: int, iters: int, devi
     return (time.perf_counter() - t0) / iters
 
 
-def run_row(args, size: tuple[int, int], variant: tuple[str, int, str], precision: str, compile_mode: str, device) -> dict:
+def run_row(args, size: tuple[int, int], variant: tuple[str, int, str], precision: str, compile_mode: str, device,
+            critic_particles: str = "all") -> dict:
     (batch_B, batch_T), (name, num_particles, particle_mode) = size, variant
     row = dict(device=_device_name(device), torch=torch.__version__, B=batch_B, T=batch_T, variant=name,
-               K=num_particles, particle_mode=particle_mode, precision=precision, compile=compile_mode,
+               K=num_particles, particle_mode=particle_mode, critic_particles=critic_particles, precision=precision,
+               compile=compile_mode,
                s_per_update=float("nan"), peak_mem_gib=float("nan"), error="")
     try:
         torch.manual_seed(0)
-        update = make_update(num_particles, particle_mode, PRECISIONS[precision], args.preset, device)
+        update = make_update(num_particles, particle_mode, PRECISIONS[precision], args.preset, device, critic_particles)
         if compile_mode != "eager":  # compile the training forward; graph breaks (masking) fall back to eager
             forward = torch.compile(pixel_update.forward_train, mode=compile_mode)
             original, pixel_update.forward_train = pixel_update.forward_train, forward
@@ -127,9 +131,10 @@ def run_row(args, size: tuple[int, int], variant: tuple[str, int, str], precisio
 
 def add_ratios(rows: list[dict]) -> None:
     """ratio_to_k0: seconds per update over Latent-SAC's at the same size, precision and compile mode."""
-    base = {(r["B"], r["T"], r["precision"], r["compile"]): r["s_per_update"] for r in rows if r["K"] == 0}
+    key = lambda r: (r["B"], r["T"], r["precision"], r["compile"], r["critic_particles"])  # noqa: E731
+    base = {key(r): r["s_per_update"] for r in rows if r["K"] == 0}
     for r in rows:
-        r["ratio_to_k0"] = r["s_per_update"] / base.get((r["B"], r["T"], r["precision"], r["compile"]), float("nan"))
+        r["ratio_to_k0"] = r["s_per_update"] / base.get(key(r), float("nan"))
 
 
 def _device_name(device: torch.device) -> str:
@@ -146,11 +151,11 @@ def write_markdown(rows: list[dict], args, h2d: dict, path: Path) -> None:
         "Paper anchor (one Quadro GV100, end to end): SMAC 60 FPS vs Latent-SAC 63 FPS, ratio ~1.05.", "",
         "Host->device copy of one uint8 batch (pinned, non_blocking): "
         + ", ".join(f"{b}x{t}: {ms:.2f} ms" for (b, t), ms in h2d.items()), "",
-        "| B x T | variant | precision | compile | s / update | ratio to K=0 | learner-bound frames/s | peak GiB | error |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| B x T | variant | critic on | precision | compile | s / update | ratio to K=0 | learner-bound frames/s | peak GiB | error |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        lines.append(f"| {r['B']}x{r['T']} | {r['variant']} | {r['precision']} | {r['compile']} | {r['s_per_update']:.4f} "
+        lines.append(f"| {r['B']}x{r['T']} | {r['variant']} | {r['critic_particles']} | {r['precision']} | {r['compile']} | {r['s_per_update']:.4f} "
                      f"| {r['ratio_to_k0']:.3f} | {r['learner_frames_per_s']:.1f} | {r['peak_mem_gib']:.2f} | {r['error']} |")
     path.write_text("\n".join(lines) + "\n")
 
@@ -165,6 +170,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--precisions", default="fp32,bf16,fp16")
     parser.add_argument("--compile-modes", default="eager,default,reduce-overhead")
     parser.add_argument("--variants", default="k0,step,history", help="k0 (Latent-SAC), step, history")
+    parser.add_argument("--critic-particles", default="all", help="all (reference default) and/or s0, comma-separated")
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--iters", type=int, default=10)
     parser.add_argument("--updates-per-agent-step", type=float, default=0.2)
@@ -182,9 +188,9 @@ def main(argv: list[str] | None = None) -> None:
     all_variants = {"k0": ("Latent-SAC K=0", 0, "step"), "step": (f"SMAC K={args.num_particles} step", args.num_particles, "step"),
                     "history": (f"SMAC K={args.num_particles} history", args.num_particles, "history")}
     variants = [all_variants[v] for v in args.variants.split(",")]
-    rows = [run_row(args, size, variant, precision, mode, device)
+    rows = [run_row(args, size, variant, precision, mode, device, critic)
             for size in sizes for mode in args.compile_modes.split(",") for precision in args.precisions.split(",")
-            for variant in variants]
+            for critic in args.critic_particles.split(",") for variant in variants]
     add_ratios(rows)
     h2d = {size: h2d_ms(*size, device) for size in sizes}
     args.out.mkdir(parents=True, exist_ok=True)

@@ -71,4 +71,4 @@ def test_gpu_learner_benchmark_runs_on_cpu_without_ray(tmp_path):
     assert float(rows[0]["ratio_to_k0"]) == 1.0
     for r in rows:  # frames/s = action repeat / updates per agent step / seconds per update
         assert math.isclose(float(r["learner_frames_per_s"]), 2 / 0.2 / float(r["s_per_update"]), rel_tol=1e-6)
-    assert "| 4x8 | SMAC K=4 history | fp32 | eager |" in (tmp_path / "gpu_learner.md").read_text()
+    assert "| 4x8 | SMAC K=4 history | all | fp32 | eager |" in (tmp_path / "gpu_learner.md").read_text()
