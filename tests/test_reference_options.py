@@ -13,7 +13,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from ray.rllib.core import DEFAULT_MODULE_ID
+from ray.rllib.core import ALL_MODULES, DEFAULT_MODULE_ID
 from ray.rllib.core.columns import Columns
 from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
 
@@ -283,7 +283,7 @@ def test_fp16_skips_a_non_finite_update_and_goes_on():
         results = learner.update(batch=MultiAgentBatch({DEFAULT_MODULE_ID: SampleBatch(data)}, env_steps=18),
                                  timesteps={"num_env_steps_sampled_lifetime": 10_000})
         after = module.state_dict()
-        skipped += results["nonfinite_updates_skipped"].peek()  # per-update count
+        skipped += results[ALL_MODULES]["nonfinite_updates_skipped"].peek()  # per-update count
         if data is bad:
             # the target critics still move toward the (unchanged) critics: RLlib Polyak-averages after every update
             changed = [k for k in before if not k.startswith("target_qf") and not torch.equal(before[k], after[k])]

@@ -6,7 +6,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from ray.rllib.core import DEFAULT_MODULE_ID
+from ray.rllib.core import ALL_MODULES, DEFAULT_MODULE_ID
 from ray.rllib.core.columns import Columns
 
 from smac_rllib import estimators, losses
@@ -130,7 +130,7 @@ def test_nonfinite_updates_are_skipped_counted_and_finally_stop_the_run():
     skipped = 0
     for _ in range(2):
         results = learner.update(batch=learner_batch(fake_batch(1, reward_value=float("nan"))), timesteps=ts)
-        skipped += results["nonfinite_updates_skipped"].peek()  # per-update count; the algorithm sums them
+        skipped += results[ALL_MODULES]["nonfinite_updates_skipped"].peek()  # per-update count; the algorithm sums them
     after = module.state_dict()
     assert all(torch.equal(before[k], after[k]) for k in before), "a non-finite update reached the weights"
     assert skipped == 2

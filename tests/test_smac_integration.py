@@ -131,3 +131,18 @@ def test_gpu_learner(ray_local):
         _assert_trained(_train(algo, 2))
     finally:
         algo.stop()
+
+
+def test_learner_results_are_keyed_by_module_id_only(ray_local):
+    """Tools walk learners/<module_id>/...: every learner metric lives under a module id or __all_modules__."""
+    from ray.rllib.core import ALL_MODULES, DEFAULT_MODULE_ID
+
+    algo = tiny(num_env_runners=0).build_algo()
+    try:
+        learners = {}
+        while not learners:
+            learners = algo.train().get("learners", {})
+        assert set(learners) <= {DEFAULT_MODULE_ID, ALL_MODULES}, sorted(learners)
+        assert learners[ALL_MODULES]["nonfinite_updates_skipped"] == 0
+    finally:
+        algo.stop()

@@ -75,7 +75,8 @@ class SMACTorchLearner(SACTorchLearner):
             finite += [torch.isfinite(g).all() for g in grads.values() if g is not None]
         self._skip_update = not bool(torch.stack(finite).all()) if finite else False
         self._consecutive_nonfinite = self._consecutive_nonfinite + 1 if self._skip_update else 0
-        self.metrics.log_value("nonfinite_updates_skipped", int(self._skip_update), reduce="lifetime_sum")
+        # under ALL_MODULES, as RLlib lays out learner results: learners/<module_id or __all_modules__>/...
+        self.metrics.log_value((ALL_MODULES, "nonfinite_updates_skipped"), int(self._skip_update), reduce="lifetime_sum")
         limit = self.config.max_consecutive_nonfinite_updates
         if self._skip_update and self._consecutive_nonfinite >= limit:
             raise NonFiniteUpdateError(
