@@ -265,6 +265,16 @@ def _start(args: list[str], **env: str) -> tuple[subprocess.Popen, queue.Queue]:
     return proc, lines
 
 
+def _lines_until(proc: subprocess.Popen, lines: queue.Queue, deadline: float):
+    """The output lines of ``proc`` as they come, until it exits (and its output is drained) or ``deadline``."""
+    while time.time() < deadline:
+        try:
+            yield lines.get(timeout=1)
+        except queue.Empty:
+            if proc.poll() is not None:
+                return
+
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     """The one real run of this file: `rllib train file tiny.yaml` as a 2-trial grid (latent_dim 2 | 4) with W&B,
@@ -278,16 +288,11 @@ def run(tmp_path_factory):
     proc, lines = _start(args, TUNE_GLOBAL_CHECKPOINT_S="0.5")  # snapshot the experiment state often
     first_out, deadline, checkpointed = [], time.time() + 420, None  # generous: CI machines can be loaded
     try:
-        while time.time() < deadline and checkpointed is None:
-            try:
-                line = lines.get(timeout=1)
-            except queue.Empty:
-                if proc.poll() is not None:
-                    break
-                continue
+        for line in _lines_until(proc, lines, deadline):
             first_out.append(line)
             if "/checkpoint_000001" in line:  # "[0 latent_dim=2] checkpoint <trial dir>/checkpoint_000001"
                 checkpointed = (os.path.dirname(line.split()[-1]), time.time())
+                break
         assert checkpointed, "".join(first_out)
         states = storage / "cli-tiny"
         while time.time() < checkpointed[1] + 20:  # until the experiment snapshot knows that checkpoint
@@ -349,13 +354,7 @@ def test_ctrl_c_checkpoints_the_running_trial_and_resume_continues_from_it(tmp_p
     proc, lines = _start(args)
     out, deadline, sent = [], time.time() + 420, False
     try:
-        while time.time() < deadline:
-            try:
-                line = lines.get(timeout=1)
-            except queue.Empty:
-                if proc.poll() is not None:
-                    break
-                continue
+        for line in _lines_until(proc, lines, deadline):
             out.append(line)
             if not sent and " it   1 | " in line:
                 os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: to the foreground process group
