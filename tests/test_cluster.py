@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import glob
+import itertools
 import os
 import re
 import time
@@ -385,11 +386,14 @@ class TestPlacedRun:
 def test_sweep_of_two_k_by_two_seeds_with_max_concurrent_trials(cluster, tmp_path):
     from ray import tune
 
-    running = []
+    started, ended = {}, {}  # trial id -> time: concurrency from the trials' lifetimes, not from sampled steps
 
     class CountRunning(tune.Callback):
-        def on_step_begin(self, iteration, trials, **info):
-            running.append(sum(t.status == "RUNNING" for t in trials))
+        def on_trial_start(self, iteration, trials, trial, **info):
+            started[trial.trial_id] = time.monotonic()
+
+        def on_trial_complete(self, iteration, trials, trial, **info):
+            ended[trial.trial_id] = time.monotonic()
 
     config = (
         placed_config(num_env_runners=0)  # one process per trial: acting and learning in the trial driver
@@ -410,5 +414,7 @@ def test_sweep_of_two_k_by_two_seeds_with_max_concurrent_trials(cluster, tmp_pat
     done = sorted((r.config["num_particles"], r.config["seed"]) for r in grid)
     assert done == [(2, 0), (2, 1), (4, 0), (4, 1)]
     assert all(r.metrics["training_iteration"] == 1 and r.metrics["env_runners"]["num_env_steps_sampled_lifetime"] > 0 for r in grid)
+    events = sorted([(t, 1) for t in started.values()] + [(t, -1) for t in ended.values()], key=lambda e: (e[0], e[1]))
+    running = list(itertools.accumulate(delta for _, delta in events))  # trials alive after each start/end
     print(f"\nmost trials running at once: {max(running)} (the learner node has CPUs for 4)")
-    assert max(running) == 2
+    assert len(started) == len(ended) == 4 and max(running) == 2
