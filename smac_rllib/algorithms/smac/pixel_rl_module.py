@@ -29,7 +29,6 @@ from torch import nn
 from smac_rllib import pixel_update
 from smac_rllib.losses import Q_NEXT_TARGET, Q_PRED
 from smac_rllib.models.conv import preprocess_image
-from smac_rllib.pixel_update import PARTICLE_SPREAD, REWARD_NEXT, TERMINATED_NEXT, WM_LOSS, WM_METRICS  # noqa: F401 (re-exported)
 
 
 class SMACPixelTorchRLModule(TorchRLModule, InferenceOnlyAPI, TargetNetworkAPI, QNetAPI):
