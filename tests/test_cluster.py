@@ -400,6 +400,7 @@ def test_sweep_of_two_k_by_two_seeds_with_max_concurrent_trials(cluster, tmp_pat
         .learners(num_learners=0, num_cpus_per_learner="auto", custom_resources_per_learner={})
         .resources(num_cpus_for_main_process=1, custom_resources_for_main_process={LEARNER_RESOURCE: 0.01})
         .training(num_steps_sampled_before_learning_starts=50)
+        .reporting(min_time_s_per_iteration=3)  # trials last long enough to overlap (starts come ~1 s apart)
     )
     param_space = config.to_dict()
     param_space.update(num_particles=tune.grid_search([2, 4]), seed=tune.grid_search([0, 1]))
