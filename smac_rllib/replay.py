@@ -125,3 +125,35 @@ class TransitionReplayBuffer:
         self._arrays = {name: np.array(array) for name, array in state["arrays"].items()}
         self._size, self._next, self._num_added = int(state["size"]), int(state["next"]), int(state["num_added"])
         self._rng.bit_generator.state = state["rng"]
+
+
+# --- one factory and one sampler for the driver's buffer (synchronous loop) and the learners' shards (async) ---
+def make_replay(config, *, shard_index: int = 0, num_shards: int = 1):
+    """States: ``TransitionReplayBuffer``; pixels: RLlib's ``EpisodeReplayBuffer`` (B x T sequences).
+
+    With ``num_shards`` learner shards each holds ``capacity / num_shards`` (docs/design.md §11), seeded apart.
+    """
+    capacity = int(config.replay_buffer_config.get("capacity", 1_000_000))
+    capacity = max(1, capacity // num_shards)
+    seed = None if config.seed is None else config.seed + 7919 * shard_index
+    if getattr(config, "is_pixels", False):
+        from ray.rllib.utils.replay_buffers.episode_replay_buffer import EpisodeReplayBuffer
+
+        return EpisodeReplayBuffer(
+            capacity=capacity, metrics_num_episodes_for_smoothing=config.metrics_num_episodes_for_smoothing
+        )
+    if config.n_step != 1:
+        raise ValueError(f"n_step={config.n_step!r} is not supported; use n_step=1 (the paper's 1-step TD target)")
+    return TransitionReplayBuffer(capacity=capacity, seed=seed)
+
+
+def sample_train_batch(replay, config, *, num_learners_served: int) -> dict[str, np.ndarray]:
+    """A train batch as numpy columns: uniform transitions (states) or B x T sequences (pixels).
+
+    ``num_learners_served`` learners split it (the synchronous loop samples for all; a shard for its own learner).
+    """
+    if getattr(config, "is_pixels", False):
+        sample = replay.sample(batch_size_B=config.batch_size_B * num_learners_served, batch_length_T=config.batch_length_T)
+        return {k: sample[k] for k in ("obs", "actions", "rewards", "is_first", "is_terminated")}
+    per_learner = config.total_train_batch_size // max(config.num_learners, 1)
+    return replay.sample(num_items=per_learner * num_learners_served)

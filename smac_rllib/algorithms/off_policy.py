@@ -3,6 +3,11 @@
 RLlib's DQN/SAC ``training_step`` sets the update-to-data ratio through ``training_intensity`` and an
 approximate "native ratio"; here it is explicit: ``updates_per_env_step`` gradient updates per new env step
 (pytorch_sac: 1). Checkpoints include the replay buffer, which RLlib 2.60's new stack leaves out.
+
+Two loops (docs/design.md §11): ``async_learning=True`` (the default) runs acting and learning at the same time
+(``async_loop.AsyncDriver``: replay shards in the learners, an update thread, a samples-per-insert rate limiter
+that keeps the same update count per env step); ``async_learning=False`` is the synchronous loop below (sample,
+then update, then sync), step-by-step reproducible for a fixed seed.
 """
 
 from __future__ import annotations
@@ -27,7 +32,29 @@ from ray.rllib.utils.metrics import (
     TIMERS,
 )
 
-from smac_rllib.replay import TransitionReplayBuffer
+from smac_rllib.algorithms.async_loop import AsyncDriver
+from smac_rllib.replay import make_replay, sample_train_batch
+
+ASYNC_FIELDS = {  # name: (default, meaning) -- set through training(...) on SMACConfig and SACBaselineConfig
+    "async_learning": (True, "act and learn at the same time (docs/design.md §11); False = the synchronous loop "
+                             "(sample, update, sync), reproducible step by step"),
+    "weight_sync_every_updates": (None, "async: updates between weight syncs to the env runners; None = the "
+                                        "reference's policy lag (pixels: every 500 agent steps) or the synchronous "
+                                        "loop's cadence (states)"),
+    "async_max_lead_env_steps": (None, "async: how many env steps the runners may sample ahead of the updates "
+                                       "(rate limiter slack); None = 2 x fragment x envs x runners"),
+}
+
+
+def async_field_errors(config) -> list[str]:
+    errors = []
+    if not isinstance(config.async_learning, bool):
+        errors.append(f"async_learning={config.async_learning!r} must be true or false")
+    for name in ("weight_sync_every_updates", "async_max_lead_env_steps"):
+        value = getattr(config, name)
+        if value is not None and not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+            errors.append(f"{name}={value!r} must be an integer >= 1 or None (automatic)")
+    return errors
 
 
 def _resolved(config, resolved_name: str, plain_name: str):
@@ -42,16 +69,26 @@ class OffPolicyLoop:
         super().setup(config)
         self._update_credit = 0.0  # fractional updates owed (updates_per_env_step may be < 1)
         self._env_steps_stored = 0  # agent steps added to the replay (the warm-up and learning start count these)
+        self._async = None
+        if getattr(config, "async_learning", False):
+            self._async = AsyncDriver(
+                self,
+                updates_per_env_step=_resolved(config, "updates_per_env_step", "updates_per_env_step"),
+                learning_starts=_resolved(config, "learning_starts", "num_steps_sampled_before_learning_starts"),
+            )
 
     def _create_local_replay_buffer_if_necessary(self, config: AlgorithmConfig):
-        """States: our flat transition buffer (RLlib's episode buffer costs more than the update); pixels: RLlib's."""
-        if getattr(config, "is_pixels", False):
-            return super()._create_local_replay_buffer_if_necessary(config)
-        if config.n_step != 1:
-            raise ValueError(f"n_step={config.n_step!r} is not supported; use n_step=1 (the paper's 1-step TD target)")
-        return TransitionReplayBuffer(capacity=int(config.replay_buffer_config.get("capacity", 1_000_000)), seed=config.seed)
+        """States: our flat transition buffer (RLlib's episode buffer costs more than the update); pixels: RLlib's.
+
+        Async with remote learners: none here, each learner holds its shard (a local learner shares this one).
+        """
+        if getattr(config, "async_learning", False) and config.num_learners > 0:
+            return None
+        return make_replay(config)
 
     def training_step(self) -> None:
+        if self._async is not None:
+            return self._training_step_async()
         learning_starts = _resolved(self.config, "learning_starts", "num_steps_sampled_before_learning_starts")
         # 1. Act: every env runner collects a fragment with the current (inference-only) policy, or, during the
         #    warm-up, exactly the missing number of uniform random steps (pytorch_sac's seed steps).
@@ -100,6 +137,23 @@ class OffPolicyLoop:
             with self.metrics.log_time((TIMERS, SYNCH_WORKER_WEIGHTS_TIMER)):
                 self.env_runner_group.sync_weights(from_worker_or_learner_group=self.learner_group, inference_only=True)
 
+    def _training_step_async(self) -> None:
+        """The warm-up as in the synchronous loop (exact, uniform), then one iteration of ``AsyncDriver``."""
+        driver = self._async
+        if not driver.started:
+            driver.start(self.local_replay_buffer)
+        learning_starts = driver.limiter.learning_starts
+        if self._env_steps_stored < learning_starts and getattr(self.config, "random_actions_before_learning", True):
+            with self.metrics.log_time((TIMERS, ENV_RUNNER_SAMPLING_TIMER)):
+                episodes, env_runner_results = self._sample_warm_up(learning_starts - self._env_steps_stored)
+            self.metrics.aggregate(env_runner_results, key=ENV_RUNNER_RESULTS)
+            for episode in episodes:
+                episode.extra_model_outputs.pop(Columns.STATE_OUT, None)
+            if episodes:
+                driver.add(episodes, sum(e.env_steps() for e in episodes))
+            return
+        driver.run_iteration()
+
     def _sample_warm_up(self, missing_steps: int) -> tuple[list, list]:
         """One sampling round of uniform random actions, never more than ``missing_steps`` agent steps in total.
 
@@ -129,33 +183,90 @@ class OffPolicyLoop:
 
     def _sample_train_data(self) -> dict[str, Any]:
         """Uniform transitions (states, a ready batch), or B x T sequences (pixels); neither needs the learner connector."""
-        if getattr(self.config, "is_pixels", False):
-            sample = self.local_replay_buffer.sample(
-                batch_size_B=self.config.batch_size_B * max(self.config.num_learners, 1),
-                batch_length_T=self.config.batch_length_T,
-            )
-            sample = {k: sample[k] for k in ("obs", "actions", "rewards", "is_first", "is_terminated")}
-            return {"batch": SampleBatch(sample).as_multi_agent()}
-        sample = self.local_replay_buffer.sample(num_items=self.config.total_train_batch_size)
+        sample = sample_train_batch(self.local_replay_buffer, self.config, num_learners_served=max(self.config.num_learners, 1))
         return {"batch": SampleBatch(sample).as_multi_agent()}
 
     # --- checkpoints include the replay buffer (RLlib 2.60's new stack leaves it out) -------------------
+    # Async: learners quiesce first (every granted update done), so weights, replay and counters agree; the
+    # replay is read from each learner's shard ("replay_shards"); episodes still in flight are not included.
     def get_state(self, components=None, *, not_components=None, **kwargs) -> dict[str, Any]:
+        driver = self._async if self._async is not None and self._async.started else None
+        if driver is not None:
+            driver.quiesce()
         state = super().get_state(components, not_components=not_components, **kwargs)
         if self.config.store_buffer_in_checkpoints and self._check_component("replay_buffer", components, not_components):
-            state["replay_buffer"] = self.local_replay_buffer.get_state()
+            if driver is not None and self.local_replay_buffer is None:
+                state["replay_shards"] = driver._call_all(lambda learner: learner.async_replay_state())
+            else:
+                state["replay_buffer"] = self._replay_state_local()
             state["update_credit"] = self._update_credit
         state["env_steps_stored"] = self._env_steps_stored  # also without the buffer: the warm-up is not repeated
+        if driver is not None:
+            state["updates_done"] = driver.updates_done
         return state
 
+    def _replay_state_local(self) -> dict[str, Any]:
+        learner = getattr(self.learner_group, "_learner", None)
+        lock = getattr(learner, "_replay_lock", None)
+        if lock is None:
+            return self.local_replay_buffer.get_state()
+        with lock:  # the local learner's stager samples this buffer
+            return self.local_replay_buffer.get_state()
+
     def set_state(self, state: dict[str, Any]) -> None:
+        driver = self._async
+        if driver is not None:
+            if driver.started:
+                driver.quiesce()
+            else:
+                driver.start(self.local_replay_buffer)
         super().set_state(state)
-        if "replay_buffer" in state:
-            self.local_replay_buffer.set_state(state["replay_buffer"])
+        shards = state.get("replay_shards")
+        if shards is None and "replay_buffer" in state:
+            shards = [state["replay_buffer"]]
+        if shards is not None:
+            self._set_replay_shards(shards)
             self._update_credit = state.get("update_credit", 0.0)
-            self._env_steps_stored = len(self.local_replay_buffer)  # checkpoints older than the counter
+            self._env_steps_stored = self.replay_size()  # checkpoints older than the counter
         if "env_steps_stored" in state:
             self._env_steps_stored = state["env_steps_stored"]
+        if driver is not None:
+            updates = state.get("updates_done", driver.limiter.granted_updates(self._env_steps_stored))
+            driver._call_all(lambda learner, **kw: learner.async_set_counters(**kw), updates_done=updates)
+            driver.updates_done = driver.granted = driver.synced_at = updates
+
+    def _set_replay_shards(self, shards: list) -> None:
+        if self.local_replay_buffer is not None:
+            if len(shards) != 1:
+                raise ValueError(
+                    f"this checkpoint holds {len(shards)} replay shards (async_learning with num_learners={len(shards)}); "
+                    f"restore it with num_learners={len(shards)} and async_learning=True"
+                )
+            self.local_replay_buffer.set_state(shards[0])
+            return
+        learner_ids = self._async.learner_ids
+        if len(shards) != len(learner_ids):
+            raise ValueError(
+                f"this checkpoint holds {len(shards)} replay shard(s) but the run has {len(learner_ids)} learners; "
+                f"restore it with num_learners={len(shards) if len(shards) > 1 else 0}"
+            )
+        for learner_id, shard in zip(learner_ids, shards):
+            self._async._call(learner_id, lambda learner, **kw: learner.async_set_replay_state(**kw), state=shard)
+
+    def replay_size(self) -> int:
+        """Env steps in the replay, wherever it lives (the driver's buffer or the learners' shards)."""
+        if self.local_replay_buffer is not None:
+            return self.local_replay_buffer.get_num_timesteps()
+        return sum(self._async._call_all(lambda learner: learner.async_replay_size()))
+
+    def stop(self) -> None:
+        if self._async is not None and self._async.started:
+            try:  # DDP: every replica finishes the same granted updates first (none waits in an all-reduce alone)
+                self._async.quiesce()
+                self._async._call_all(lambda learner: learner.async_stop())
+            except Exception:  # a learner already gone: nothing left to stop
+                pass
+        super().stop()
 
 
 def _sample_uniform(env_runner, *, num_timesteps: int) -> tuple[list, dict]:

@@ -34,7 +34,8 @@ from ray.rllib.core.models.torch.encoder import TorchMLPEncoder
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from smac_rllib import losses
-from smac_rllib.algorithms.off_policy import OffPolicyLoop
+from smac_rllib.algorithms.off_policy import ASYNC_FIELDS, OffPolicyLoop, async_field_errors
+from smac_rllib.algorithms.replay_learner import ReplayLearnerMixin
 
 
 class SACBaselineConfig(SACConfig):
@@ -57,6 +58,8 @@ class SACBaselineConfig(SACConfig):
         self.hidden_dim = 400  # paper: 400 for SAC vs 256 for SMAC, to match parameter counts
         self.critic_loss = "mse"  # pytorch_sac; "huber" = RLlib SAC's
         self.random_actions_before_learning = True  # pytorch_sac's seed steps (uniform), as SMAC
+        for name, (default, _) in ASYNC_FIELDS.items():  # async actor-learner, as SMAC (docs/design.md §11)
+            setattr(self, name, default)
 
     def training(
         self,
@@ -67,6 +70,10 @@ class SACBaselineConfig(SACConfig):
         random_actions_before_learning=NotProvided,
         **kwargs,
     ) -> "SACBaselineConfig":
+        for name in ASYNC_FIELDS:
+            value = kwargs.pop(name, NotProvided)
+            if value is not NotProvided:
+                setattr(self, name, value)
         for name, value in (
             ("updates_per_env_step", updates_per_env_step),
             ("hidden_dim", hidden_dim),
@@ -88,6 +95,9 @@ class SACBaselineConfig(SACConfig):
             raise ValueError(f"critic_loss={self.critic_loss!r} is unknown; use 'mse' (paper) or 'huber' (RLlib)")
         if not isinstance(self.random_actions_before_learning, bool):
             raise ValueError(f"random_actions_before_learning={self.random_actions_before_learning!r} must be true or false")
+        errors = async_field_errors(self)
+        if errors:
+            raise ValueError(errors[0])
 
     def get_default_rl_module_spec(self) -> RLModuleSpec:
         return RLModuleSpec(module_class=SACBaselineTorchRLModule, catalog_class=SACBaselineCatalog)
@@ -145,7 +155,7 @@ class SACBaselineTorchRLModule(DefaultSACTorchRLModule):
             self.action_dist_cls = SquashedGaussianTanhMean
 
 
-class SACBaselineTorchLearner(SACTorchLearner):
+class SACBaselineTorchLearner(ReplayLearnerMixin, SACTorchLearner):
     """RLlib's SAC learner with the critic loss of ``smac_rllib.losses`` (MSE by default, as pytorch_sac)."""
 
     def _compute_loss_for_module_continuous(self, *, module_id, config, batch, fwd_out):
@@ -167,7 +177,7 @@ class SACBaselineTorchLearner(SACTorchLearner):
             mse = losses.critic_loss(q_pred_B.unsqueeze(0), target_B, kind="mse")
             total_loss = total_loss - self._temp_losses[(module_id, key)].detach() + mse
             self._temp_losses[(module_id, key)] = mse  # SACTorchLearner backpropagates each optimizer's own loss
-            self.metrics.log_value((module_id, key), mse, window=1)
+            self.device_metrics.log((module_id, key), mse, window=1)
         return total_loss
 
 

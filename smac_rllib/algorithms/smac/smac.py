@@ -15,7 +15,7 @@ from ray.rllib.algorithms.sac.sac import SAC, SACConfig
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from smac_rllib import estimators
-from smac_rllib.algorithms.off_policy import OffPolicyLoop
+from smac_rllib.algorithms.off_policy import ASYNC_FIELDS, OffPolicyLoop, async_field_errors
 
 _FIELDS = {  # name: (default, reference-code name / meaning) -- one home per hyperparameter
     "num_particles": (16, "K, fresh latent particles per entropy estimate (reference code: num_p); K+1 with s0"),
@@ -57,7 +57,7 @@ _FIELDS = {  # name: (default, reference-code name / meaning) -- one home per hy
     "pixel_grad_clip": (100.0, "global-norm gradient clip per optimizer for pixels (reference: 100)"),
     "autocast": ("auto", "'auto' (bf16 on a GPU learner, fp32 on CPU) | 'bf16' | 'fp16' (with a grad scaler; the "
                          "reference's choice, smac.py:104) | None: autocast of the world model and the particle re-filter"),
-}
+} | ASYNC_FIELDS
 _PIXEL_MODULE_FIELDS = ("world_model_preset", "particle_mode", "action_noise", "pixel_hidden_dim", "actor_layers",
                         "critic_layers", "autocast", "critic_particles", "pixel_actor_head")
 _AUTOCAST = ("auto", "bf16", "fp16", None, "off")
@@ -187,6 +187,7 @@ class SMACConfig(SACConfig):
         alpha0 = self.initial_alpha
         if alpha0 is not None and not (isinstance(alpha0, (int, float)) and alpha0 > 0 and math.isfinite(alpha0)):
             errors.append(f"initial_alpha={alpha0!r} must be > 0 (pytorch_sac: 0.1; pixel reference: 1.0; None = per modality)")
+        errors += async_field_errors(self)
         if self.is_pixels:
             errors += self._pixel_errors()
         return errors

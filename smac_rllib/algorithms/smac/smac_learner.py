@@ -19,13 +19,14 @@ from ray.rllib.core.learner.torch.torch_learner import TorchLearner
 from ray.rllib.utils.metrics import ALL_MODULES
 
 from smac_rllib import losses
+from smac_rllib.algorithms.replay_learner import ReplayLearnerMixin
 
 
 class NonFiniteUpdateError(FloatingPointError):
     pass
 
 
-class SMACTorchLearner(SACTorchLearner):
+class SMACTorchLearner(ReplayLearnerMixin, SACTorchLearner):
     def build(self) -> None:
         super().build()
         self._skip_update = False
@@ -61,7 +62,7 @@ class SMACTorchLearner(SACTorchLearner):
             discount_B=discount_B, settings=settings,
         )
         metrics = losses.loss_metrics(fwd_out, out, target_entropy=target_entropy, num_particles=config.num_particles, settings=settings)
-        self.metrics.log_dict({k: v.detach().float().cpu().item() for k, v in metrics.items()}, key=module_id)
+        self.device_metrics.log_dict(metrics, key=module_id)  # to the host once per period (replay_learner.py)
         return out.critic + out.actor + out.alpha
 
     # --- one backward, skip non-finite updates ----------------------------------------------------------
@@ -120,9 +121,8 @@ class SMACPixelTorchLearner(SMACTorchLearner):
         actor_critic_alpha = self._soft_actor_critic_losses(
             module_id, config, fwd_out, fwd_out[REWARD_NEXT], fwd_out[TERMINATED_NEXT], config.gamma
         )
-        self.metrics.log_dict(
-            {k: float(v) for k, v in fwd_out[WM_METRICS].items()} | {"estimator/particle_feat_std": float(fwd_out[PARTICLE_SPREAD])},
-            key=module_id,
+        self.device_metrics.log_dict(
+            dict(fwd_out[WM_METRICS]) | {"estimator/particle_feat_std": fwd_out[PARTICLE_SPREAD]}, key=module_id
         )
         return fwd_out[WM_LOSS] + actor_critic_alpha  # Eq. (13) trains the world model only (belief detached)
 
@@ -141,7 +141,7 @@ class SMACPixelTorchLearner(SMACTorchLearner):
                 clipped.update(grads)
                 continue
             norm = self._get_clip_function()(grads, grad_clip=clip, grad_clip_by="global_norm")
-            self.metrics.log_value((module_id, f"gradients/{optimizer_name}_global_norm"), float(norm), window=1)
+            self.device_metrics.log((module_id, f"gradients/{optimizer_name}_global_norm"), norm, window=1)
             clipped.update(grads)
         return clipped
 
@@ -156,5 +156,5 @@ class SMACPixelTorchLearner(SMACTorchLearner):
         for module_id, optimizer_names in self._module_optimizers.items():
             for optimizer_name in optimizer_names:
                 self._fp16_scaler.step(self.get_optimizer(module_id, optimizer_name))  # skipped if it overflowed
-            self.metrics.log_value((module_id, "gradients/fp16_loss_scale"), float(self._fp16_scaler.get_scale()), window=1)
+            self.device_metrics.log((module_id, "gradients/fp16_loss_scale"), self._fp16_scaler.get_scale(), window=1)
         self._fp16_scaler.update()

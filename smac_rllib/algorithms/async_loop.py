@@ -1,0 +1,248 @@
+"""The driver side of the asynchronous actor-learner (docs/design.md §11): orchestrate, never carry batches.
+
+Env runners sample continuously: each healthy runner has one ``sample()`` request in flight whenever the rate
+limiter (``smac_rllib/rate_limiter.py``) allows. A finished request's episodes go to one learner's replay
+shard (round-robin over results; with a remote learner as an ObjectRef the runner put in the object store,
+so the frames travel runner -> learner and never through this process). Every insert raises the update grant
+of every learner to the synchronous loop's count (``granted_updates``): DDP replicas get the same grant, so they
+run the same number of updates in lockstep. Updates run in each learner's own thread
+(``smac_rllib/algorithms/replay_learner.py``); this loop only adds, grants, syncs weights every
+``weight_sync_every_updates`` updates and collects metrics once per iteration.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import ray
+from ray.rllib.core.columns import Columns
+from ray.rllib.utils.actor_manager import FaultTolerantActorManager
+from ray.rllib.utils.metrics import (
+    ENV_RUNNER_RESULTS,
+    LEARNER_RESULTS,
+    NUM_ENV_STEPS_SAMPLED_LIFETIME,
+    SYNCH_WORKER_WEIGHTS_TIMER,
+    TIMERS,
+)
+
+from smac_rllib.rate_limiter import SampleToInsertRatio, default_max_lead_env_steps
+
+_TAG = "smac_async_sample"
+
+
+def _sample_for_learner(env_runner, *, to_object_store: bool) -> tuple[Any, dict, int]:
+    """On an env runner: one fragment with the current policy, without the recurrent state (recomputed from frames)."""
+    episodes = env_runner.sample()
+    for episode in episodes:
+        episode.extra_model_outputs.pop(Columns.STATE_OUT, None)
+    num_steps = sum(e.env_steps() for e in episodes)
+    metrics = env_runner.get_metrics()
+    if to_object_store:
+        episodes = [ray.put(episodes)]  # in a list: handed on as a reference, resolved by the learner
+    return episodes, metrics, num_steps
+
+
+def weight_sync_every_updates(config, updates_per_env_step: float, request_env_steps: int, num_runners: int) -> int:
+    """``config.weight_sync_every_updates``, or the policy lag of the code we follow.
+
+    Pixels: the reference acts with a policy refreshed every 500 agent steps (100 updates per 1000 frames at
+    action repeat 2), so ``500 * updates_per_env_step`` updates. States: the synchronous loop's cadence (one
+    sync per sampling round of every runner's fragment), ``updates_per_env_step * fragment * runners``.
+    """
+    every = getattr(config, "weight_sync_every_updates", None)
+    if every is not None:
+        return int(every)
+    if getattr(config, "is_pixels", False):
+        return max(1, round(500 * updates_per_env_step))
+    return max(1, round(updates_per_env_step * request_env_steps * max(1, num_runners)))
+
+
+class AsyncDriver:
+    """One per algorithm; ``run_iteration`` is called from ``training_step``."""
+
+    def __init__(self, algo, *, updates_per_env_step: float, learning_starts: int):
+        self.algo = algo
+        config = algo.config
+        group = algo.env_runner_group
+        self.num_runners = group.num_remote_env_runners()
+        self.request_env_steps = config.get_rollout_fragment_length() * config.num_envs_per_env_runner
+        lead = getattr(config, "async_max_lead_env_steps", None) or default_max_lead_env_steps(self.request_env_steps, self.num_runners)
+        self.limiter = SampleToInsertRatio(updates_per_env_step, learning_starts, lead)
+        self.sync_every = weight_sync_every_updates(config, updates_per_env_step, self.request_env_steps, self.num_runners)
+        self.learner_ids = [None] if algo.learner_group.is_local else list(algo.learner_group._worker_manager.actor_ids())
+        self.in_flight: dict[int, int] = {}  # runner id -> updates_done when its request was sent (weights' version)
+        self.updates_done = 0  # the slowest learner's count
+        self.granted = 0
+        self.synced_at = 0  # updates_done at the last weight sync
+        self.next_shard = 0
+        self.lag_sum = self.lag_count = 0
+        self.started = False
+
+    # --- set up -------------------------------------------------------------------------------------
+    def start(self, replay_local) -> None:
+        """Gives each learner its shard (a local learner shares ``replay_local``, the algorithm's buffer object)."""
+        n = len(self.learner_ids)
+        for shard, learner_id in enumerate(self.learner_ids):
+            kwargs = {"replay": replay_local} if learner_id is None else {"shard_index": shard, "num_shards": n}
+            self._call(learner_id, lambda learner, **kw: learner.async_attach_replay(**kw), **kwargs)
+        self.started = True
+
+    def _call(self, learner_id, func, **kwargs):
+        group = self.algo.learner_group
+        if learner_id is None:
+            return func(group._learner, **kwargs)
+        results = group.foreach_learner(func, remote_actor_ids=[learner_id], **kwargs)
+        return group._get_results(results)[0]
+
+    def _call_all(self, func, **kwargs) -> list:
+        group = self.algo.learner_group
+        if group.is_local:
+            return [func(group._learner, **kwargs)]
+        return group._get_results(group.foreach_learner(func, **kwargs))
+
+    # --- inserting ----------------------------------------------------------------------------------
+    def add(self, episodes, num_steps: int) -> None:
+        """Episodes to the next shard; every learner's grant to the synchronous loop's count."""
+        algo = self.algo
+        algo._env_steps_stored += num_steps
+        algo.metrics.log_value("num_env_steps_stored_lifetime", num_steps, reduce="lifetime_sum")
+        self.granted = self.limiter.granted_updates(algo._env_steps_stored)
+        lifetime = algo.metrics.peek((ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME), default=0)
+        counters = dict(granted_updates=self.granted, env_steps_stored=algo._env_steps_stored, env_steps_lifetime=lifetime)
+        shard = self.next_shard
+        self.next_shard = (self.next_shard + 1) % len(self.learner_ids)
+        progress = []
+        for i, learner_id in enumerate(self.learner_ids):
+            batch = episodes if i == shard else None
+            progress.append(self._call(learner_id, lambda learner, **kw: learner.async_add(**kw), episodes=batch, **counters))
+        self.updates_done = min(p["updates_done"] for p in progress)
+
+    def poll_learners(self) -> None:
+        self.updates_done = min(p["updates_done"] for p in self._call_all(lambda learner: learner.async_progress()))
+
+    def wait_learners(self, updates: int, timeout_s: float = 0.05) -> None:
+        done = self._call_all(lambda learner, **kw: learner.async_wait(**kw), updates=updates, timeout_s=timeout_s)
+        self.updates_done = min(p["updates_done"] for p in done)
+
+    def quiesce(self) -> None:
+        """Waits until every learner has run every granted update (before a checkpoint: weights, replay, counters agree)."""
+        while self.updates_done < self.granted:
+            self.wait_learners(self.granted, timeout_s=1.0)
+
+    # --- one iteration ------------------------------------------------------------------------------
+    def run_iteration(self) -> None:
+        algo, config = self.algo, self.algo.config
+        start, steps_at_start = time.perf_counter(), algo._env_steps_stored
+        last_progress = start
+        min_steps = config.min_sample_timesteps_per_iteration or 0
+        min_time = config.min_time_s_per_iteration or 0
+        while True:
+            got = self._issue_requests()
+            got += self._collect(timeout_s=0.05 if self.in_flight else 0.0)
+            if got:
+                last_progress = time.perf_counter()
+            elif not self.in_flight:  # every runner waits for the learner (or none is healthy)
+                if self.updates_done < self.granted:
+                    self.wait_learners(self.updates_done + 1, timeout_s=0.05)
+                else:
+                    time.sleep(0.05)
+            self._maybe_sync_weights()
+            now = time.perf_counter()
+            enough_steps = algo._env_steps_stored - steps_at_start >= max(min_steps, 1)
+            if enough_steps and now - start >= min_time:
+                break
+            if now - max(start, last_progress) > (config.sample_timeout_s or 60.0):
+                break  # no sample came back for sample_timeout_s: end the iteration, RLlib restores runners
+        self._report()
+
+    def _issue_requests(self) -> int:
+        """Sends a sample request to every idle healthy runner the limiter allows; returns local samples consumed."""
+        group = self.algo.env_runner_group
+        if not self.num_runners:
+            if not self._may_insert():
+                return 0
+            # the local env runner samples in this process; the learner thread overlaps it
+            episodes, metrics, num_steps = _sample_for_learner(group.local_env_runner, to_object_store=False)
+            self._consume(episodes, metrics, num_steps, version=self.updates_done)
+            return 1
+        if any(not group._worker_manager.is_actor_healthy(i) for i in group._worker_manager.actor_ids()):
+            self.algo.restore_env_runners(group)
+        healthy = set(group.healthy_env_runner_ids())
+        for runner_id in list(self.in_flight):
+            if runner_id not in healthy:
+                del self.in_flight[runner_id]  # its in-flight episodes are lost, nothing else
+        to_store = not self.algo.learner_group.is_local
+        for runner_id in sorted(healthy - set(self.in_flight)):
+            if not self._may_insert():
+                break
+            sent = group.foreach_env_runner_async(
+                lambda runner, s=to_store: _sample_for_learner(runner, to_object_store=s), tag=_TAG, remote_worker_ids=[runner_id]
+            )
+            if sent:
+                self.in_flight[runner_id] = self.updates_done
+        return 0
+
+    def _may_insert(self) -> bool:
+        return self.limiter.may_insert(
+            env_steps_stored=self.algo._env_steps_stored,
+            env_steps_in_flight=len(self.in_flight) * self.request_env_steps,
+            request_env_steps=self.request_env_steps,
+            updates_done=self.updates_done,
+        )
+
+    def _collect(self, timeout_s: float) -> int:
+        if not self.in_flight:
+            return 0
+        group = self.algo.env_runner_group
+        results = group._worker_manager.fetch_ready_async_reqs(tags=_TAG, timeout_seconds=timeout_s)
+        FaultTolerantActorManager.handle_remote_call_result_errors(
+            results, ignore_ray_errors=group._ignore_ray_errors_on_env_runners
+        )
+        got = 0
+        for result in results:
+            version = self.in_flight.pop(result.actor_id, self.updates_done)
+            if result.ok:
+                self._consume(*result.get(), version=version)
+                got += 1
+        return got
+
+    def _consume(self, episodes, metrics: dict, num_steps: int, *, version: int) -> None:
+        self.algo.metrics.aggregate([metrics], key=ENV_RUNNER_RESULTS)
+        self.add(episodes, num_steps)
+        self.lag_sum += self.updates_done - version
+        self.lag_count += 1
+
+    def _maybe_sync_weights(self) -> None:
+        if self.updates_done - self.synced_at < self.sync_every:
+            return
+        algo = self.algo
+        with algo.metrics.log_time((TIMERS, SYNCH_WORKER_WEIGHTS_TIMER)):
+            algo.env_runner_group.sync_weights(from_worker_or_learner_group=algo.learner_group, inference_only=True)
+        self.synced_at = self.updates_done
+
+    # --- metrics, once per iteration ----------------------------------------------------------------
+    def _report(self) -> None:
+        algo = self.algo
+        outs = self._call_all(lambda learner: learner.async_results())
+        self.updates_done = min(o["updates_done"] for o in outs)
+        for out in outs[:1]:  # DDP replicas log the same losses; RLlib reports learner 0's too
+            algo.metrics.aggregate([out["results"]], key=LEARNER_RESULTS)
+        periods = [o["period"] for o in outs]
+        new_updates = periods[0]["updates"]
+        algo.metrics.log_value("num_updates_lifetime", new_updates, reduce="lifetime_sum")
+        busy = sum(p["learner_busy_s"] for p in periods) / len(periods)
+        wall = max(max(p["period_s"] for p in periods), 1e-9)
+        staged = sum(p["staged_batches"] for p in periods)
+        steps_after_warm_up = algo._env_steps_stored - self.limiter.learning_starts
+        metrics = {
+            "learner_utilization": busy / wall,
+            "observed_updates_per_env_step": self.updates_done / steps_after_warm_up if steps_after_warm_up > 0 else 0.0,
+            "policy_lag_updates": self.lag_sum / self.lag_count if self.lag_count else 0.0,
+            "staging_s_per_batch": sum(p["staging_s"] for p in periods) / staged if staged else 0.0,
+            "updates_per_s": new_updates / wall,
+        }
+        for name, value in metrics.items():
+            algo.metrics.log_value(("async", name), value, window=1)
+        self.last_update_stamps = periods[0]["update_stamps"]
+        self.lag_sum = self.lag_count = 0

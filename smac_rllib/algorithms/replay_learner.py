@@ -1,0 +1,291 @@
+"""The learner side of the asynchronous actor-learner (docs/design.md §11): a replay shard and an update thread.
+
+``ReplayLearnerMixin`` goes in front of a ``TorchLearner`` (SMAC's and the SAC baseline's). The driver
+(``smac_rllib/algorithms/async_loop.py``) hands it episodes and an update *grant*; a background thread runs
+updates back to back while ``updates_done < granted`` (the rate limiter of ``smac_rllib/rate_limiter.py``),
+a second thread samples and stages the next batch (pinned memory, ``non_blocking`` copy on a GPU) while the
+current update runs. Batches never leave the learner's process; the driver only orchestrates.
+
+Locks: ``_update_lock`` is held for one whole update, and by ``get_state``/``set_state`` (weight syncs and
+checkpoints see weights between updates, never in the middle of one) and by ``async_results`` (the metrics
+logger is not thread-safe). ``_replay_lock`` guards the shard against adding while the stager samples.
+
+Per-update metrics are kept on the learner's device (``DeviceMetrics``) and moved to the host once per
+reporting period (one transfer), so a GPU learner is not stalled by ~20 ``.item()`` calls per update.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from typing import Any
+
+import numpy as np
+import torch
+from ray.rllib.policy.sample_batch import SampleBatch
+from ray.rllib.utils.metrics import NUM_AGENT_STEPS_SAMPLED_LIFETIME, NUM_ENV_STEPS_SAMPLED_LIFETIME
+
+from smac_rllib.replay import make_replay, sample_train_batch
+
+
+class DeviceMetrics:
+    """Per-update scalars kept as device tensors; ``flush`` moves them to the host in one transfer.
+
+    ``flush`` then logs every update's values in order, with the same ``MetricsLogger`` options as a direct
+    per-update log, so results read the same as the synchronous loop's.
+    """
+
+    def __init__(self):
+        self._rows: list[tuple[tuple, Any, dict]] = []
+
+    def log(self, key: tuple, value, **log_kwargs) -> None:
+        self._rows.append((key, value.detach() if torch.is_tensor(value) else value, log_kwargs))
+
+    def log_dict(self, values: dict[str, Any], *, key: str, **log_kwargs) -> None:
+        for name, value in values.items():
+            self.log((key, name), value, **log_kwargs)
+
+    def flush(self, metrics_logger) -> None:
+        rows, self._rows = self._rows, []
+        if not rows:
+            return
+        tensors = [(i, v) for i, (_, v, _) in enumerate(rows) if torch.is_tensor(v)]
+        host = {}
+        if tensors:
+            stacked = torch.stack([v.float().reshape(()).to(tensors[0][1].device) for _, v in tensors])
+            host = dict(zip((i for i, _ in tensors), stacked.cpu().tolist()))  # the one device -> host copy
+        for i, (key, value, log_kwargs) in enumerate(rows):
+            metrics_logger.log_value(key, host.get(i, value), **log_kwargs)
+
+
+class ReplayLearnerMixin:
+    """Put before a TorchLearner: ``class L(ReplayLearnerMixin, SACTorchLearner)``."""
+
+    def build(self) -> None:
+        super().build()
+        self.device_metrics = DeviceMetrics()
+        self._update_lock = threading.RLock()
+        self._replay_lock = threading.Lock()
+        self._cond = threading.Condition()
+        self._replay = None
+        self._async = False  # True once the update thread runs (metrics flushed per period, not per update)
+        self._granted = 0
+        self._updates_done = 0
+        self._env_steps_stored = 0  # the whole run's (all shards), as the driver last reported it
+        self._env_steps_lifetime = 0
+        self._stop = False
+        self._error: BaseException | None = None
+        self._threads: list[threading.Thread] = []
+        self._staged: queue.Queue = queue.Queue(maxsize=1)
+        self._reset_period()
+
+    def _reset_period(self) -> None:
+        self._period_start = time.perf_counter()
+        self._busy_s = 0.0
+        self._staging_s = 0.0
+        self._staged_batches = 0
+        self._period_updates = 0
+        self._stamps: list[int] = []  # env steps stored when each update of the period started
+
+    # --- the synchronous loop: flush the device metrics after every update ---------------------------
+    def after_gradient_based_update(self, *, timesteps: dict[str, Any]) -> None:
+        super().after_gradient_based_update(timesteps=timesteps)
+        if not self._async:
+            self.device_metrics.flush(self.metrics)
+
+    # --- weights and optimizer state are read and written between updates only -----------------------
+    def get_state(self, *args, **kwargs):
+        with self._update_lock:
+            return super().get_state(*args, **kwargs)
+
+    def set_state(self, *args, **kwargs):
+        with self._update_lock:
+            return super().set_state(*args, **kwargs)
+
+    # --- called by the driver (``foreach_learner``) ---------------------------------------------------
+    def async_attach_replay(self, replay=None, *, shard_index: int = 0, num_shards: int = 1) -> None:
+        """Uses ``replay`` (a local learner shares the driver's buffer object) or builds this learner's shard."""
+        self._replay = replay if replay is not None else make_replay(self.config, shard_index=shard_index, num_shards=num_shards)
+
+    def async_add(self, episodes=None, *, granted_updates: int, env_steps_stored: int, env_steps_lifetime: int) -> dict:
+        """Adds episodes (or an ObjectRef of them) to the shard and raises the grant; starts the threads once."""
+        if episodes is not None:
+            if isinstance(episodes, list) and len(episodes) == 1 and _is_ref(episodes[0]):
+                episodes = episodes[0]
+            if _is_ref(episodes):
+                import ray
+
+                episodes = ray.get(episodes)
+            with self._replay_lock:
+                self._replay.add(episodes)
+        with self._cond:
+            self._granted = max(self._granted, granted_updates)
+            self._env_steps_stored = env_steps_stored
+            self._env_steps_lifetime = env_steps_lifetime
+            self._cond.notify_all()
+        if self._granted > self._updates_done and not self._threads:
+            self._start_threads()
+        return self.async_progress()
+
+    def async_progress(self) -> dict:
+        """Counters the driver's rate limiter needs; re-raises an error of the update thread."""
+        if self._error is not None:
+            raise self._error
+        return {"updates_done": self._updates_done, "granted": self._granted}
+
+    def async_wait(self, updates: int, timeout_s: float | None = None) -> dict:
+        """Blocks until ``updates`` updates are done (or the thread failed): the driver's quiesce before a checkpoint."""
+        with self._cond:
+            self._cond.wait_for(lambda: self._updates_done >= min(updates, self._granted) or self._error is not None, timeout_s)
+        return self.async_progress()
+
+    def async_results(self) -> dict:
+        """This period's learner results (RLlib's reduced metrics) and the async metrics of issue 11."""
+        with self._update_lock:
+            self.device_metrics.flush(self.metrics)
+            wall_s = time.perf_counter() - self._period_start
+            period = {
+                "learner_busy_s": self._busy_s,
+                "period_s": wall_s,
+                "updates": self._period_updates,
+                "staging_s": self._staging_s,
+                "staged_batches": self._staged_batches,
+                "update_stamps": self._stamps,
+            }
+            self._reset_period()
+            results = self.metrics.reduce()
+        return {"results": results, "period": period, **self.async_progress()}
+
+    def async_replay_state(self) -> dict:
+        with self._replay_lock:
+            return self._replay.get_state()
+
+    def async_set_replay_state(self, state: dict) -> None:
+        with self._replay_lock:
+            self._replay.set_state(state)
+
+    def async_replay_size(self) -> int:
+        with self._replay_lock:
+            return self._replay.get_num_timesteps()
+
+    def async_set_counters(self, *, updates_done: int) -> None:
+        """After a restore: the grant and the updates done continue from the checkpoint's count."""
+        with self._cond:
+            self._updates_done = self._granted = updates_done
+
+    def async_stop(self) -> None:
+        with self._cond:
+            self._stop = True
+            self._cond.notify_all()
+        for thread in self._threads:
+            thread.join(timeout=60)
+        self._threads = []
+
+    # --- the two threads ----------------------------------------------------------------------------
+    def _copy_stream(self):
+        """A side CUDA stream for host -> device copies (None on CPU), so a copy overlaps the running update."""
+        if self._device is None or self._device.type != "cuda":
+            return None
+        if getattr(self, "_side_stream", None) is None:
+            self._side_stream = torch.cuda.Stream(self._device)
+        return self._side_stream
+
+    def _start_threads(self) -> None:
+        self._async = True
+        self._stop = False
+        self._threads = [
+            threading.Thread(target=self._guarded, args=(self._stage_loop,), name="smac-stager", daemon=True),
+            threading.Thread(target=self._guarded, args=(self._update_loop,), name="smac-learner", daemon=True),
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def _guarded(self, loop) -> None:
+        try:
+            loop()
+        except BaseException as e:  # surfaces on the driver's next call (async_progress)
+            with self._cond:
+                self._error = self._error or e
+                self._stop = True
+                self._cond.notify_all()
+
+    def _update_loop(self) -> None:
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: self._stop or self._updates_done < self._granted)
+                if self._stop:
+                    return
+                stored, lifetime = self._env_steps_stored, self._env_steps_lifetime
+            staged = self._next_staged()
+            if staged is None:
+                return
+            batch, copied = staged
+            if copied is not None:  # the batch was copied on the side stream: order it before this update's kernels
+                stream = torch.cuda.current_stream(self._device)
+                stream.wait_event(copied)
+                for column in batch.policy_batches[next(iter(batch.policy_batches))].values():
+                    column.record_stream(stream)
+            with self._update_lock:
+                start = time.perf_counter()
+                self.update(
+                    batch=batch,
+                    timesteps={NUM_ENV_STEPS_SAMPLED_LIFETIME: lifetime, NUM_AGENT_STEPS_SAMPLED_LIFETIME: lifetime},
+                    _no_metrics_reduce=True,
+                )
+                self._busy_s += time.perf_counter() - start
+                self._period_updates += 1
+                self._stamps.append(stored)
+            with self._cond:
+                self._updates_done += 1
+                self._cond.notify_all()
+
+    def _next_staged(self):
+        while True:
+            try:
+                return self._staged.get(timeout=0.5)
+            except queue.Empty:
+                if self._stop:
+                    return None
+
+    def _stage_loop(self) -> None:
+        """Samples the next batch and copies it to the learner's device while the current update runs."""
+        while not self._stop:
+            with self._replay_lock:
+                empty = self._replay.get_num_timesteps() == 0  # a DDP shard may get its first episodes later
+                columns = None if empty else sample_train_batch(self._replay, self.config, num_learners_served=1)
+            if columns is None:
+                time.sleep(0.01)
+                continue
+            start = time.perf_counter()
+            tensors, copied = _to_device(columns, self._device, self._copy_stream())
+            batch = SampleBatch(tensors).as_multi_agent()
+            self._staging_s += time.perf_counter() - start
+            self._staged_batches += 1
+            while not self._stop:
+                try:
+                    self._staged.put((batch, copied), timeout=0.5)
+                    break
+                except queue.Full:
+                    continue
+
+
+def _to_device(columns: dict[str, np.ndarray], device, stream) -> tuple[dict[str, torch.Tensor], Any]:
+    """numpy -> torch on the learner's device; on a GPU via pinned memory and a non-blocking copy on ``stream``.
+
+    Returns the tensors and the CUDA event that marks the copy's end (None on CPU).
+    """
+    tensors = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in columns.items()}
+    if stream is None:
+        return tensors, None
+    with torch.cuda.stream(stream):
+        tensors = {k: v.pin_memory().to(device, non_blocking=True) for k, v in tensors.items()}
+        copied = torch.cuda.Event()
+        copied.record(stream)
+    return tensors, copied
+
+
+def _is_ref(value) -> bool:
+    import ray
+
+    return isinstance(value, ray.ObjectRef)
