@@ -8,7 +8,10 @@
 The process environment is set here, before Ray or dm_control are imported (a newcomer needs no variables):
 MUJOCO_GL=egl (headless rendering), RAY_AUTH_MODE=disabled for a local Ray, one torch/OpenMP thread per
 process, WANDB_MODE=offline without a W&B key, and Tune's strict metric check off (an iteration may end
-before the first 1000-step DMC episode does, docs/design.md §3). Mistakes print one line and exit with 2.
+before the first 1000-step DMC episode does, docs/design.md §3). Mistakes print one line and exit with 2, before
+Ray starts (an ``--address`` that does not answer within 5 s included). ``--config`` may be given several times:
+the JSON objects merge in order (the later value wins, nested mappings merge); ``{"env": ...}`` replaces the
+file's env. ``--stop`` likewise.
 Ctrl-C during ``rllib train`` checkpoints every running trial, prints the exact ``--resume`` command and
 exits with 130; a second Ctrl-C stops at once (train.py).
 """
@@ -19,6 +22,7 @@ import argparse
 import os
 import shlex
 import sys
+from collections.abc import Callable
 
 from smac_rllib.cli.errors import EXIT_USER_ERROR, UserError
 
@@ -62,6 +66,26 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USER_ERROR, f"{PROG}: error: {message} (see `{self.prog} --help`)\n")
 
 
+def _int_in(low: int, high: int | None = None, example: str = "") -> Callable[[str], int]:
+    """An argparse type: an integer in [low, high) (high None: unbounded); a mistake is argparse's one-line error."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer{example}") from None
+        if value < low or (high is not None and value >= high):
+            span = f">= {low}" if high is None else f"in [{low}, {'2**32' if high == 2**32 else high})"
+            raise argparse.ArgumentTypeError(f"{value} must be {span}{example}")
+        return value
+
+    parse.__name__ = "int"
+    return parse
+
+
+SEED = _int_in(0, 2**32, " (numpy seeds), e.g. --seed 0")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description="SMAC / RLlib on DeepMind Control: train tuned examples, evaluate, plot.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -70,15 +94,18 @@ def build_parser() -> argparse.ArgumentParser:
     train_sub = train.add_subparsers(dest="mode", required=True, parser_class=_Parser)
     f = train_sub.add_parser("file", help="run every experiment of a tuned-example YAML file, in order")
     f.add_argument("path", help="tuned-example YAML, e.g. tuned_examples/smac_state.yaml")
-    f.add_argument("--stop", metavar="JSON", help='replaces the file\'s stop criteria, e.g. \'{"training_iteration": 5}\'')
-    f.add_argument("--config", metavar="JSON", help='merged into every experiment\'s config, e.g. \'{"num_particles": 8}\'')
+    f.add_argument("--stop", metavar="JSON", action="append", help='replaces the file\'s stop criteria, e.g. \'{"training_iteration": 5}\' '
+                   "(given twice: both objects, merged in order)")
+    f.add_argument("--config", metavar="JSON", action="append", help='merged into every experiment\'s config, e.g. \'{"num_particles": 8}\'; '
+                   '\'{"env": "dmc/cheetah-run"}\' replaces the file\'s env; given twice: merged in order, the later value wins')
     f.add_argument("--storage-path", metavar="DIR", help="where results go (<DIR>/<experiment name>; default ~/ray_results)")
     f.add_argument("--num-samples", type=int, metavar="N", help="repeats of every grid point")
-    f.add_argument("--seed", type=int, help="sets config.seed (replaces a seed grid)")
+    f.add_argument("--seed", type=SEED, help="sets config.seed (replaces a seed grid), in [0, 2**32)")
     f.add_argument("--resume", action="store_true", help="continue the latest run of each experiment from its checkpoints (replay buffers included)")
     f.add_argument("--wandb", action=argparse.BooleanOptionalAction, default=None, help="log to Weights & Biases (offline without an API key); default: as the file says")
     f.add_argument("--strict-resources", action="store_true", help="fail instead of falling back to CPU when GPUs/CPUs are missing")
-    f.add_argument("--address", help="an existing Ray cluster (default: $RAY_ADDRESS, else a local Ray)")
+    f.add_argument("--address", help="an existing Ray cluster, host:port or ray://host:port or auto (default: $RAY_ADDRESS, "
+                   "else a local Ray); one that does not answer within 5 s is an error")
     f.add_argument("--dry-run", action="store_true", help="check the file and print the trials, run nothing")
     f.add_argument("--no-plot", action="store_true", help="do not write <experiment dir>/curves.png at the end")
     f.add_argument("-v", "--verbose", action="store_true", help="show Ray's worker logs and Tune's status tables")
@@ -86,10 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     ev = sub.add_parser("evaluate", help="deterministic evaluation of a checkpoint (mean/std return, optional mp4)")
     ev.add_argument("checkpoint", help="a checkpoint directory, or a trial/experiment directory (its latest checkpoint)")
-    ev.add_argument("--episodes", type=int, default=10, help="number of episodes (default 10)")
+    ev.add_argument("--episodes", type=_int_in(1, example=", e.g. --episodes 10"), default=10, help="number of episodes (default 10)")
     ev.add_argument("--video", metavar="OUT.mp4", help="write the first episode as an mp4")
-    ev.add_argument("--video-size", type=int, default=256, help="side of the video frames in pixels (default 256)")
-    ev.add_argument("--seed", type=int, default=12345, help="seed of the evaluation episodes")
+    ev.add_argument("--video-size", type=_int_in(16, 4097, ", e.g. --video-size 256"), default=256, help="side of the video frames in pixels, 16..4096 (default 256)")
+    ev.add_argument("--seed", type=SEED, default=12345, help="seed of the evaluation episodes, in [0, 2**32)")
     ev.add_argument("--wandb", action="store_true", help="also log the returns and the video to W&B (offline without a key)")
     ev.set_defaults(func=_evaluate)
 

@@ -35,8 +35,8 @@ WANDB_UPLOAD_TIMEOUT_S = 30  # WandbLoggerCallback's default (1800 s) hangs a fa
 
 def run_train(args) -> int:
     overrides = Overrides(
-        stop=_json_arg(args.stop, "--stop"),
-        config=_json_arg(args.config, "--config"),
+        stop=_json_args(args.stop, "--stop"),
+        config=_json_args(args.config, "--config"),
         num_samples=args.num_samples,
         storage_path=args.storage_path,
         seed=args.seed,
@@ -75,8 +75,13 @@ def run_train(args) -> int:
         logging.getLogger("ray.rllib").setLevel(logging.ERROR)  # "You are running SAC on the new API stack!"
     address = args.address or os.environ.get("RAY_ADDRESS")
     if address:
-        ray.init(address=address, log_to_driver=args.verbose, logging_level="WARNING",
-                 runtime_env={"env_vars": worker_env_vars()})
+        check_address(address)
+        try:
+            ray.init(address=address, log_to_driver=args.verbose, logging_level="WARNING",
+                     runtime_env={"env_vars": worker_env_vars()})
+        except (ConnectionError, TimeoutError, ValueError) as e:
+            raise UserError(f"cannot connect to the Ray cluster at {address} ({one_line(e, 200)}); "
+                            "check --address / $RAY_ADDRESS, or drop it to run a local Ray") from None
         resources.fit_experiments(specs, strict=args.strict_resources, gpus=ray.cluster_resources().get("GPU", 0))
         resources.check_cluster_cpus(specs, ray.cluster_resources().get("CPU", 0), strict=args.strict_resources)
         resources.check_cluster_custom_resources(specs, ray.cluster_resources(), strict=args.strict_resources)
@@ -95,6 +100,26 @@ def run_train(args) -> int:
                 return code  # Ctrl-C: do not start the next experiment
             worst = max(worst, code)
     return worst
+
+
+ADDRESS_TIMEOUT_S = 5.0
+
+
+def check_address(address: str, timeout: float = ADDRESS_TIMEOUT_S) -> None:
+    """A cluster address must answer a TCP connect within ``timeout`` (Ray itself retries forever)."""
+    if address in ("auto", "local"):
+        return  # Ray looks up / starts the cluster itself, and fails fast
+    import socket
+
+    host, sep, port = address.split("://", 1)[-1].rstrip("/").rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise UserError(f"--address {address!r} must be host:port, e.g. 10.0.0.5:6379 or ray://head-node:10001 (or auto)")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as e:
+        reason = e.strerror or type(e).__name__
+        raise UserError(f"no Ray cluster answers at {address} ({reason} within {timeout:g} s); start one there with "
+                        "`ray start --head`, fix --address / $RAY_ADDRESS, or drop it to run a local Ray") from None
 
 
 def worker_env_vars() -> dict[str, str]:
@@ -444,9 +469,19 @@ def _plot_quietly(exp_dir: str) -> str | None:
     return None
 
 
-def _json_arg(text: str | None, flag: str) -> dict | None:
-    if text is None:
+def _json_args(texts: list[str] | str | None, flag: str) -> dict | None:
+    """``--config A --config B``: both JSON objects, merged in order (B's values win, nested mappings merge)."""
+    if texts is None:
         return None
+    from smac_rllib.cli.yaml_loader import _deep_merge
+
+    merged: dict = {}
+    for text in [texts] if isinstance(texts, str) else texts:
+        merged = _deep_merge(merged, _json_arg(text, flag))
+    return merged
+
+
+def _json_arg(text: str, flag: str) -> dict:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as e:

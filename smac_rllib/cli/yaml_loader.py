@@ -25,6 +25,10 @@ point; the scheduler's default metric is the evaluation return when the experime
 training return.
 
 Several experiments in one file run in order. Numbers like ``3e-4`` are floats (YAML 1.1 would read a string).
+Everything is checked before Ray starts (``checks.py``): value ranges, NaN/inf, env_config, every grid point
+(up to ``MAX_GRID_POINTS`` trials), stop/scheduler/checkpoint result keys, the storage path. A file must be
+UTF-8, at most ``MAX_YAML_BYTES``, nested at most ``MAX_YAML_DEPTH`` levels and expand to at most
+``MAX_YAML_VALUES`` values through its aliases; mapping keys are plain names or numbers.
 """
 
 from __future__ import annotations
@@ -33,15 +37,28 @@ import copy
 import dataclasses
 import difflib
 import inspect
-import itertools
 import os
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import yaml
 
-from smac_rllib.cli.checks import check_config, check_env, did_you_mean, grid_options, is_grid, quiet, type_name
+from smac_rllib.cli.checks import (
+    MAX_GRID_POINTS,
+    check_config,
+    check_env,
+    check_finite,
+    check_grids,
+    config_errors,
+    did_you_mean,
+    grid_options,
+    grid_variants,
+    is_grid,
+    num_grid_points,
+    quiet,
+    result_key_error,
+    type_name,
+)
 from smac_rllib.cli.errors import UserError, one_line
 from smac_rllib.cli.plot import EVAL_RETURN, TRAIN_RETURN
 
@@ -68,8 +85,62 @@ class MarkedDict(dict):
         return getattr(self, "key_lines", {}).get(key, self.line)
 
 
+MAX_YAML_BYTES = 1 << 20  # a tuned example is a few kB; more is a wrong file
+MAX_YAML_DEPTH = 64  # nesting levels (PyYAML composes recursively: 1000 levels would be a RecursionError)
+MAX_YAML_VALUES = 100_000  # values after expanding '*' aliases ("billion laughs": 9 lines -> 10**9 values)
+
+
+class _LimitError(yaml.MarkedYAMLError):
+    """A file beyond MAX_YAML_DEPTH / MAX_YAML_VALUES, or with a key that is not a plain value."""
+
+
 class _Loader(yaml.SafeLoader):
-    pass
+    _depth = 0
+
+    def compose_node(self, parent, index):
+        self._depth += 1
+        try:
+            if self._depth > MAX_YAML_DEPTH:
+                raise _LimitError(None, None, _too_deep(), self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def get_single_node(self):
+        node = super().get_single_node()
+        if node is not None:
+            _expanded_size(node, {}, 1)
+        return node
+
+
+def _expanded_size(node: yaml.Node, seen: dict, depth: int) -> tuple[int, int]:
+    """(values, levels) under ``node`` with every alias expanded, memoized (linear in the file); too many values,
+    too many levels (``depth`` counts those above) or a recursive alias raise ``_LimitError``."""
+    key = id(node)
+    if key in seen:
+        if seen[key] is None:
+            raise _LimitError(None, None, "an alias refers to the mapping or list that contains it; remove that '*' alias", node.start_mark)
+        size, height = seen[key]
+    else:
+        if depth > MAX_YAML_DEPTH:
+            raise _LimitError(None, None, _too_deep(), node.start_mark)
+        seen[key] = None  # in progress
+        children = node.value if isinstance(node, yaml.SequenceNode) else []
+        if isinstance(node, yaml.MappingNode):
+            children = [n for pair in node.value for n in pair]
+        sizes = [_expanded_size(child, seen, depth + 1) for child in children]
+        size, height = 1 + sum(s for s, _ in sizes), 1 + max((h for _, h in sizes), default=0)
+        seen[key] = size, height
+    if size > MAX_YAML_VALUES:
+        raise _LimitError(None, None, f"the file expands to more than {MAX_YAML_VALUES:,} values through its '*' aliases "
+                          "(an alias bomb?); write the values out or use fewer aliases", node.start_mark)
+    if depth + height - 1 > MAX_YAML_DEPTH:
+        raise _LimitError(None, None, _too_deep(" through '*' aliases"), node.start_mark)
+    return size, height
+
+
+def _too_deep(via: str = "") -> str:
+    return f"values are nested deeper than {MAX_YAML_DEPTH} levels{via}; flatten the file"
 
 
 def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> MarkedDict:
@@ -77,6 +148,10 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> MarkedDict:
     for key_node, _ in node.value:  # duplicates among the keys written here (PyYAML silently keeps the last)
         if key_node.tag == "tag:yaml.org,2002:merge":
             continue
+        if not isinstance(key_node, yaml.ScalarNode):
+            kind = "list" if isinstance(key_node, yaml.SequenceNode) else "mapping"
+            raise _LimitError(None, None, f"a {kind} is used as a mapping key; keys are plain names or numbers "
+                              "(check for a stray '?', '[' or '{' before the ':')", key_node.start_mark)
         key = loader.construct_object(key_node, deep=True)
         if key in first_line:
             raise yaml.constructor.ConstructorError(
@@ -98,30 +173,55 @@ _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _constru
 
 
 def read_yaml(path: str) -> MarkedDict:
-    """Parse ``path``; a missing file or a syntax error is a ``UserError`` with ``file:line:column``."""
+    """Parse ``path``; a missing file, a syntax error, non-UTF-8 bytes or a file beyond the limits (size, nesting,
+    aliases) is a ``UserError`` with ``file:line:column``."""
+    text = _read_text(path)
+    try:
+        doc = yaml.load(text, Loader=_Loader)
+    except _LimitError as e:
+        mark = e.problem_mark
+        raise UserError(e.problem, f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else path) from None
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else path
+        problem = e.problem or "invalid YAML"
+        hint = next((h or problem for pattern, h in _YAML_HINTS if pattern in problem or pattern in str(e.context)), None)
+        if hint is None:
+            context = f" ({e.context})" if e.context and e.problem else ""
+            hint = f"{problem}{context}; check the indentation, the ':' and the quoting there"
+        raise UserError(f"YAML syntax error: {hint}", where) from None
+    except yaml.reader.ReaderError as e:  # a control character (NUL, ...): no mark, a position in the text
+        line = text[: e.position].count("\n") + 1
+        raise UserError(f"the file contains the control character U+{e.character:04X}; remove it (save the file as plain text)",
+                        f"{path}:{line}") from None
+    except yaml.YAMLError as e:
+        raise UserError(f"YAML error: {one_line(e)}", path) from None
+    except RecursionError:  # a limit above should come first; never a traceback
+        raise UserError(f"values are nested too deeply; flatten the file (at most {MAX_YAML_DEPTH} levels)", path) from None
+    if not isinstance(doc, dict) or not doc:
+        raise UserError("expected a mapping {experiment_name: {run: ..., env: ..., config: {...}}}", path)
+    return doc
+
+
+def _read_text(path: str) -> str:
     if not os.path.exists(path):
         hint = _tuned_examples_hint(path)
         raise UserError(f"no such file: {path}{hint}")
     if os.path.isdir(path):
         raise UserError(f"{path} is a directory; pass a YAML file, e.g. {os.path.join(path, 'smac_state.yaml')}")
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
     try:
-        doc = yaml.load(text, Loader=_Loader)
-    except yaml.MarkedYAMLError as e:
-        mark = e.problem_mark or e.context_mark
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else path
-        problem = e.problem or "invalid YAML"
-        hint = next((h or problem for pattern, h in _YAML_HINTS if pattern in problem), None)
-        if hint is None:
-            context = f" ({e.context})" if e.context and e.problem else ""
-            hint = f"{problem}{context}; check the indentation, the ':' and the quoting there"
-        raise UserError(f"YAML syntax error: {hint}", where) from None
-    except yaml.YAMLError as e:
-        raise UserError(f"YAML error: {one_line(e)}", path) from None
-    if not isinstance(doc, dict) or not doc:
-        raise UserError("expected a mapping {experiment_name: {run: ..., env: ..., config: {...}}}", path)
-    return doc
+        size = os.path.getsize(path)
+        if size > MAX_YAML_BYTES:
+            raise UserError(f"{path} is larger than {MAX_YAML_BYTES >> 20} MiB ({size:,} bytes), not a tuned example; pass the YAML file")
+        with open(path, "rb") as f:
+            data = f.read(MAX_YAML_BYTES + 1)
+    except OSError as e:
+        raise UserError(f"cannot read {path} ({e.strerror}); check the path and its permissions") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise UserError(f"the file is not UTF-8 text (byte 0x{data[e.start]:02x}); save it as UTF-8", f"{path}:{line}") from None
 
 
 def _tuned_examples_hint(path: str) -> str:
@@ -238,11 +338,11 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
         raise UserError(f"`config:` must be a mapping of config keys, got {type_name(config)}", _where(path, body, "config"))
     marked_config, config_lines = config, {k: _where(path, config, k) for k in config}
     config = _plain(config)
+    if "env" in body and "env" in config and config["env"] != body["env"]:
+        raise UserError(f"env given twice ({body['env']!r} and config.env {config['env']!r}); keep one", _where(path, body, "env"))
     if ov.config:
         config = _deep_merge(config, ov.config)
-    if "env" in body:
-        if "env" in config and config["env"] != body["env"]:
-            raise UserError(f"env given twice ({body['env']!r} and config.env {config['env']!r}); keep one", _where(path, body, "env"))
+    if "env" in body and not (ov.config and "env" in ov.config):  # --config '{"env": ...}' replaces the file's env
         config["env"] = _plain(body["env"])
         config_lines["env"] = _where(path, body, "env")
     if ov.seed is not None:
@@ -261,10 +361,13 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
 
     if "env" not in config:
         raise UserError(f"experiment {name!r} has no env; add e.g. `env: dmc/cheetah-run` (list: python -m smac_rllib.envs --list)", where)
+    _check_values(config, line_of)
     check_env(config, algo_class, line_of)
     check_config(config, algo_class, line_of)
 
-    stop = parse_stop(ov.stop if ov.stop is not None else body.get("stop"), _where(path, body, "stop") if ov.stop is None else "--stop")
+    custom = any(str(k).startswith("callbacks") for k in config)  # callbacks may report metrics of their own
+    stop = parse_stop(ov.stop if ov.stop is not None else body.get("stop"), _where(path, body, "stop") if ov.stop is None else "--stop",
+                      custom_metrics=custom)
     if not stop:
         raise UserError(f"experiment {name!r} has no stop criterion; add e.g. `stop: {{training_iteration: 100}}` or pass --stop", where)
 
@@ -272,23 +375,15 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
     if not (isinstance(num_samples, int) and not isinstance(num_samples, bool) and num_samples >= 1):
         raise UserError(f"num_samples={num_samples!r} must be an integer >= 1", _where(path, body, "num_samples"))
 
-    ckpt = _plain(body.get("checkpoint_config") or {})
-    if not isinstance(ckpt, dict):
-        raise UserError("checkpoint_config must be a mapping, e.g. {checkpoint_frequency: 10}", _where(path, body, "checkpoint_config"))
-    for key in ckpt:
-        if key not in CHECKPOINT_KEYS:
-            raise UserError(f"unknown checkpoint_config key {key!r}{did_you_mean(key, CHECKPOINT_KEYS)}", _where(path, body, "checkpoint_config"))
-    ckpt = {**DEFAULT_CHECKPOINT_CONFIG, **ckpt}
-    for key in ("checkpoint_frequency", "num_to_keep"):
-        value = ckpt[key]
-        if value is not None and not (isinstance(value, int) and not isinstance(value, bool) and value >= (0 if key == "checkpoint_frequency" else 1)):
-            raise UserError(f"checkpoint_config.{key}={value!r} must be a positive integer", _where(path, body, "checkpoint_config"))
+    ckpt = parse_checkpoint_config(body.get("checkpoint_config"), _where(path, body, "checkpoint_config"), custom_metrics=custom)
 
     storage_path = ov.storage_path or body.get("storage_path")
     if storage_path is not None:
-        if not isinstance(storage_path, str):
-            raise UserError(f"storage_path must be a directory path, got {storage_path!r}", _where(path, body, "storage_path"))
+        storage_where = "--storage-path" if ov.storage_path else _where(path, body, "storage_path")
+        if not isinstance(storage_path, str) or not storage_path:
+            raise UserError(f"storage_path must be a directory path, got {storage_path!r}", storage_where)
         storage_path = storage_path if "://" in storage_path else os.path.abspath(os.path.expanduser(storage_path))
+        check_storage_path(storage_path, storage_where)
 
     max_failures = body.get("max_failures", 2)
     if not (isinstance(max_failures, int) and not isinstance(max_failures, bool) and max_failures >= -1):
@@ -301,10 +396,10 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
                 "(and evaluation_duration, evaluation_config: {explore: false}) to every grid point's config",
                 _where(path, body, "stop") if ov.stop is None else "--stop",
             )
-    scheduler = parse_scheduler(body.get("scheduler"), _where(path, body, "scheduler"), evaluates=evaluates)
+    scheduler = parse_scheduler(body.get("scheduler"), _where(path, body, "scheduler"), evaluates=evaluates, custom_metrics=custom)
 
     max_concurrent = body.get("max_concurrent_trials")
-    if max_concurrent is not None and not (isinstance(max_concurrent, int) and max_concurrent >= 1):
+    if max_concurrent is not None and not (isinstance(max_concurrent, int) and not isinstance(max_concurrent, bool) and max_concurrent >= 1):
         raise UserError(f"max_concurrent_trials={max_concurrent!r} must be an integer >= 1", _where(path, body, "max_concurrent_trials"))
 
     return ExperimentSpec(
@@ -345,6 +440,35 @@ def _translate_legacy_keys(body: MarkedDict, path: str) -> MarkedDict:
     return out
 
 
+def _check_values(config: dict, line_of) -> None:
+    """grid_search shapes and NaN/inf anywhere in the config (env_config per key, for its line)."""
+    for key, value in config.items():
+        if key == "env_config" and isinstance(value, dict):
+            for sub, sub_value in value.items():
+                check_grids(sub_value, f"env_config.{sub}", line_of("env_config", sub))
+                check_finite(sub_value, f"env_config.{sub}", line_of("env_config", sub))
+            continue
+        check_grids(value, str(key), line_of(key))
+        check_finite(value, str(key), line_of(key))
+
+
+def check_storage_path(storage_path: str, where: str) -> None:
+    """A local storage path must be (or be creatable as) a writable directory, before Ray or Tune start."""
+    if "://" in storage_path:
+        return  # s3://, gs://: checked by pyarrow when the run starts
+    existing = storage_path
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise UserError(f"storage path {storage_path} cannot be created: {existing} is a file; pass a directory", where)
+    try:  # os.access is True for root even on a read-only filesystem: make (and remove) a directory there
+        import tempfile
+
+        os.rmdir(tempfile.mkdtemp(prefix=".rllib-write-test-", dir=existing))
+    except OSError as e:
+        raise UserError(f"cannot write to {existing} ({e.strerror}); pass a storage path you can write to", where) from None
+
+
 # --------------------------------------------------------------------------------------------- algorithms
 
 def algorithm_class(run: Any, where: str) -> type:
@@ -368,7 +492,7 @@ def algorithm_class(run: Any, where: str) -> type:
 
 # --------------------------------------------------------------------------------------------- experiment parts
 
-def parse_stop(stop: Any, where: str) -> dict[str, float]:
+def parse_stop(stop: Any, where: str, *, custom_metrics: bool = False) -> dict[str, float]:
     if stop is None:
         return {}
     if not isinstance(stop, dict):
@@ -377,8 +501,39 @@ def parse_stop(stop: Any, where: str) -> dict[str, float]:
     for key, value in stop.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise UserError(f"stop criterion {key!r}={value!r} must be a number (the run stops when the result reaches it)", where)
-        out[LEGACY_METRICS.get(key, key)] = value
+        check_finite(value, str(key), where, what="stop criterion ")
+        key = LEGACY_METRICS.get(key, key)
+        error = result_key_error(key, "stop criterion", custom_metrics)
+        if error:
+            raise UserError(error, where)
+        out[key] = value
     return out
+
+
+def parse_checkpoint_config(block: Any, where: str, *, custom_metrics: bool = False) -> dict:
+    ckpt = _plain(block or {})
+    if not isinstance(ckpt, dict):
+        raise UserError("checkpoint_config must be a mapping, e.g. {checkpoint_frequency: 10}", where)
+    for key in ckpt:
+        if key not in CHECKPOINT_KEYS:
+            raise UserError(f"unknown checkpoint_config key {key!r}{did_you_mean(key, CHECKPOINT_KEYS)}", where)
+    ckpt = {**DEFAULT_CHECKPOINT_CONFIG, **ckpt}
+    for key in ("checkpoint_frequency", "num_to_keep"):
+        value = ckpt[key]
+        if value is not None and not (isinstance(value, int) and not isinstance(value, bool) and value >= (0 if key == "checkpoint_frequency" else 1)):
+            raise UserError(f"checkpoint_config.{key}={value!r} must be a positive integer", where)
+    if not isinstance(ckpt["checkpoint_at_end"], bool):
+        raise UserError(f"checkpoint_config.checkpoint_at_end={ckpt['checkpoint_at_end']!r} must be true or false (without quotes)", where)
+    order = ckpt.get("checkpoint_score_order")
+    if order is not None and order not in ("max", "min"):
+        raise UserError(f"checkpoint_config.checkpoint_score_order={order!r}; use 'max' or 'min'", where)
+    attribute = ckpt.get("checkpoint_score_attribute")
+    if attribute is not None:
+        attribute = ckpt["checkpoint_score_attribute"] = LEGACY_METRICS.get(attribute, attribute)
+        error = result_key_error(attribute, "checkpoint_config.checkpoint_score_attribute", custom_metrics)
+        if error:
+            raise UserError(error, where)
+    return ckpt
 
 
 def parse_wandb(block: Any, flag: bool | None, where: str) -> dict | None:
@@ -391,6 +546,14 @@ def parse_wandb(block: Any, flag: bool | None, where: str) -> dict | None:
     for key in block:
         if key not in WANDB_KEYS:
             raise UserError(f"unknown wandb key {key!r}{did_you_mean(key, WANDB_KEYS)} (valid: {', '.join(WANDB_KEYS)})", where)
+    for key in ("log_config", "upload_checkpoints"):
+        if key in block and not isinstance(block[key], bool):
+            raise UserError(f"wandb.{key}={block[key]!r} must be true or false (without quotes)", where)
+    timeout = block.get("upload_timeout")
+    if timeout is not None and not (isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and 0 <= timeout < float("inf")):
+        raise UserError(f"wandb.upload_timeout={timeout!r} must be a number of seconds >= 0 (default 30)", where)
+    if block.get("mode") not in (None, "online", "offline", "disabled"):
+        raise UserError(f"wandb.mode={block['mode']!r}; use online, offline or disabled", where)
     return {"project": DEFAULT_WANDB_PROJECT, **_plain(block)}
 
 
@@ -400,7 +563,7 @@ def _evaluates(config: dict) -> bool:
     return all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in options)
 
 
-def parse_scheduler(block: Any, where: str, *, evaluates: bool = False) -> dict | None:
+def parse_scheduler(block: Any, where: str, *, evaluates: bool = False, custom_metrics: bool = False) -> dict | None:
     """``{"type": "ASHA", ...}`` or None (FIFO); the default metric is the evaluation return when ``evaluates``."""
     if block is None:
         return None
@@ -421,6 +584,10 @@ def parse_scheduler(block: Any, where: str, *, evaluates: bool = False) -> dict 
     for key in ("metric", "time_attr"):
         if key in options:
             options[key] = LEGACY_METRICS.get(options[key], options[key])
+            error = result_key_error(options[key], f"scheduler {key}", custom_metrics)
+            if error:
+                raise UserError(error, where)
+    _check_asha_values(options, where)
     if str(options.get("metric", "")).startswith("evaluation/") and not evaluates:
         raise UserError(
             f"scheduler metric {options['metric']!r} is reported only when the experiment evaluates; add "
@@ -433,63 +600,58 @@ def parse_scheduler(block: Any, where: str, *, evaluates: bool = False) -> dict 
     return {"type": "ASHA", **options}
 
 
+def _check_asha_values(options: dict, where: str) -> None:
+    """ASHA's numbers and mode (Tune checks some of them only when the run starts, after Ray)."""
+    mode = options.get("mode")
+    if mode is not None and mode not in ("max", "min"):
+        raise UserError(f"scheduler mode={mode!r}; use 'max' or 'min' (max for returns)", where)
+    for key, hint in (("max_t", " (in units of time_attr, e.g. iterations)"), ("grace_period", " (in units of time_attr)"), ("brackets", "")):
+        value = options.get(key, 1)
+        if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+            raise UserError(f"scheduler {key}={value!r} must be an integer >= 1{hint}", where)
+    factor = options.get("reduction_factor")
+    if factor is not None and not (isinstance(factor, (int, float)) and not isinstance(factor, bool) and 1 < factor < float("inf")):
+        raise UserError(f"scheduler reduction_factor={factor!r} must be > 1 (e.g. 3: keep the top third at each rung)", where)
+    grace, max_t = options.get("grace_period", 1), options.get("max_t", 100)
+    if isinstance(grace, int) and isinstance(max_t, int) and grace > max_t:
+        raise UserError(f"scheduler grace_period={grace} must be <= max_t={max_t}; lower grace_period or raise max_t", where)
+    last = options.get("stop_last_trials")
+    if last is not None and not isinstance(last, bool):
+        raise UserError(f"scheduler stop_last_trials={last!r} must be true or false (without quotes)", where)
+
+
 # --------------------------------------------------------------------------------------------- grid points
-
-def _grid_paths(value: Any, path: tuple = ()) -> Iterator[tuple[tuple, list]]:
-    if is_grid(value):
-        options = value["grid_search"]
-        if not isinstance(options, list) or not options:
-            raise UserError(f"grid_search at {'.'.join(map(str, path)) or 'config'} needs a non-empty list, e.g. {{grid_search: [8, 16, 32]}}")
-        yield path, options
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield from _grid_paths(v, path + (k,))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            yield from _grid_paths(v, path + (i,))
-
-
-def num_grid_points(param_space: dict) -> int:
-    n = 1
-    for _, options in _grid_paths(param_space):
-        n *= len(options)
-    return n
-
-
-def grid_variants(param_space: dict, limit: int = 256) -> list[dict]:
-    """The concrete configs of a param space with ``grid_search`` entries (first ``limit`` of them)."""
-    paths = list(_grid_paths(param_space))
-    variants = []
-    for combo in itertools.islice(itertools.product(*[options for _, options in paths]), limit):
-        variant = copy.deepcopy(param_space)
-        for (path, _), option in zip(paths, combo):
-            node = variant
-            for step in path[:-1]:
-                node = node[step]
-            node[path[-1]] = copy.deepcopy(option)
-        variants.append(variant)
-    return variants
-
 
 def build_configs(spec: ExperimentSpec) -> list:
     """An AlgorithmConfig per grid point, each validated (``smac_errors()`` first, then RLlib's ``validate()``)."""
+    points = num_grid_points(spec.param_space)
+    if points * spec.num_samples > MAX_GRID_POINTS:
+        raise UserError(
+            f"experiment {spec.name!r} has {points:,} grid points x {spec.num_samples} sample(s) = {points * spec.num_samples:,} "
+            f"trials, more than {MAX_GRID_POINTS:,}; shorten the grid_search lists or split the sweep into experiments",
+            spec.source,
+        )
     configs = []
-    for variant in grid_variants(spec.param_space):
+    for variant in grid_variants(spec.param_space, limit=MAX_GRID_POINTS):  # every point, not a sample of them
         with quiet():
             config = spec.algo_class.get_default_config()
             try:
                 config.update_from_dict(copy.deepcopy(variant))
             except Exception as e:  # noqa: BLE001 - RLlib raises anything for a bad value
                 raise UserError(f"experiment {spec.name!r}: {one_line(e)}", spec.source) from None
-            errors = config.smac_errors() if hasattr(config, "smac_errors") else []
+            errors = config_errors(config) + (config.smac_errors() if hasattr(config, "smac_errors") else [])
             if errors:
                 raise UserError(errors[0], _line_of_message(spec, errors[0]))
             try:
                 config.validate()
             except Exception as e:  # noqa: BLE001
-                raise UserError(one_line(e), _line_of_message(spec, str(e))) from None
+                message = _RLLIB_SUPPRESS_HINT.sub("", one_line(e))  # not a fix to suggest
+                raise UserError(message, _line_of_message(spec, str(e))) from None
         configs.append(config)
     return configs
+
+
+_RLLIB_SUPPRESS_HINT = re.compile(r"\s*To suppress all validation errors.*$")
 
 
 # --------------------------------------------------------------------------------------------- helpers
@@ -512,6 +674,10 @@ _YAML_HINTS = (
     ("could not find expected ':'", "a key without ':'; write `key: value`"),
     ("found undefined alias", "an undefined '*alias'; quote values that start with '*'"),
     ("duplicate key", None),  # the problem says it all
+    ("could not determine a constructor for the tag", "tags like !!python/... are not allowed in a tuned example; write "
+     "plain values (numbers, strings, lists, mappings)"),
+    ("expected a single document", "the file holds more than one YAML document (a '---' line); keep one YAML document, "
+     "with every experiment in it"),
 )
 
 

@@ -1,0 +1,77 @@
+"""Value checks of a ``dmc/<domain>-<task>`` env_config, before any env (or Ray) is built.
+
+``env_config_errors(name, env_config)`` returns ``(key, message)`` pairs, each message naming the fix; ``DMCEnv``
+raises on the same mistakes, but only inside an env runner, after Ray started. Types are checked elsewhere
+(``smac_rllib.cli.checks`` against ``DMCEnv.__init__``'s annotations); a value of the wrong type is left alone here.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+__all__ = ["PIXEL_ONLY_KEYS", "SEED_BOUND", "env_config_errors"]
+
+SEED_BOUND = 2**32  # numpy RandomState seeds
+PIXEL_ONLY_KEYS = ("image_size", "camera_id", "fast_render", "pixel_noise_std", "sensor_missing_prob")
+
+
+def env_config_errors(name: str, env_config: dict) -> list[tuple[str, str]]:
+    """Every invalid value of one (grid-free) env_config of ``name`` (``dmc/cartpole-swingup``)."""
+    errors: list[tuple[str, str]] = []
+    get = env_config.get
+    _integer_at_least(errors, "action_repeat", get("action_repeat"), 1, "(paper pixels: 2; null: 1 states, 2 pixels)")
+    _integer_at_least(errors, "image_size", get("image_size"), 1, "(paper: 64)")
+    _integer_at_least(errors, "render_size", get("render_size"), 1, "(e.g. 256; null: image_size)")
+    limit = get("time_limit")
+    if _is_number(limit) and not limit > 0:
+        errors.append(("time_limit", f"env_config.time_limit={limit!r} must be > 0 simulated seconds (null: the task's own, mostly 1000 steps)"))
+    seed = get("seed")
+    if _is_number(seed) and not (0 <= seed < SEED_BOUND):
+        errors.append(("seed", f"env_config.seed={seed!r} must be in [0, 2**32) (numpy seeds); e.g. seed: 0"))
+    noise = get("pixel_noise_std")
+    if _is_number(noise) and not noise >= 0:
+        errors.append(("pixel_noise_std", f"env_config.pixel_noise_std={noise!r} must be >= 0 (paper Table 1: 0.01 or 0.05; 0 disables it)"))
+    missing = get("sensor_missing_prob")
+    if _is_number(missing) and not 0 <= missing <= 1:
+        errors.append(("sensor_missing_prob", f"env_config.sensor_missing_prob={missing!r} must be a probability in [0, 1] (paper Table 1: 0.01 or 0.05)"))
+    mode = get("render_mode")
+    if mode not in (None, "rgb_array"):
+        errors.append(("render_mode", f"env_config.render_mode={mode!r} is not supported; use rgb_array or leave it out"))
+    if get("from_pixels") is not True:
+        for key in PIXEL_ONLY_KEYS:
+            if key in env_config:
+                errors.append((key, f"env_config.{key} applies to pixel observations only; set from_pixels: true or remove {key}"))
+    camera = get("camera_id")
+    if isinstance(camera, int) and not isinstance(camera, bool) and not errors:
+        message = _camera_error(name, camera)
+        if message:
+            errors.append(("camera_id", message))
+    return errors
+
+
+def _camera_error(name: str, camera_id: int) -> str | None:
+    if camera_id < 0:
+        return f"env_config.camera_id={camera_id} must be >= 0 (null: camera 0, quadruped 2)"
+    from dm_control import suite
+
+    from smac_rllib.envs.registry import parse_env_name
+
+    domain, task = parse_env_name(name)
+    env = suite.load(domain, task)  # a few ms: the MJCF model only, nothing rendered
+    try:
+        ncam = env.physics.model.ncam
+    finally:
+        env.close()
+    if camera_id >= max(ncam, 1):
+        return f"env_config.camera_id={camera_id} is out of range: {name} has {ncam} camera(s), ids 0..{max(ncam, 1) - 1}"
+    return None
+
+
+def _integer_at_least(errors: list, key: str, value: Any, low: int, hint: str) -> None:
+    if _is_number(value) and not (float(value).is_integer() and value >= low):
+        errors.append((key, f"env_config.{key}={value!r} must be an integer >= {low} {hint}"))
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and not (isinstance(value, float) and math.isnan(value))

@@ -1,0 +1,343 @@
+"""A new user's mistakes, table-driven: each ends with exit code 2 and one short line that names the fix.
+
+Every mistake runs in-process through ``main()`` with ``--dry-run`` (all the checks, never a run): exit code 2,
+at most 3 stderr lines (one, in practice), no "Traceback", the expected words in the message, and Ray not
+started. Files are written from small strings: ``BASE`` is a tiny state SMAC experiment and each row changes
+one thing in it. Categories: numeric ranges of every config field (RLlib's and ours), NaN/inf anywhere,
+env_config of the dmc envs, stop criteria no result contains, Tune pieces (scheduler, grid_search, big grids),
+command-line arguments, YAML robustness (encoding, alias bombs, deep nesting, mapping keys).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import time
+from collections.abc import Callable
+
+import pytest
+
+from smac_rllib.cli.main import main
+
+BASE = """\
+# Test-only: a tiny state SMAC experiment; every row of MISTAKES changes one thing in it.
+tiny:
+  run: SMAC
+  env: dmc/cartpole-balance
+  stop: {training_iteration: 2}
+  max_failures: 0
+  config:
+    env_config: {time_limit: 1.0}
+    seed: 0
+    num_env_runners: 0
+    rollout_fragment_length: 50
+    min_sample_timesteps_per_iteration: 100
+    num_steps_sampled_before_learning_starts: 100
+    train_batch_size_per_learner: 16
+    num_particles: 4
+    latent_dim: 4
+    hidden_dim: 16
+    critic_hidden_dim: 16
+    evaluation_interval: 2
+    evaluation_duration: 1
+    evaluation_config: {explore: false}
+"""
+
+
+def _set_line(text: str, indent: str, line: str, after: str) -> str:
+    """``line`` (``key: value``) replaces the line of the same key at ``indent``, or goes right after ``after``."""
+    key = line.split(":")[0]
+    pattern = re.compile(rf"^{indent}{re.escape(key)}:.*$", re.M)
+    if pattern.search(text):
+        return pattern.sub(lambda _: indent + line, text, count=1)
+    return text.replace(after, after + indent + line + "\n", 1)
+
+
+def cfg(*lines: str) -> str:
+    """BASE with config keys set (``"gamma: 0"``)."""
+    text = BASE
+    for line in lines:
+        text = _set_line(text, "    ", line, "  config:\n")
+    return text
+
+
+def exp(*lines: str) -> str:
+    """BASE with experiment keys set (``"scheduler: {...}"``, ``"stop: {...}"``, ``"env: X"``)."""
+    text = BASE
+    for line in lines:
+        text = _set_line(text, "  ", line, "  run: SMAC\n")
+    return text
+
+
+def envc(entries: str) -> str:
+    """BASE with ``env_config: {<entries>}``."""
+    return cfg(f"env_config: {{time_limit: 1.0, {entries}}}")
+
+
+@dataclasses.dataclass
+class Mistake:
+    yaml: str | bytes | Callable[[], str | bytes] = BASE
+    args: tuple = ()  # after `rllib train file <the yaml>`; "{file}" is an existing file, "{dir}" the test's directory
+    expect: str = ""  # a part of the one error line
+    command: tuple = ("train", "file", "{yaml}")  # ("evaluate", "{dir}") for evaluate's arguments
+
+
+def big_grid(n: int = 150) -> str:
+    """A grid of 3 x ``n`` points (estimator varies slowest): num_particles=6 is wrong for the last third only
+    (mlmc needs a power of two), past the first 256 points."""
+    return cfg(f"latent_dim: {{grid_search: {list(range(1, n + 1))}}}", "num_particles: 6",
+               "estimator: {grid_search: [nested, naive, mlmc]}")
+
+
+# "billion laughs": 10 lines that expand to 10**9 values (memory and time without a cap)
+BILLION_LAUGHS = cfg(
+    "callbacks_on_train_result: *i",
+    *(f"x{i}: &{chr(97 + i)} [{', '.join([('*' + chr(96 + i)) if i else 'lol'] * 10)}]" for i in reversed(range(9))),
+)
+
+MISTAKES: dict[str, Mistake] = {
+    # ---- numeric ranges of RLlib's own config fields
+    "gamma 0": Mistake(cfg("gamma: 0"), expect="gamma=0 must be in (0, 1]"),
+    "gamma above 1": Mistake(cfg("gamma: 1.5"), expect="gamma=1.5 must be in (0, 1]"),
+    "tau 0": Mistake(cfg("tau: 0"), expect="tau=0 must be in (0, 1]"),
+    "tau above 1": Mistake(cfg("tau: 2"), expect="tau=2 must be in (0, 1]"),
+    "batch size 0": Mistake(cfg("train_batch_size_per_learner: 0"), expect="train_batch_size_per_learner=0 must be >= 1"),
+    "num_env_runners negative": Mistake(cfg("num_env_runners: -1"), expect="num_env_runners=-1 must be >= 0"),
+    "rollout_fragment_length 0": Mistake(cfg("rollout_fragment_length: 0"), expect="rollout_fragment_length=0 must be >= 1"),
+    "replay capacity below batch": Mistake(
+        cfg("replay_buffer_config: {type: EpisodeReplayBuffer, capacity: 8}"), expect="capacity=8 must be >= the batch size"
+    ),
+    "replay capacity 0": Mistake(cfg("replay_buffer_config: {type: EpisodeReplayBuffer, capacity: 0}"), expect="capacity=0"),
+    "min_sample_timesteps negative": Mistake(cfg("min_sample_timesteps_per_iteration: -5"), expect="min_sample_timesteps_per_iteration=-5 must be >= 0"),
+    "evaluation_interval negative": Mistake(cfg("evaluation_interval: -1"), expect="evaluation_interval=-1 must be >= 0"),
+    "evaluation_duration 0": Mistake(cfg("evaluation_duration: 0"), expect="evaluation_duration=0"),
+    "num_learners negative": Mistake(cfg("num_learners: -1"), expect="num_learners=-1 must be >= 0"),
+    "num_gpus_per_learner negative": Mistake(cfg("num_gpus_per_learner: -1"), expect="num_gpus_per_learner=-1 must be >= 0"),
+    "num_cpus_per_env_runner negative": Mistake(cfg("num_cpus_per_env_runner: -1"), expect="num_cpus_per_env_runner=-1 must be >= 0"),
+    "num_envs_per_env_runner 0": Mistake(cfg("num_envs_per_env_runner: 0"), expect="num_envs_per_env_runner=0 must be >= 1"),
+    "n_step 0": Mistake(cfg("n_step: 0"), expect="n_step=0 must be >= 1"),
+    "grad_clip negative": Mistake(cfg("grad_clip: -1.0"), expect="grad_clip=-1.0 must be > 0"),
+    "seed negative": Mistake(cfg("seed: -1"), expect="seed=-1 must be in [0, 2**32)"),
+    "target_network_update_freq negative": Mistake(cfg("target_network_update_freq: -1"), expect="target_network_update_freq=-1 must be >= 0"),
+    "min_time_s negative": Mistake(cfg("min_time_s_per_iteration: -1"), expect="min_time_s_per_iteration=-1 must be >= 0"),
+    "evaluation_num_env_runners negative": Mistake(cfg("evaluation_num_env_runners: -2"), expect="evaluation_num_env_runners=-2 must be >= 0"),
+    "metrics smoothing 0": Mistake(cfg("metrics_num_episodes_for_smoothing: 0"), expect="metrics_num_episodes_for_smoothing=0 must be >= 1"),
+    "learning starts negative (SMAC's own)": Mistake(cfg("num_steps_sampled_before_learning_starts: -1"), expect="num_steps_sampled_before_learning_starts=-1"),
+    "updates_per_env_step 0 (SMAC's own)": Mistake(cfg("updates_per_env_step: 0"), expect="updates_per_env_step=0 must be > 0"),
+    "torch_num_threads negative": Mistake(cfg("torch_num_threads: -1"), expect="torch_num_threads=-1 must be >= 0"),
+    "nonfinite updates 0": Mistake(cfg("max_consecutive_nonfinite_updates: 0"), expect="max_consecutive_nonfinite_updates=0 must be >= 1"),
+    "evaluation_config gamma": Mistake(cfg("evaluation_config: {explore: false, gamma: 2}"), expect="evaluation_config.gamma=2 must be in (0, 1]"),
+    # ---- NaN / inf anywhere
+    "gamma NaN": Mistake(cfg("gamma: .nan"), expect="gamma=nan is not a finite number"),
+    "tau inf": Mistake(cfg("tau: .inf"), expect="tau=inf is not a finite number"),
+    "inf capacity": Mistake(cfg("replay_buffer_config: {type: EpisodeReplayBuffer, capacity: .inf}"), expect="replay_buffer_config.capacity=inf is not a finite number"),
+    "NaN in a grid": Mistake(cfg("actor_lr: {grid_search: [0.0003, .nan]}"), expect="actor_lr=nan is not a finite number"),
+    "NaN in env_config": Mistake(envc("pixel_noise_std: .nan, from_pixels: true"), expect="env_config.pixel_noise_std=nan is not a finite number"),
+    "NaN in --config": Mistake(args=("--config", '{"gamma": NaN}'), expect="gamma=nan is not a finite number"),
+    "inf in --stop": Mistake(args=("--stop", '{"training_iteration": Infinity}'), expect="training_iteration=inf is not a finite number"),
+    # ---- env_config of the dmc envs
+    "action_repeat 0": Mistake(envc("action_repeat: 0"), expect="env_config.action_repeat=0 must be an integer >= 1"),
+    "time_limit 0": Mistake(cfg("env_config: {time_limit: 0}"), expect="env_config.time_limit=0 must be > 0"),
+    "env seed negative": Mistake(envc("seed: -3"), expect="env_config.seed=-3 must be in [0, 2**32)"),
+    "env seed too big": Mistake(envc("seed: 4294967296"), expect="env_config.seed=4294967296 must be in [0, 2**32)"),
+    "camera_id out of range": Mistake(envc("from_pixels: true, camera_id: 99"), expect="env_config.camera_id=99"),
+    "camera_id negative": Mistake(envc("from_pixels: true, camera_id: -1"), expect="env_config.camera_id=-1"),
+    "pixel noise negative": Mistake(envc("from_pixels: true, pixel_noise_std: -0.1"), expect="pixel_noise_std=-0.1 must be"),
+    "sensor missing above 1": Mistake(envc("from_pixels: true, sensor_missing_prob: 1.5"), expect="sensor_missing_prob=1.5 must be a probability in [0, 1]"),
+    "sensor missing without pixels": Mistake(envc("sensor_missing_prob: 0.05"), expect="set from_pixels: true"),
+    "camera_id without pixels": Mistake(envc("camera_id: 1"), expect="camera_id applies to pixel observations only; set from_pixels: true"),
+    "image_size without pixels": Mistake(envc("image_size: 64"), expect="image_size applies to pixel observations only"),
+    "image_size 0": Mistake(envc("from_pixels: true, image_size: 0"), expect="env_config.image_size=0 must be an integer >= 1"),
+    "render_mode unknown": Mistake(envc("render_mode: human"), expect="render_mode='human'"),
+    "render_size 0": Mistake(envc("render_size: 0"), expect="env_config.render_size=0 must be an integer >= 1"),
+    "from_pixels as a string": Mistake(envc('from_pixels: "false"'), expect="without quotes"),
+    "SMAC on a discrete env": Mistake(exp("env: CartPole-v1").replace("    env_config: {time_limit: 1.0}\n", ""), expect="needs a continuous (Box) action space"),
+    # ---- stop criteria that no result contains
+    "stop typo": Mistake(exp("stop: {training_iterations: 5}"), expect="did you mean 'training_iteration'?"),
+    "stop nested typo": Mistake(exp("stop: {env_runners/episode_return_meen: 100}"), expect="did you mean 'env_runners/episode_return_mean'?"),
+    "stop unknown group": Mistake(exp("stop: {env_runner/num_env_steps_sampled_lifetime: 1000}"), expect="did you mean 'env_runners/num_env_steps_sampled_lifetime'?"),
+    "stop typo in --stop": Mistake(args=("--stop", '{"training_iteratoin": 5}'), expect="did you mean 'training_iteration'?"),
+    "stop NaN": Mistake(exp("stop: {training_iteration: .nan}"), expect="not a finite number"),
+    "stop string bool": Mistake(exp('stop: {training_iteration: "5"}'), expect="must be a number"),
+    # ---- Tune: scheduler, grid_search, big grids, experiment keys
+    "ASHA grace_period 0": Mistake(exp("scheduler: {type: ASHA, grace_period: 0}"), expect="grace_period=0 must be an integer >= 1"),
+    "ASHA mode": Mistake(exp("scheduler: {type: ASHA, mode: maximize}"), expect="mode='maximize'; use 'max' or 'min'"),
+    "ASHA reduction_factor 1": Mistake(exp("scheduler: {type: ASHA, reduction_factor: 1}"), expect="reduction_factor=1 must be > 1"),
+    "ASHA max_t 0": Mistake(exp("scheduler: {type: ASHA, max_t: 0}"), expect="max_t=0 must be an integer >= 1"),
+    "ASHA max_t null": Mistake(exp("scheduler: {type: ASHA, max_t: null}"), expect="max_t=None must be an integer >= 1"),
+    "ASHA grace above max_t": Mistake(exp("scheduler: {type: ASHA, grace_period: 20, max_t: 10}"), expect="grace_period=20 must be <= max_t=10"),
+    "ASHA metric typo": Mistake(exp("scheduler: {type: ASHA, metric: env_runners/episode_return_meen}"), expect="did you mean 'env_runners/episode_return_mean'?"),
+    "ASHA time_attr typo": Mistake(exp("scheduler: {type: ASHA, time_attr: training_iterations}"), expect="did you mean 'training_iteration'?"),
+    "grid_search empty": Mistake(cfg("latent_dim: {grid_search: []}"), expect="needs a non-empty list"),
+    "grid_search not a list": Mistake(cfg("latent_dim: {grid_search: 8}"), expect="needs a non-empty list"),
+    "grid_search a mapping": Mistake(cfg("latent_dim: {grid_search: {a: 8}}"), expect="needs a non-empty list"),
+    "grid_search bad value past 256 points": Mistake(big_grid(), expect="num_particles=6 must be 0 or a power of two for estimator='mlmc'"),
+    "grid_search with a sibling key": Mistake(cfg("latent_dim: {grid_search: [4, 8], values: [16]}"), expect="grid_search must be the only key"),
+    "grid over 10000 trials": Mistake(big_grid(4000), expect="more than 10,000"),
+    "num_samples 0": Mistake(exp("num_samples: 0"), expect="num_samples=0 must be an integer >= 1"),
+    "max_concurrent_trials 0": Mistake(exp("max_concurrent_trials: 0"), expect="max_concurrent_trials=0 must be an integer >= 1"),
+    "max_concurrent_trials true": Mistake(exp("max_concurrent_trials: true"), expect="max_concurrent_trials=True must be an integer >= 1"),
+    "checkpoint_at_end string": Mistake(exp('checkpoint_config: {checkpoint_at_end: "false"}'), expect="checkpoint_at_end='false' must be true or false"),
+    "checkpoint_score_order": Mistake(exp("checkpoint_config: {checkpoint_score_order: up}"), expect="checkpoint_score_order='up'; use 'max' or 'min'"),
+    "checkpoint_score_attribute typo": Mistake(exp("checkpoint_config: {checkpoint_score_attribute: training_iterations}"), expect="did you mean 'training_iteration'?"),
+    "max_failures -2": Mistake(exp("max_failures: -2"), expect="max_failures=-2 must be an integer >= -1"),
+    # ---- command-line arguments
+    "--seed negative": Mistake(args=("--seed", "-1"), expect="argument --seed: -1 must be in [0, 2**32)"),
+    "--seed too big": Mistake(args=("--seed", str(2**32)), expect="argument --seed: 4294967296 must be in [0, 2**32)"),
+    "--seed not a number": Mistake(args=("--seed", "one"), expect="argument --seed: 'one' is not an integer"),
+    "--storage-path a file": Mistake(args=("--storage-path", "{file}"), expect="is a file"),
+    "--storage-path not writable": Mistake(args=("--storage-path", "/proc/smac_rllib_results"), expect="cannot write to /proc"),
+    "--config env typo": Mistake(args=("--config", '{"env": "dmc/cartpole-balanse"}'), expect="did you mean dmc/cartpole-balance"),
+    "--config string bool": Mistake(args=("--config", '{"twin_q": "false"}'), expect="twin_q='false' has the wrong type"),
+    "--config string bool in evaluation_config": Mistake(args=("--config", '{"evaluation_config": {"explore": "false"}}'), expect="evaluation_config.explore='false' has the wrong type"),
+    "--num-samples 0": Mistake(args=("--num-samples", "0"), expect="--num-samples 0 must be >= 1"),
+    "--config not an object": Mistake(args=("--config", "[1]"), expect="--config must be a JSON object"),
+    "second --config has the mistake": Mistake(args=("--config", '{"gamma": 0.9}', "--config", '{"tau": 0}'), expect="tau=0 must be in (0, 1]"),
+    "string bool for a SMAC setting": Mistake(cfg('mlmc_average_level0: "false"'), expect="mlmc_average_level0='false' has the wrong type"),
+    "string bool for wandb.log_config": Mistake(exp('wandb: {log_config: "no"}'), expect="wandb.log_config='no' must be true or false"),
+    "wandb mode": Mistake(exp("wandb: {mode: offlin}"), expect="wandb.mode='offlin'; use online, offline or disabled"),
+    "storage_path in the file is a file": Mistake(exp("storage_path: a_file/results"), expect="a_file is a file"),
+    "evaluate --episodes 0": Mistake(command=("evaluate", "{dir}"), args=("--episodes", "0"), expect="argument --episodes: 0 must be >= 1"),
+    "evaluate --video-size 0": Mistake(command=("evaluate", "{dir}"), args=("--video-size", "0"), expect="argument --video-size: 0 must be in [16, 4097)"),
+    "evaluate --seed negative": Mistake(command=("evaluate", "{dir}"), args=("--seed", "-5"), expect="argument --seed: -5 must be in [0, 2**32)"),
+    # ---- YAML robustness
+    "non-UTF-8 bytes": Mistake(b"tiny:\n  run: SMAC\xff\xfe\n", expect="not UTF-8 text"),
+    "NUL byte": Mistake(BASE.replace("run: SMAC", "run: SMAC\x00"), expect="mistake.yaml:3: the file contains the control character U+0000"),
+    "billion laughs": Mistake(BILLION_LAUGHS, expect="aliases"),
+    "deep nesting (flow)": Mistake("tiny: " + "[" * 5000 + "]" * 5000 + "\n", expect="nested deeper than"),
+    "deep nesting (block)": Mistake("tiny:\n" + "".join(" " * i + f"k{i}:\n" for i in range(1, 200)), expect="nested deeper than"),
+    "recursive alias": Mistake(cfg("x: &loop [1, *loop]"), expect="an alias refers to the mapping or list that contains it"),
+    "deep through aliases": Mistake("".join(f"a{i}: &a{i} " + "[" * 30 + (f"*a{i - 1}" if i else "1") + "]" * 30 + "\n" for i in range(5)),
+                                    expect="nested deeper than 64 levels through '*' aliases"),
+    "list as a mapping key": Mistake("? [a, b]\n: 1\n", expect="mapping key"),
+    "mapping as a config key": Mistake(cfg("{a: 1}: 2"), expect="mapping key"),
+    "null config key": Mistake(cfg("~: 2"), expect="config key None"),
+    "number config key": Mistake(cfg("5: 2"), expect="config key 5"),
+    "number stop key": Mistake(exp("stop: {5: 2}"), expect="stop criterion 5"),
+    "file too big": Mistake(lambda: BASE + "#" * (2 * 2**20) + "\n", expect="larger than"),
+    "python tag": Mistake(cfg("gamma: !!python/object/apply:os.system [true]"), expect="tags like !!python/... are not allowed"),
+    "two documents": Mistake(BASE + "---\n" + BASE, expect="one YAML document"),
+    "top-level list": Mistake("- run: SMAC\n", expect="expected a mapping"),
+}
+
+
+def _argv(mistake: Mistake, tmp_path) -> list[str]:
+    path = tmp_path / "mistake.yaml"
+    content = mistake.yaml() if callable(mistake.yaml) else mistake.yaml
+    if isinstance(content, str):
+        content = content.encode()
+    path.write_bytes(content)
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    names = {"{yaml}": str(path), "{file}": str(a_file), "{dir}": str(tmp_path)}
+    argv = [names.get(a, a) for a in (*mistake.command, *mistake.args)]
+    return argv + ["--dry-run"] if argv[0] == "train" else argv  # all the checks, never a run
+
+
+def run_cli(argv: list[str]) -> int:
+    try:
+        return main(argv)
+    except SystemExit as e:  # argparse
+        return e.code
+
+
+@pytest.mark.parametrize("name", list(MISTAKES))
+def test_mistake_is_one_line_exit_2_before_ray(name, tmp_path, capfd, monkeypatch):
+    import ray
+
+    monkeypatch.chdir(tmp_path)
+    mistake = MISTAKES[name]
+    code = run_cli(_argv(mistake, tmp_path))
+    out, err = capfd.readouterr()
+    lines = err.strip().splitlines()
+    assert code == 2, (out, err)
+    assert "Traceback" not in err + out
+    assert 1 <= len(lines) <= 3, err
+    assert lines[0].startswith("rllib: error: ") and mistake.expect in lines[0], lines[0]
+    assert not ray.is_initialized(), "a config mistake must be caught before Ray starts"
+
+
+def test_mistake_table_is_large_and_distinct():
+    assert len(MISTAKES) >= 60
+    inputs = [(m.yaml() if callable(m.yaml) else m.yaml, m.args) for m in MISTAKES.values()]
+    assert len({repr(i) for i in inputs}) == len(inputs), "every row is a different mistake"
+
+
+# --------------------------------------------------------------------------------------------- not mistakes
+
+
+def _dry_run(tmp_path, capfd, text: str, *args: str) -> str:
+    path = tmp_path / "ok.yaml"
+    path.write_text(text)
+    code = run_cli(["train", "file", str(path), *args, "--dry-run"])
+    out, err = capfd.readouterr()
+    assert code == 0, err
+    return out
+
+
+def test_config_overrides_env_and_two_configs_merge_in_order(tmp_path, capfd):
+    out = _dry_run(tmp_path, capfd, BASE, "--config", '{"env": "dmc/cartpole-swingup", "num_particles": 8}',
+                   "--config", '{"latent_dim": {"grid_search": [2, 4]}, "num_particles": 16}')
+    assert "tiny: SMAC on dmc/cartpole-swingup, 2 trial(s)" in out, out
+
+    from smac_rllib.cli.train import _json_args
+    from smac_rllib.cli.yaml_loader import Overrides, load_experiments
+
+    overrides = Overrides(config=_json_args(['{"env": "dmc/cartpole-swingup", "num_particles": 8, "env_config": {"seed": 1}}',
+                                             '{"num_particles": 16, "env_config": {"time_limit": 2.0}}'], "--config"))
+    (spec,) = load_experiments(str(tmp_path / "ok.yaml"), overrides)
+    assert {(c.env, c.num_particles) for c in spec.configs} == {("dmc/cartpole-swingup", 16)}, "the later --config wins"
+    assert spec.configs[0].env_config == {"seed": 1, "time_limit": 2.0}, "nested mappings merge"
+
+
+def test_grid_larger_than_256_points_is_validated_and_counted_in_full(tmp_path, capfd):
+    out = _dry_run(tmp_path, capfd, cfg("latent_dim: {grid_search: %s}" % list(range(1, 151)), "estimator: {grid_search: [nested, naive, mlmc]}"),
+                   "--num-samples", "2")
+    assert "tiny: SMAC on dmc/cartpole-balance, 900 trial(s)" in out, out
+
+
+def test_pixel_keys_with_from_pixels_in_a_grid_are_fine(tmp_path, capfd):
+    text = cfg("env_config: {time_limit: 1.0, from_pixels: true, camera_id: 1, pixel_noise_std: {grid_search: [0.0, 0.05]}}")
+    assert "2 trial(s)" in _dry_run(tmp_path, capfd, text)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("address, expect", [
+    (None, "no Ray cluster answers at 127.0.0.1:{port} (Connection refused"),
+    ("head-node", "--address 'head-node' must be host:port"),
+])
+def test_address_with_nothing_behind_it_is_one_line_within_seconds(address, expect, tmp_path, capfd):
+    """Ray itself retries an address without a cluster forever (seen: > 2 min of GCS warnings)."""
+    import ray
+
+    port = _free_port()
+    address = address or f"127.0.0.1:{port}"
+    path = tmp_path / "ok.yaml"
+    path.write_text(BASE)
+    started = time.time()
+    code = run_cli(["train", "file", str(path), "--storage-path", str(tmp_path), "--address", address])
+    took = time.time() - started
+    err = capfd.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and expect.format(port=port) in err[0], err
+    assert took < 15, f"{took:.1f} s"
+    assert not ray.is_initialized()
+    assert os.listdir(tmp_path) == ["ok.yaml"], "nothing written"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
+def test_storage_path_without_write_permission(tmp_path, capfd):
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    path = tmp_path / "ok.yaml"
+    path.write_text(BASE)
+    code = run_cli(["train", "file", str(path), "--storage-path", str(locked / "results"), "--dry-run"])
+    err = capfd.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and f"cannot write to {locked}" in err[0], err
