@@ -1,4 +1,4 @@
-"""Samples-per-insert rate limiting for the asynchronous actor-learner (docs/design.md §11).
+"""Samples-per-insert rate limiting for the asynchronous actor-learner (docs/design.md §8).
 
 Pure bookkeeping, no Ray and no threads. Two sides run at their own speed and each is blocked when it gets
 ahead of the other (as Reverb's ``SampleToInsertRatio``):

@@ -131,7 +131,7 @@ class TransitionReplayBuffer:
 def make_replay(config, *, shard_index: int = 0, num_shards: int = 1):
     """States: ``TransitionReplayBuffer``; pixels: RLlib's ``EpisodeReplayBuffer`` (B x T sequences).
 
-    With ``num_shards`` learner shards each holds ``capacity / num_shards`` (docs/design.md §11), seeded apart.
+    With ``num_shards`` learner shards each holds ``capacity / num_shards`` (docs/design.md §8), seeded apart.
     """
     capacity = int(config.replay_buffer_config.get("capacity", 1_000_000))
     capacity = max(1, capacity // num_shards)

@@ -1,4 +1,4 @@
-"""The driver side of the asynchronous actor-learner (docs/design.md §11): orchestrate, never carry batches.
+"""The driver side of the asynchronous actor-learner (docs/design.md §8): orchestrate, never carry batches.
 
 Env runners sample continuously: each healthy runner has one ``sample()`` request in flight whenever the rate
 limiter (``smac_rllib/rate_limiter.py``) allows. A finished request's episodes go to one learner's replay
@@ -77,6 +77,7 @@ class AsyncDriver:
         self.synced_at = 0  # updates_done at the last weight sync
         self.next_shard = 0
         self.lag_sum = self.lag_count = 0
+        self.learner_busy_s_total = 0.0  # seconds inside updates (mean over learners), summed over the run
         self.started = False
 
     # --- set up -------------------------------------------------------------------------------------
@@ -232,6 +233,7 @@ class AsyncDriver:
         new_updates = periods[0]["updates"]
         algo.metrics.log_value("num_updates_lifetime", new_updates, reduce="lifetime_sum")
         busy = sum(p["learner_busy_s"] for p in periods) / len(periods)
+        self.learner_busy_s_total += busy
         wall = max(max(p["period_s"] for p in periods), 1e-9)
         staged = sum(p["staged_batches"] for p in periods)
         steps_after_warm_up = algo._env_steps_stored - self.limiter.learning_starts
@@ -244,5 +246,4 @@ class AsyncDriver:
         }
         for name, value in metrics.items():
             algo.metrics.log_value(("async", name), value, window=1)
-        self.last_update_stamps = periods[0]["update_stamps"]
         self.lag_sum = self.lag_count = 0

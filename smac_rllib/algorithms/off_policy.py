@@ -4,7 +4,7 @@ RLlib's DQN/SAC ``training_step`` sets the update-to-data ratio through ``traini
 approximate "native ratio"; here it is explicit: ``updates_per_env_step`` gradient updates per new env step
 (pytorch_sac: 1). Checkpoints include the replay buffer, which RLlib 2.60's new stack leaves out.
 
-Two loops (docs/design.md §11): ``async_learning=True`` (the default) runs acting and learning at the same time
+Two loops (docs/design.md §8): ``async_learning=True`` (the default) runs acting and learning at the same time
 (``async_loop.AsyncDriver``: replay shards in the learners, an update thread, a samples-per-insert rate limiter
 that keeps the same update count per env step); ``async_learning=False`` is the synchronous loop below (sample,
 then update, then sync), step-by-step reproducible for a fixed seed.
@@ -36,7 +36,7 @@ from smac_rllib.algorithms.async_loop import AsyncDriver
 from smac_rllib.replay import make_replay, sample_train_batch
 
 ASYNC_FIELDS = {  # name: (default, meaning) -- set through training(...) on SMACConfig and SACBaselineConfig
-    "async_learning": (True, "act and learn at the same time (docs/design.md §11); False = the synchronous loop "
+    "async_learning": (True, "act and learn at the same time (docs/design.md §8); False = the synchronous loop "
                              "(sample, update, sync), reproducible step by step"),
     "weight_sync_every_updates": (None, "async: updates between weight syncs to the env runners; None = the "
                                         "reference's policy lag (pixels: every 500 agent steps) or the synchronous "
@@ -258,6 +258,17 @@ class OffPolicyLoop:
         if self.local_replay_buffer is not None:
             return self.local_replay_buffer.get_num_timesteps()
         return sum(self._async._call_all(lambda learner: learner.async_replay_size()))
+
+    def _before_evaluate(self) -> None:
+        """Async: the evaluated weights are those of every update the stored env steps granted (as in sync)."""
+        if self._async is not None and self._async.started:
+            self._async.quiesce()
+        super()._before_evaluate()
+
+    def update_stamps(self) -> list[int]:
+        """Async: env steps stored when each of the (newest 100k) updates started, learner 0's (rate_limiter.py)."""
+        self._async.quiesce()
+        return self._async._call_all(lambda learner: learner.async_update_stamps())[0]
 
     def stop(self) -> None:
         if self._async is not None and self._async.started:

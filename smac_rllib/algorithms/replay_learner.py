@@ -1,4 +1,4 @@
-"""The learner side of the asynchronous actor-learner (docs/design.md §11): a replay shard and an update thread.
+"""The learner side of the asynchronous actor-learner (docs/design.md §8): a replay shard and an update thread.
 
 ``ReplayLearnerMixin`` goes in front of a ``TorchLearner`` (SMAC's and the SAC baseline's). The driver
 (``smac_rllib/algorithms/async_loop.py``) hands it episodes and an update *grant*; a background thread runs
@@ -16,6 +16,7 @@ reporting period (one transfer), so a GPU learner is not stalled by ~20 ``.item(
 
 from __future__ import annotations
 
+import collections
 import queue
 import threading
 import time
@@ -32,31 +33,37 @@ from smac_rllib.replay import make_replay, sample_train_batch
 class DeviceMetrics:
     """Per-update scalars kept as device tensors; ``flush`` moves them to the host in one transfer.
 
-    ``flush`` then logs every update's values in order, with the same ``MetricsLogger`` options as a direct
-    per-update log, so results read the same as the synchronous loop's.
+    ``flush`` then logs every update's values in order through the same ``MetricsLogger`` call (``log_value``
+    or ``log_dict``, which reduce differently in RLlib 2.60) as a direct per-update log, so results read the
+    same as the synchronous loop's.
     """
 
     def __init__(self):
-        self._rows: list[tuple[tuple, Any, dict]] = []
+        self._rows: list[tuple[str, tuple, Any, dict]] = []
 
     def log(self, key: tuple, value, **log_kwargs) -> None:
-        self._rows.append((key, value.detach() if torch.is_tensor(value) else value, log_kwargs))
+        self._rows.append(("value", key, value.detach() if torch.is_tensor(value) else value, log_kwargs))
 
     def log_dict(self, values: dict[str, Any], *, key: str, **log_kwargs) -> None:
         for name, value in values.items():
-            self.log((key, name), value, **log_kwargs)
+            self._rows.append(("dict", (key, name), value.detach() if torch.is_tensor(value) else value, log_kwargs))
 
     def flush(self, metrics_logger) -> None:
         rows, self._rows = self._rows, []
         if not rows:
             return
-        tensors = [(i, v) for i, (_, v, _) in enumerate(rows) if torch.is_tensor(v)]
+        tensors = [(i, v) for i, (_, _, v, _) in enumerate(rows) if torch.is_tensor(v)]
         host = {}
         if tensors:
-            stacked = torch.stack([v.float().reshape(()).to(tensors[0][1].device) for _, v in tensors])
+            device = tensors[0][1].device
+            stacked = torch.stack([v.float().reshape(()).to(device) for _, v in tensors])
             host = dict(zip((i for i, _ in tensors), stacked.cpu().tolist()))  # the one device -> host copy
-        for i, (key, value, log_kwargs) in enumerate(rows):
-            metrics_logger.log_value(key, host.get(i, value), **log_kwargs)
+        for i, (kind, key, value, log_kwargs) in enumerate(rows):
+            value = host.get(i, value)
+            if kind == "dict":
+                metrics_logger.log_dict({key[1]: value}, key=key[0], **log_kwargs)
+            else:
+                metrics_logger.log_value(key, value, **log_kwargs)
 
 
 class ReplayLearnerMixin:
@@ -78,6 +85,8 @@ class ReplayLearnerMixin:
         self._error: BaseException | None = None
         self._threads: list[threading.Thread] = []
         self._staged: queue.Queue = queue.Queue(maxsize=1)
+        # env steps stored when each update started (the newest 100k): the rate limiter's record (rate_limiter.py)
+        self._stamps: collections.deque = collections.deque(maxlen=100_000)
         self._reset_period()
 
     def _reset_period(self) -> None:
@@ -86,7 +95,6 @@ class ReplayLearnerMixin:
         self._staging_s = 0.0
         self._staged_batches = 0
         self._period_updates = 0
-        self._stamps: list[int] = []  # env steps stored when each update of the period started
 
     # --- the synchronous loop: flush the device metrics after every update ---------------------------
     def after_gradient_based_update(self, *, timesteps: dict[str, Any]) -> None:
@@ -151,11 +159,14 @@ class ReplayLearnerMixin:
                 "updates": self._period_updates,
                 "staging_s": self._staging_s,
                 "staged_batches": self._staged_batches,
-                "update_stamps": self._stamps,
             }
             self._reset_period()
             results = self.metrics.reduce()
         return {"results": results, "period": period, **self.async_progress()}
+
+    def async_update_stamps(self) -> list[int]:
+        with self._cond:
+            return list(self._stamps)
 
     def async_replay_state(self) -> dict:
         with self._replay_lock:

@@ -58,7 +58,7 @@ class SACBaselineConfig(SACConfig):
         self.hidden_dim = 400  # paper: 400 for SAC vs 256 for SMAC, to match parameter counts
         self.critic_loss = "mse"  # pytorch_sac; "huber" = RLlib SAC's
         self.random_actions_before_learning = True  # pytorch_sac's seed steps (uniform), as SMAC
-        for name, (default, _) in ASYNC_FIELDS.items():  # async actor-learner, as SMAC (docs/design.md §11)
+        for name, (default, _) in ASYNC_FIELDS.items():  # async actor-learner, as SMAC (docs/design.md §8)
             setattr(self, name, default)
 
     def training(
