@@ -141,7 +141,7 @@ def test_async_is_the_default_and_false_keeps_the_synchronous_loop(ray_local):
 
 @pytest.mark.parametrize(
     "training",
-    [dict(num_particles=8, hidden_dim=128, critic_hidden_dim=128, train_batch_size_per_learner=128, updates_per_env_step=1.0),
+    [dict(num_particles=8, hidden_dim=64, critic_hidden_dim=64, train_batch_size_per_learner=128, updates_per_env_step=0.5),
      dict(updates_per_env_step=0.1)],
     ids=["slow_learner", "fast_learner"],
 )
@@ -199,9 +199,9 @@ def test_a_killed_env_runner_is_survived(ray_local):
         before = algo._env_steps_stored
         manager = algo.env_runner_group._worker_manager
         ray.kill(manager._actors[manager.actor_ids()[0]], no_restart=False)
-        for _ in range(3):
+        for _ in range(2):
             result = algo.train()
-        assert algo._env_steps_stored >= before + 1500  # sampling went on
+        assert algo._env_steps_stored >= before + 1000  # sampling went on
         assert result["num_updates_lifetime"] > 0
         assert algo.env_runner_group.num_healthy_remote_workers() == 2  # restored
     finally:
@@ -209,13 +209,14 @@ def test_a_killed_env_runner_is_survived(ray_local):
 
 
 def test_ddp_learners_get_one_shard_each_and_stay_equal(ray_local, tmp_path):
-    config = tiny(num_env_runners=1).learners(num_learners=2, num_cpus_per_learner=1)
+    config = tiny(num_env_runners=2).learners(num_learners=2, num_cpus_per_learner=1)
     algo = config.build_algo()
     try:
-        for _ in range(2):
+        while algo._async.updates_done == 0:
             algo.train()
         sizes = algo._async._call_all(lambda learner: learner.async_replay_size())
         assert len(sizes) == 2 and min(sizes) > 0 and sum(sizes) == algo._env_steps_stored
+        assert algo._async.updates_done > 0
         algo._async.quiesce()
         states = algo._async._call_all(lambda learner: learner.get_state(components="rl_module")["rl_module"][DEFAULT_MODULE_ID])
         for key in states[0]:

@@ -74,7 +74,8 @@ def test_local_runner_with_vectorized_envs(ray_local):
 
 
 def test_two_ddp_learners_train_and_stay_in_sync(ray_local):
-    algo = tiny(num_env_runners=1).learners(num_learners=2, num_cpus_per_learner=1).build_algo()
+    # two runners: each learner's replay shard gets episodes from the start (docs/design.md §8)
+    algo = tiny(num_env_runners=2).learners(num_learners=2, num_cpus_per_learner=1).build_algo()
     try:
         _assert_trained(_train(algo, 2))
         states = algo.learner_group.foreach_learner(lambda learner: learner.module[DEFAULT_MODULE_ID].unwrapped().get_state())

@@ -78,6 +78,72 @@ def test_env_runner_state_is_carried_and_reset_at_episode_start():
     assert explore[Columns.ACTIONS].abs().max() <= 1.0
 
 
+def _single_env_batch(batch: dict, i: int) -> dict:
+    """Env ``i`` of a batched acting input, as if the runner had one env."""
+    row = lambda v: {s: t[i : i + 1] for s, t in v.items()} if isinstance(v, dict) else v[i : i + 1]  # noqa: E731
+    return {k: row(v) for k, v in batch.items()}
+
+
+def test_batched_acting_over_envs_matches_one_env_at_a_time():
+    """One forward for n envs (num_envs_per_env_runner=n) = n one-env forwards: actions, beliefs, is_first resets."""
+    module = build_module(inference_only=True, world_model_preset="small")
+    n = 3
+    obs = torch.from_numpy(np.random.default_rng(1).integers(0, 256, (n, 1, 64, 64, 3), dtype=np.uint8))
+    state_in = {k: torch.randn(n, *v.shape) for k, v in module.get_initial_state().items()}
+    batch = {Columns.OBS: obs, Columns.STATE_IN: state_in, "is_first": torch.tensor([[1.0], [0.0], [0.0]])}
+    together = module.forward_inference(batch)
+    for i in range(n):
+        alone = module.forward_inference(_single_env_batch(batch, i))
+        torch.testing.assert_close(alone[Columns.ACTIONS], together[Columns.ACTIONS][i : i + 1], rtol=1e-5, atol=1e-6)
+        for key, value in alone[Columns.STATE_OUT].items():
+            torch.testing.assert_close(value, together[Columns.STATE_OUT][key][i : i + 1], rtol=1e-5, atol=1e-6)
+    # exploration: the same draws from the global RNG as the full policy sample (log-weights dropped)
+    feat = torch.randn(n, module.world_model.feat_dim)
+    torch.manual_seed(0)
+    sampled = module.actor.sample_given_latents(feat.unsqueeze(0)).action_B_A
+    torch.manual_seed(0)
+    torch.testing.assert_close(module.actor.sample_action(feat), sampled, rtol=0, atol=0)
+
+
+def test_env_runner_copy_is_channels_last_in_eval_mode_and_computes_the_same():
+    """docs/design.md §4 (vectorized acting): layout and mode are acting-speed settings, not different numbers."""
+    runner = build_module(inference_only=True, world_model_preset="small")
+    full = build_module(world_model_preset="small")
+    runner.set_state(full.get_state(inference_only=True))  # sync_weights copies in place: the layout stays
+    weight = runner.world_model.encoder.convs[0].weight
+    assert weight.is_contiguous(memory_format=torch.channels_last) and not runner.training
+    assert all(not m.training for m in runner.modules())
+    obs = torch.from_numpy(fake_sequences()["obs"][:2, :1])
+    initial = {k: v.expand(2, *v.shape) for k, v in runner.get_initial_state().items()}
+    batch = {Columns.OBS: obs, Columns.STATE_IN: initial, "is_first": torch.ones(2, 1)}
+    torch.testing.assert_close(runner.forward_inference(batch), full.forward_inference(batch), rtol=1e-5, atol=1e-6)
+    assert not runner.training  # RLlib's eval()/train() around acting leaves the runner copy in eval mode
+    full.eval()
+    assert all(not m.training for m in full.modules())
+    full.train()  # the learner's forward_train: every submodule back in train mode
+    assert all(m.training for m in full.modules())
+
+
+def test_pixel_frames_from_the_kept_camera_equal_physics_render():
+    """DMCEnv keeps one dm_control Camera per size (docs/design.md §4): same pixels as ``physics.render``, and
+    each observation owns its memory (the camera's buffer is overwritten by the next frame)."""
+    from smac_rllib.envs import make_env
+
+    env = make_env("dmc/cartpole-swingup", {"from_pixels": True, "fast_render": True, "seed": 0, "time_limit": 0.1})
+    rng = np.random.default_rng(0)
+    obs, _ = env.reset()
+    frames = [obs]
+    for _ in range(12):  # 5 agent steps per episode: crosses resets
+        obs, _, terminated, truncated, _ = env.step(rng.uniform(-1, 1, env.action_space.shape).astype(np.float32))
+        np.testing.assert_array_equal(obs, env.physics.render(height=64, width=64, camera_id=env.camera_id))
+        frames.append(obs)
+        if terminated or truncated:
+            obs, _ = env.reset()
+            np.testing.assert_array_equal(obs, env.physics.render(height=64, width=64, camera_id=env.camera_id))
+    assert len({f.tobytes() for f in frames}) > 1 and all(f.flags.owndata for f in frames)
+    env.close()
+
+
 @pytest.mark.parametrize("particle_mode", ["history", "step"])
 def test_train_forward_detaches_the_belief_and_marginalizes_over_particles(particle_mode):
     module = build_module(particle_mode=particle_mode)
@@ -202,7 +268,9 @@ def test_latent_sac_k0_trains_end_to_end(ray_local):
 
 def test_pixel_smac_trains_under_ddp_with_two_learners(ray_local):
     """num_learners=2: each learner gets half of the B sequences; DDP keeps world model, actor and critic equal."""
-    algo = tiny_run(particle_mode="step").env_runners(num_env_runners=0).learners(num_learners=2, num_cpus_per_learner=1).build_algo()
+    # two envs: two episodes at once, one for each learner's replay shard (docs/design.md §8)
+    config = tiny_run(particle_mode="step").env_runners(num_env_runners=0, num_envs_per_env_runner=2)
+    algo = config.learners(num_learners=2, num_cpus_per_learner=1).build_algo()
     try:
         _assert_pixel_trained(algo.train())
         states = algo.learner_group.foreach_learner(lambda learner: learner.module[DEFAULT_MODULE_ID].unwrapped().get_state())

@@ -31,16 +31,39 @@ from smac_rllib.rate_limiter import SampleToInsertRatio, default_max_lead_env_st
 _TAG = "smac_async_sample"
 
 
-def _sample_for_learner(env_runner, *, to_object_store: bool) -> tuple[Any, dict, int]:
-    """On an env runner: one fragment with the current policy, without the recurrent state (recomputed from frames)."""
+def split_by_shard(env_runner, episodes: list, num_shards: int) -> dict[int, tuple[list, int]]:
+    """{shard: (episode chunks, env steps)}: every chunk of an episode goes to the same learner shard.
+
+    A sequence replay concatenates an episode's chunks, so they must not be spread over shards. Each env
+    runner deals its new episodes round-robin, starting at its own index, so every shard gets data after
+    the first few episodes (a DDP replica cannot update before its shard has any). The table lives on the
+    runner, next to the episodes it continues.
+    """
+    table = env_runner.__dict__.setdefault("_smac_shard_of", {"next": getattr(env_runner, "worker_index", 0), "of": {}})
+    out: dict[int, tuple[list, int]] = {}
+    for episode in episodes:
+        shard = table["of"].get(episode.id_)
+        if shard is None:
+            shard = table["of"][episode.id_] = table["next"] % num_shards
+            table["next"] += 1
+        if episode.is_done:
+            table["of"].pop(episode.id_, None)
+        chunks, steps = out.get(shard, ([], 0))
+        chunks.append(episode)
+        out[shard] = (chunks, steps + episode.env_steps())
+    return out
+
+
+def _sample_for_learner(env_runner, *, num_shards: int, to_object_store: bool) -> tuple[dict, dict]:
+    """On an env runner: one fragment with the current policy, without the recurrent state (recomputed from
+    frames), split by learner shard; each shard's chunks as one ObjectRef when the learners are remote."""
     episodes = env_runner.sample()
     for episode in episodes:
         episode.extra_model_outputs.pop(Columns.STATE_OUT, None)
-    num_steps = sum(e.env_steps() for e in episodes)
-    metrics = env_runner.get_metrics()
-    if to_object_store:
-        episodes = [ray.put(episodes)]  # in a list: handed on as a reference, resolved by the learner
-    return episodes, metrics, num_steps
+    per_shard = split_by_shard(env_runner, episodes, num_shards)
+    if to_object_store:  # in a list: handed on as a reference, resolved by the learner
+        per_shard = {shard: ([ray.put(chunks)], steps) for shard, (chunks, steps) in per_shard.items()}
+    return per_shard, env_runner.get_metrics()
 
 
 def weight_sync_every_updates(config, updates_per_env_step: float, request_env_steps: int, num_runners: int) -> int:
@@ -75,7 +98,7 @@ class AsyncDriver:
         self.updates_done = 0  # the slowest learner's count
         self.granted = 0
         self.synced_at = 0  # updates_done at the last weight sync
-        self.next_shard = 0
+        self.shard_steps = [0] * len(self.learner_ids)  # env steps each shard received
         self.lag_sum = self.lag_count = 0
         self.learner_busy_s_total = 0.0  # seconds inside updates (mean over learners), summed over the run
         self.started = False
@@ -103,21 +126,28 @@ class AsyncDriver:
         return group._get_results(group.foreach_learner(func, **kwargs))
 
     # --- inserting ----------------------------------------------------------------------------------
-    def add(self, episodes, num_steps: int) -> None:
-        """Episodes to the next shard; every learner's grant to the synchronous loop's count."""
+    def add(self, per_shard: dict[int, tuple[list, int]]) -> None:
+        """Each shard's chunks to its learner; every learner's grant to the synchronous loop's count.
+
+        No update is granted while a shard is still empty (its DDP replica could not join the all-reduce).
+        """
         algo = self.algo
+        num_steps = sum(steps for _, steps in per_shard.values())
+        for shard, (_, steps) in per_shard.items():
+            self.shard_steps[shard] += steps
         algo._env_steps_stored += num_steps
         algo.metrics.log_value("num_env_steps_stored_lifetime", num_steps, reduce="lifetime_sum")
-        self.granted = self.limiter.granted_updates(algo._env_steps_stored)
+        self.granted = self.limiter.granted_updates(algo._env_steps_stored) if self.all_shards_filled() else 0
         lifetime = algo.metrics.peek((ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME), default=0)
         counters = dict(granted_updates=self.granted, env_steps_stored=algo._env_steps_stored, env_steps_lifetime=lifetime)
-        shard = self.next_shard
-        self.next_shard = (self.next_shard + 1) % len(self.learner_ids)
         progress = []
-        for i, learner_id in enumerate(self.learner_ids):
-            batch = episodes if i == shard else None
-            progress.append(self._call(learner_id, lambda learner, **kw: learner.async_add(**kw), episodes=batch, **counters))
+        for shard, learner_id in enumerate(self.learner_ids):
+            chunks = per_shard[shard][0] if shard in per_shard else None
+            progress.append(self._call(learner_id, lambda learner, **kw: learner.async_add(**kw), episodes=chunks, **counters))
         self.updates_done = min(p["updates_done"] for p in progress)
+
+    def all_shards_filled(self) -> bool:
+        return all(steps > 0 for steps in self.shard_steps)
 
     def poll_learners(self) -> None:
         self.updates_done = min(p["updates_done"] for p in self._call_all(lambda learner: learner.async_progress()))
@@ -127,9 +157,12 @@ class AsyncDriver:
         self.updates_done = min(p["updates_done"] for p in done)
 
     def quiesce(self) -> None:
-        """Waits until every learner has run every granted update (before a checkpoint: weights, replay, counters agree)."""
-        while self.updates_done < self.granted:
-            self.wait_learners(self.granted, timeout_s=1.0)
+        """Waits until every learner has run every update granted to it (before a checkpoint, an evaluation, a stop)."""
+        while True:
+            progress = self._call_all(lambda learner, **kw: learner.async_wait(**kw), updates=self.granted, timeout_s=1.0)
+            self.updates_done = min(p["updates_done"] for p in progress)
+            if all(p["updates_done"] >= p["granted"] for p in progress):
+                return
 
     # --- one iteration ------------------------------------------------------------------------------
     def run_iteration(self) -> None:
@@ -164,8 +197,8 @@ class AsyncDriver:
             if not self._may_insert():
                 return 0
             # the local env runner samples in this process; the learner thread overlaps it
-            episodes, metrics, num_steps = _sample_for_learner(group.local_env_runner, to_object_store=False)
-            self._consume(episodes, metrics, num_steps, version=self.updates_done)
+            per_shard, metrics = _sample_for_learner(group.local_env_runner, num_shards=len(self.learner_ids), to_object_store=False)
+            self._consume(per_shard, metrics, version=self.updates_done)
             return 1
         if any(not group._worker_manager.is_actor_healthy(i) for i in group._worker_manager.actor_ids()):
             self.algo.restore_env_runners(group)
@@ -173,18 +206,22 @@ class AsyncDriver:
         for runner_id in list(self.in_flight):
             if runner_id not in healthy:
                 del self.in_flight[runner_id]  # its in-flight episodes are lost, nothing else
-        to_store = not self.algo.learner_group.is_local
+        to_store, num_shards = not self.algo.learner_group.is_local, len(self.learner_ids)
         for runner_id in sorted(healthy - set(self.in_flight)):
             if not self._may_insert():
                 break
             sent = group.foreach_env_runner_async(
-                lambda runner, s=to_store: _sample_for_learner(runner, to_object_store=s), tag=_TAG, remote_worker_ids=[runner_id]
+                lambda runner, s=to_store, n=num_shards: _sample_for_learner(runner, num_shards=n, to_object_store=s),
+                tag=_TAG,
+                remote_worker_ids=[runner_id],
             )
             if sent:
                 self.in_flight[runner_id] = self.updates_done
         return 0
 
     def _may_insert(self) -> bool:
+        if not self.all_shards_filled():
+            return True  # no update can run before every shard has data: the runners must not wait for one
         return self.limiter.may_insert(
             env_steps_stored=self.algo._env_steps_stored,
             env_steps_in_flight=len(self.in_flight) * self.request_env_steps,
@@ -208,9 +245,9 @@ class AsyncDriver:
                 got += 1
         return got
 
-    def _consume(self, episodes, metrics: dict, num_steps: int, *, version: int) -> None:
+    def _consume(self, per_shard: dict, metrics: dict, *, version: int) -> None:
         self.algo.metrics.aggregate([metrics], key=ENV_RUNNER_RESULTS)
-        self.add(episodes, num_steps)
+        self.add(per_shard)
         self.lag_sum += self.updates_done - version
         self.lag_count += 1
 

@@ -32,7 +32,7 @@ from ray.rllib.utils.metrics import (
     TIMERS,
 )
 
-from smac_rllib.algorithms.async_loop import AsyncDriver
+from smac_rllib.algorithms.async_loop import AsyncDriver, split_by_shard
 from smac_rllib.replay import make_replay, sample_train_batch
 
 ASYNC_FIELDS = {  # name: (default, meaning) -- set through training(...) on SMACConfig and SACBaselineConfig
@@ -145,22 +145,23 @@ class OffPolicyLoop:
         learning_starts = driver.limiter.learning_starts
         if self._env_steps_stored < learning_starts and getattr(self.config, "random_actions_before_learning", True):
             with self.metrics.log_time((TIMERS, ENV_RUNNER_SAMPLING_TIMER)):
-                episodes, env_runner_results = self._sample_warm_up(learning_starts - self._env_steps_stored)
+                results, env_runner_results = self._sample_warm_up(
+                    learning_starts - self._env_steps_stored, num_shards=len(driver.learner_ids)
+                )
             self.metrics.aggregate(env_runner_results, key=ENV_RUNNER_RESULTS)
-            for episode in episodes:
-                episode.extra_model_outputs.pop(Columns.STATE_OUT, None)
-            if episodes:
-                driver.add(episodes, sum(e.env_steps() for e in episodes))
+            for per_shard in results:
+                driver.add(per_shard)
             return
         driver.run_iteration()
 
-    def _sample_warm_up(self, missing_steps: int) -> tuple[list, list]:
+    def _sample_warm_up(self, missing_steps: int, num_shards: int | None = None) -> tuple[list, list]:
         """One sampling round of uniform random actions, never more than ``missing_steps`` agent steps in total.
 
         Each env runner samples ``min(its fragment, what is still missing)`` steps with its module's
         ``uniform_exploration`` flag set (stateful pixel modules keep filtering their belief), so the warm-up is
         exactly ``learning_starts`` steps for any number of runners and fragment size (with one env per runner;
         with n vectorized envs a runner may overshoot by < n, RLlib's ``sample(num_timesteps)`` contract).
+        With ``num_shards`` (async) each runner returns its episodes split by learner shard, one dict per runner.
         """
         group = self.env_runner_group
         remote_ids = group.healthy_env_runner_ids() if group.num_remote_env_runners() else []
@@ -171,7 +172,7 @@ class OffPolicyLoop:
         for _ in remote_ids or [None]:
             quotas.append(min(fragment, left))
             left -= quotas[-1]
-        funcs = [functools.partial(_sample_uniform, num_timesteps=q) for q in quotas]
+        funcs = [functools.partial(_sample_uniform, num_timesteps=q, num_shards=num_shards) for q in quotas]
         if not remote_ids:
             results = [funcs[0](group.local_env_runner)]
         else:
@@ -179,6 +180,8 @@ class OffPolicyLoop:
             results = group.foreach_env_runner(
                 list(funcs), local_env_runner=False, remote_worker_ids=list(ids), timeout_seconds=self.config.sample_timeout_s
             )
+        if num_shards is not None:
+            return [per_shard for per_shard, _ in results], [metrics for _, metrics in results]
         return [e for episodes, _ in results for e in episodes], [metrics for _, metrics in results]
 
     def _sample_train_data(self) -> dict[str, Any]:
@@ -231,6 +234,7 @@ class OffPolicyLoop:
         if "env_steps_stored" in state:
             self._env_steps_stored = state["env_steps_stored"]
         if driver is not None:
+            driver.shard_steps = list(driver._call_all(lambda learner: learner.async_replay_size()))
             updates = state.get("updates_done", driver.limiter.granted_updates(self._env_steps_stored))
             driver._call_all(lambda learner, **kw: learner.async_set_counters(**kw), updates_done=updates)
             driver.updates_done = driver.granted = driver.synced_at = updates
@@ -280,7 +284,7 @@ class OffPolicyLoop:
         super().stop()
 
 
-def _sample_uniform(env_runner, *, num_timesteps: int) -> tuple[list, dict]:
+def _sample_uniform(env_runner, *, num_timesteps: int, num_shards: int | None = None) -> tuple[Any, dict]:
     """On an env runner: ``num_timesteps`` agent steps of uniform random actions in [-1, 1] (our envs' action box).
 
     Modules with a ``uniform_exploration`` flag (SMAC's) act uniformly but still run, so a recurrent belief is
@@ -295,4 +299,8 @@ def _sample_uniform(env_runner, *, num_timesteps: int) -> tuple[list, dict]:
             episodes = env_runner.sample(num_timesteps=num_timesteps, explore=True)
         finally:
             flag.fill_(False)
+    if num_shards is not None:  # async: stripped and split by learner shard here, on the runner (async_loop.py)
+        for episode in episodes:
+            episode.extra_model_outputs.pop(Columns.STATE_OUT, None)
+        return split_by_shard(env_runner, episodes, num_shards), env_runner.get_metrics()
     return episodes, env_runner.get_metrics()
