@@ -92,6 +92,12 @@ class TanhGaussianHead(nn.Module):
         mean_K1_B_A, log_std_K1_B_A = self.params(latent_K1_B_S)  # all K+1 latents in one pass
         return sample_given_params(mean_K1_B_A, log_std_K1_B_A, latent_K1_B_S)
 
+    def sample_action(self, latent_B_S: torch.Tensor) -> torch.Tensor:
+        """a = tanh(u), u ~ pi(.|s): ``sample_given_latents(latent_B_S[None]).action_B_A`` (same draw from the
+        global RNG, same numbers) without the log-weights, which acting does not use."""
+        mean_B_A, log_std_B_A = self.params(latent_B_S)
+        return torch.tanh(mean_B_A + log_std_B_A.exp() * torch.randn_like(mean_B_A))
+
     def mean_action(self, latent_S: torch.Tensor) -> torch.Tensor:
         return torch.tanh(self.params(latent_S)[0])
 
