@@ -116,8 +116,10 @@ class AsyncDriver:
         group = self.algo.learner_group
         if learner_id is None:
             return func(group._learner, **kwargs)
-        results = group.foreach_learner(func, remote_actor_ids=[learner_id], **kwargs)
-        return group._get_results(results)[0]
+        results = group._get_results(group.foreach_learner(func, remote_actor_ids=[learner_id], **kwargs))
+        if not results:  # learners have no fault tolerance of their own (docs/design.md §3): the trial fails
+            raise RuntimeError(f"learner actor {learner_id} is unhealthy; the run resumes from its last checkpoint")
+        return results[0]
 
     def _call_all(self, func, **kwargs) -> list:
         group = self.algo.learner_group
@@ -127,23 +129,27 @@ class AsyncDriver:
 
     # --- inserting ----------------------------------------------------------------------------------
     def add(self, per_shard: dict[int, tuple[list, int]]) -> None:
-        """Each shard's chunks to its learner; every learner's grant to the synchronous loop's count.
+        """Each shard's chunks to its learner, then every learner's grant to the synchronous loop's count.
 
-        No update is granted while a shard is still empty (its DDP replica could not join the all-reduce).
+        Chunks whose runner died before its learner fetched them are lost (a remote runner owns what it put in
+        the object store) and not counted. No update is granted while a shard is still empty (its DDP replica
+        could not join the all-reduce). All learners get the same grant, after the data it counts is stored.
         """
         algo = self.algo
-        num_steps = sum(steps for _, steps in per_shard.values())
-        for shard, (_, steps) in per_shard.items():
-            self.shard_steps[shard] += steps
-        algo._env_steps_stored += num_steps
-        algo.metrics.log_value("num_env_steps_stored_lifetime", num_steps, reduce="lifetime_sum")
+        stored = 0
+        for shard, (chunks, steps) in per_shard.items():
+            kept = self._call(self.learner_ids[shard], lambda learner, **kw: learner.async_add(**kw), episodes=chunks)
+            if kept:
+                self.shard_steps[shard] += steps
+                stored += steps
+        algo._env_steps_stored += stored
+        algo.metrics.log_value("num_env_steps_stored_lifetime", stored, reduce="lifetime_sum")
         self.granted = self.limiter.granted_updates(algo._env_steps_stored) if self.all_shards_filled() else 0
         lifetime = algo.metrics.peek((ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME), default=0)
-        counters = dict(granted_updates=self.granted, env_steps_stored=algo._env_steps_stored, env_steps_lifetime=lifetime)
-        progress = []
-        for shard, learner_id in enumerate(self.learner_ids):
-            chunks = per_shard[shard][0] if shard in per_shard else None
-            progress.append(self._call(learner_id, lambda learner, **kw: learner.async_add(**kw), episodes=chunks, **counters))
+        progress = self._call_all(
+            lambda learner, **kw: learner.async_grant(**kw),
+            granted_updates=self.granted, env_steps_stored=algo._env_steps_stored, env_steps_lifetime=lifetime,
+        )
         self.updates_done = min(p["updates_done"] for p in progress)
 
     def all_shards_filled(self) -> bool:

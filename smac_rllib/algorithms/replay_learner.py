@@ -116,17 +116,23 @@ class ReplayLearnerMixin:
         """Uses ``replay`` (a local learner shares the driver's buffer object) or builds this learner's shard."""
         self._replay = replay if replay is not None else make_replay(self.config, shard_index=shard_index, num_shards=num_shards)
 
-    def async_add(self, episodes=None, *, granted_updates: int, env_steps_stored: int, env_steps_lifetime: int) -> dict:
-        """Adds episodes (or an ObjectRef of them) to the shard and raises the grant; starts the threads once."""
-        if episodes is not None:
-            if isinstance(episodes, list) and len(episodes) == 1 and _is_ref(episodes[0]):
-                episodes = episodes[0]
-            if _is_ref(episodes):
-                import ray
+    def async_add(self, episodes) -> bool:
+        """Adds episode chunks (or an ObjectRef of them) to the shard; False if their runner died first (lost)."""
+        if isinstance(episodes, list) and len(episodes) == 1 and _is_ref(episodes[0]):
+            episodes = episodes[0]
+        if _is_ref(episodes):
+            import ray
 
+            try:
                 episodes = ray.get(episodes)
-            with self._replay_lock:
-                self._replay.add(episodes)
+            except ray.exceptions.RayError:  # the owning runner died: its in-flight fragment is lost, nothing else
+                return False
+        with self._replay_lock:
+            self._replay.add(episodes)
+        return True
+
+    def async_grant(self, *, granted_updates: int, env_steps_stored: int, env_steps_lifetime: int) -> dict:
+        """Raises the update grant (the rate limiter's); starts the update and staging threads once."""
         with self._cond:
             self._granted = max(self._granted, granted_updates)
             self._env_steps_stored = env_steps_stored
