@@ -188,6 +188,9 @@ class AsyncDriver:
                 else:
                     time.sleep(0.05)
             self._maybe_sync_weights()
+            algo.live_progress.maybe_write(
+                updates_lifetime=self.updates_done, planned_lifetime=self.granted, env_steps=algo._env_steps_stored
+            )
             now = time.perf_counter()
             enough_steps = algo._env_steps_stored - steps_at_start >= max(min_steps, 1)
             if enough_steps and now - start >= min_time:

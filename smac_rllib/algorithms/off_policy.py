@@ -13,6 +13,9 @@ then update, then sync), step-by-step reproducible for a fixed seed.
 from __future__ import annotations
 
 import functools
+import json
+import os
+import time
 from typing import Any
 
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
@@ -57,6 +60,47 @@ def async_field_errors(config) -> list[str]:
     return errors
 
 
+LIVE_PROGRESS_FILE = "progress_live.json"  # read by the CLI between results (smac_rllib/cli/progress.py)
+
+
+class LiveProgress:
+    """Progress inside a long iteration, written to ``<trial dir>/progress_live.json`` at most every
+    ``SMAC_LIVE_PROGRESS_S`` seconds (default 30), from the first such period of an iteration on.
+
+    Iterations of paper-size pixel runs on a CPU learner last many minutes; Tune reports only at their end.
+    """
+
+    def __init__(self, logdir: str | None):
+        self.path = os.path.join(logdir, LIVE_PROGRESS_FILE) if logdir else None
+        self.every_s = float(os.environ.get("SMAC_LIVE_PROGRESS_S", "30"))
+        self.start_iteration(0)
+
+    def start_iteration(self, iteration: int) -> None:
+        self.iteration, self.started, self.last, self.base = iteration, time.time(), time.time(), None
+
+    def maybe_write(self, *, updates_lifetime: int, planned_lifetime: int, env_steps: int) -> None:
+        """``updates_lifetime``: updates done so far in the run; ``planned_lifetime``: what the steps stored grant."""
+        if self.base is None:
+            self.base = updates_lifetime  # the iteration's first call
+        now = time.time()
+        if self.path is None or now - self.last < self.every_s:
+            return
+        self.last = now
+        elapsed, done = now - self.started, updates_lifetime - self.base
+        record = {
+            "time": now, "training_iteration": self.iteration, "elapsed_s": elapsed, "updates_done": done,
+            "updates_planned": planned_lifetime - self.base, "s_per_update": elapsed / done if done else None,
+            "env_steps_stored": env_steps, "updates_lifetime": updates_lifetime,
+        }
+        tmp = f"{self.path}.tmp"
+        try:
+            with open(tmp, "w") as f:
+                json.dump(record, f)
+            os.replace(tmp, self.path)  # the CLI never reads half a file
+        except OSError:
+            self.path = None  # an unwritable trial dir: no live progress, training goes on
+
+
 def _resolved(config, resolved_name: str, plain_name: str):
     """SMACConfig resolves per-modality defaults (states vs pixels); other configs give the plain field."""
     return getattr(config, f"resolved_{resolved_name}", getattr(config, plain_name))
@@ -69,6 +113,8 @@ class OffPolicyLoop:
         super().setup(config)
         self._update_credit = 0.0  # fractional updates owed (updates_per_env_step may be < 1)
         self._env_steps_stored = 0  # agent steps added to the replay (the warm-up and learning start count these)
+        self._updates_total = 0
+        self.live_progress = LiveProgress(getattr(self, "logdir", None))
         self._async = None
         if getattr(config, "async_learning", False):
             self._async = AsyncDriver(
@@ -85,6 +131,10 @@ class OffPolicyLoop:
         if getattr(config, "async_learning", False) and config.num_learners > 0:
             return None
         return make_replay(config)
+
+    def _run_one_training_iteration(self):
+        self.live_progress.start_iteration(self.iteration + 1)
+        return super()._run_one_training_iteration()
 
     def training_step(self) -> None:
         if self._async is not None:
@@ -119,7 +169,11 @@ class OffPolicyLoop:
         steps_after_warm_up = self._env_steps_stored - max(steps_before, learning_starts)
         self._update_credit += steps_after_warm_up * _resolved(self.config, "updates_per_env_step", "updates_per_env_step")
         num_updates, self._update_credit = int(self._update_credit), self._update_credit % 1.0
-        for _ in range(num_updates):
+        for done in range(num_updates):
+            self.live_progress.maybe_write(
+                updates_lifetime=self._updates_total + done, planned_lifetime=self._updates_total + num_updates,
+                env_steps=self._env_steps_stored,
+            )
             with self.metrics.log_time((TIMERS, REPLAY_BUFFER_SAMPLE_TIMER)):
                 train_data = self._sample_train_data()
             with self.metrics.log_time((TIMERS, LEARNER_UPDATE_TIMER)):
@@ -132,6 +186,7 @@ class OffPolicyLoop:
                 )
             self.metrics.aggregate(learner_results, key=LEARNER_RESULTS)
         self.metrics.log_value("num_updates_lifetime", num_updates, reduce="lifetime_sum")
+        self._updates_total += num_updates
         # 4. Sync the inference-only policy (encoder q + pi) to the env runners.
         if num_updates:
             with self.metrics.log_time((TIMERS, SYNCH_WORKER_WEIGHTS_TIMER)):
