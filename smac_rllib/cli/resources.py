@@ -136,3 +136,34 @@ def check_cluster_custom_resources(specs: list[ExperimentSpec], cluster: dict[st
 
 def _positive(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+
+
+# Seconds per paper-preset pixel update on a CPU learner at B x T = 16 x 32, critic on all particles, measured on
+# this project's 2-core CPU with 1 torch thread (benchmarks/results/pixel_learner_cost_cpu/gpu_learner.md):
+# K=0 3.02 s, K=32 (history) 5.70 s. Scaled linearly in K and in B x T (the 50 x 50 row of
+# benchmarks/results/pixel_learner_cost.md is ~5-7x the 16 x 32 one for 4.9x the rows).
+_CPU_S_PER_UPDATE_16x32 = (3.02, 5.70)
+IMPRACTICAL_HOURS_PER_10K_FRAMES = 1.0
+
+
+def cpu_pixel_hours_per_10k_frames(config) -> float | None:
+    """Estimated learner hours per 10k frames of a paper-size pixel run on a CPU learner; None if not that case."""
+    if not getattr(config, "is_pixels", False) or getattr(config, "world_model_preset", None) != "paper":
+        return None
+    if (config.num_gpus_per_learner or 0) > 0:
+        return None
+    k0, k32 = _CPU_S_PER_UPDATE_16x32
+    s_per_update = (k0 + (k32 - k0) * min(config.num_particles, 32) / 32) * config.batch_size_B * config.batch_length_T / (16 * 32)
+    action_repeat = (config.env_config or {}).get("action_repeat") or 2
+    updates = 10_000 / action_repeat * config.resolved_updates_per_env_step
+    return s_per_update * updates / 3600 / max(1, config.num_learners)
+
+
+def warn_impractical(specs: list[ExperimentSpec]) -> None:
+    """One warning per experiment whose CPU learner would take hours per 10k frames (issue: a silent multi-hour iteration)."""
+    for spec in specs:
+        hours = [h for h in (cpu_pixel_hours_per_10k_frames(c) for c in spec.configs) if h is not None]
+        if hours and max(hours) >= IMPRACTICAL_HOURS_PER_10K_FRAMES:
+            warn(f"{spec.name!r} runs paper-size pixel updates on a CPU learner: about {max(hours):.0f} h per 10k frames "
+                 "on a 2-core CPU (benchmarks/results/pixel_learner_cost_cpu/); use a GPU learner "
+                 "(num_gpus_per_learner: 1) or tuned_examples/smac_pixels_quick.yaml here")

@@ -1,0 +1,97 @@
+"""Progress lines inside long iterations (issue 16): the trainable writes ``<trial dir>/progress_live.json``
+(``smac_rllib/algorithms/off_policy.py: LiveProgress``, every 30 s once an iteration runs that long); the CLI's
+progress callback reads it between results and prints one line per new record, with the time to the stop
+criterion estimated from the iteration's projected length.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from smac_rllib.algorithms.off_policy import LIVE_PROGRESS_FILE
+
+_STEP_KEYS = ("num_env_steps_sampled_lifetime", "env_runners/num_env_steps_sampled_lifetime")
+
+
+def read_live(trial_dir: str) -> dict | None:
+    try:
+        with open(os.path.join(trial_dir, LIVE_PROGRESS_FILE)) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(max(0, seconds))
+    h, rem = divmod(seconds, 3600)
+    m, s = divmod(rem, 60)
+    return f"{h}h{m:02d}m" if h else (f"{m}m{s:02d}s" if m else f"{s}s")
+
+
+def eta_to_stop(record: dict, stop: dict, last_result: dict | None) -> str | None:
+    """Time to the stop criterion, from the projected length of this iteration and its env steps."""
+    done, planned, elapsed = record.get("updates_done") or 0, record.get("updates_planned") or 0, record.get("elapsed_s") or 0.0
+    iteration_s = elapsed * planned / done if done and planned > done else elapsed
+    left_in_iteration = max(0.0, iteration_s - elapsed)
+    if "training_iteration" in stop:
+        iterations_left = max(0, int(stop["training_iteration"]) - int(record.get("training_iteration", 0)))
+        return _duration(left_in_iteration + iterations_left * iteration_s)
+    step_key = next((k for k in _STEP_KEYS if k in stop), None)
+    if step_key is not None and last_result is not None:
+        steps_before = _steps(last_result)
+        steps_now = record.get("env_steps_stored") or 0
+        if steps_before is not None and steps_now > steps_before:  # env steps this iteration adds, per iteration
+            iterations_left = max(0.0, (float(stop[step_key]) - steps_now) / (steps_now - steps_before))
+            return _duration(left_in_iteration + iterations_left * iteration_s)
+    if "time_total_s" in stop and last_result is not None:
+        return _duration(float(stop["time_total_s"]) - float(last_result.get("time_total_s", 0.0)) - elapsed)
+    return None
+
+
+def _steps(result: dict) -> float | None:
+    value = result.get("env_runners", {}).get("num_env_steps_sampled_lifetime") if isinstance(result.get("env_runners"), dict) else None
+    return float(value) if value is not None else None
+
+
+def format_live(label: str, record: dict, stop: dict, last_result: dict | None) -> str:
+    parts = [f"it {record.get('training_iteration', '?'):>3} running {_duration(record.get('elapsed_s') or 0)}"]
+    done, planned = record.get("updates_done"), record.get("updates_planned")
+    if planned:
+        parts.append(f"{done}/{planned} updates")
+    if record.get("s_per_update"):
+        parts.append(f"{record['s_per_update']:.2f} s/update")
+    parts.append(f"{int(record.get('env_steps_stored') or 0):,} steps stored")
+    eta = eta_to_stop(record, stop, last_result)
+    if eta is not None:
+        parts.append(f"stop in ~{eta}")
+    return f"[{label}] " + ", ".join(parts)
+
+
+class LiveWatcher:
+    """Checks each running trial's live-progress file at most every ``every_s`` seconds; returns new lines."""
+
+    def __init__(self, every_s: float = 5.0):
+        self.every_s = every_s
+        self._last_check = 0.0
+        self._seen: dict[str, float] = {}  # trial dir -> time of the last printed record
+
+    def new_lines(self, trials, label_of, stop: dict, last_results: dict) -> list[str]:
+        now = time.time()
+        if now - self._last_check < self.every_s:
+            return []
+        self._last_check = now
+        lines = []
+        for trial in trials:
+            if getattr(trial, "status", None) != "RUNNING" or not getattr(trial, "local_path", None):
+                continue
+            record = read_live(trial.local_path)
+            if record is None or record.get("time", 0) <= self._seen.get(trial.local_path, 0):
+                continue
+            last = last_results.get(trial.trial_id)
+            if last is not None and int(last.get("training_iteration", 0)) >= int(record.get("training_iteration", 0)):
+                continue  # the iteration this record is about has already reported
+            self._seen[trial.local_path] = record["time"]
+            lines.append(format_live(label_of(trial), record, stop, last))
+        return lines

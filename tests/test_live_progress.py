@@ -1,0 +1,60 @@
+"""Progress inside long iterations (issue 16): the trainable's live file and the CLI's line with an ETA."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from smac_rllib.algorithms.off_policy import LIVE_PROGRESS_FILE, LiveProgress
+from smac_rllib.cli.live import LiveWatcher, eta_to_stop, format_live
+
+
+def test_live_progress_writes_after_the_period_and_counts_the_iterations_updates(tmp_path, monkeypatch):
+    monkeypatch.setenv("SMAC_LIVE_PROGRESS_S", "0")
+    live = LiveProgress(str(tmp_path))
+    live.start_iteration(3)
+    live.maybe_write(updates_lifetime=100, planned_lifetime=300, env_steps=5000)  # the iteration's first call: base
+    live.maybe_write(updates_lifetime=150, planned_lifetime=300, env_steps=5000)
+    record = json.loads((tmp_path / LIVE_PROGRESS_FILE).read_text())
+    assert record["training_iteration"] == 3 and record["updates_done"] == 50 and record["updates_planned"] == 200
+    assert record["env_steps_stored"] == 5000 and record["s_per_update"] > 0
+    assert not os.path.exists(str(tmp_path / LIVE_PROGRESS_FILE) + ".tmp")
+
+
+def test_live_progress_waits_for_the_period(tmp_path, monkeypatch):
+    monkeypatch.setenv("SMAC_LIVE_PROGRESS_S", "3600")
+    live = LiveProgress(str(tmp_path))
+    live.start_iteration(1)
+    live.maybe_write(updates_lifetime=0, planned_lifetime=10, env_steps=1)
+    live.maybe_write(updates_lifetime=5, planned_lifetime=10, env_steps=1)
+    assert not (tmp_path / LIVE_PROGRESS_FILE).exists()
+
+
+def test_eta_from_the_projected_iteration_length():
+    # 50 of 200 updates in 100 s: the iteration lasts 400 s, 300 s are left; 1000 steps per iteration
+    record = {"training_iteration": 3, "elapsed_s": 100.0, "updates_done": 50, "updates_planned": 200, "env_steps_stored": 3000, "s_per_update": 2.0}
+    last = {"training_iteration": 2, "env_runners": {"num_env_steps_sampled_lifetime": 2000}, "time_total_s": 500.0}
+    assert eta_to_stop(record, {"num_env_steps_sampled_lifetime": 5000}, last) == "18m20s"  # 300 s + 2 x 400 s
+    assert eta_to_stop(record, {"training_iteration": 4}, last) == "11m40s"  # 300 s + 1 x 400 s
+    assert eta_to_stop(record, {"time_total_s": 1000}, last) == "6m40s"  # 1000 - 500 - 100
+    line = format_live("smac-0", record, {"training_iteration": 4}, last)
+    assert line == "[smac-0] it   3 running 1m40s, 50/200 updates, 2.00 s/update, 3,000 steps stored, stop in ~11m40s"
+
+
+class _Trial:
+    def __init__(self, path, trial_id="t0", status="RUNNING"):
+        self.local_path, self.trial_id, self.status = path, trial_id, status
+
+
+def test_watcher_prints_each_new_record_once_and_not_after_the_iteration_reported(tmp_path):
+    record = {"time": 1.0, "training_iteration": 2, "elapsed_s": 40.0, "updates_done": 10, "updates_planned": 40, "env_steps_stored": 10}
+    (tmp_path / LIVE_PROGRESS_FILE).write_text(json.dumps(record))
+    watcher = LiveWatcher(every_s=0)
+    trials = [_Trial(str(tmp_path))]
+    assert len(watcher.new_lines(trials, lambda t: "x", {}, {})) == 1
+    assert watcher.new_lines(trials, lambda t: "x", {}, {}) == []  # same record
+    (tmp_path / LIVE_PROGRESS_FILE).write_text(json.dumps(record | {"time": 2.0}))
+    assert watcher.new_lines(trials, lambda t: "x", {}, {"t0": {"training_iteration": 2}}) == []  # already reported
+    assert watcher.new_lines([_Trial(str(tmp_path), status="TERMINATED")], lambda t: "x", {}, {}) == []
