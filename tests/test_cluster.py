@@ -117,6 +117,119 @@ def test_broken_copy_reports_all_its_errors():
     assert any(re.search(r"^max_workers: 10 is smaller than the sum of min_workers \(20\)", e) for e in cluster_config_errors(broken))
 
 
+# --------------------------------------------------------------------------------------------- least privilege
+
+ACCESS_SH = ROOT / "cluster" / "access.sh"
+BROAD_GRANTS = ("AmazonEC2FullAccess", "AmazonS3FullAccess", "AdministratorAccess", "roles/compute.admin",
+                "roles/storage.admin", "roles/storage.objectAdmin", "roles/owner", "roles/editor")
+
+
+def _values(node) -> list:
+    """Every scalar of a parsed YAML/JSON document (comments are not values)."""
+    if isinstance(node, dict):
+        return [v for k, x in node.items() for v in [k, *_values(x)]]
+    if isinstance(node, list):
+        return [v for x in node for v in _values(x)]
+    return [node]
+
+
+@pytest.mark.parametrize("path", CLUSTER_YAMLS, ids=os.path.basename)
+def test_no_open_ssh_and_no_broad_grants(path):
+    values = [str(v) for v in _values(prepared(path))]
+    assert not [v for v in values if "0.0.0.0/0" in v or v.strip() == "::/0"], "nothing may be open to the internet"
+    assert not [v for v in values if any(g in v for g in BROAD_GRANTS)]
+
+
+def test_aws_ray_creates_neither_its_open_security_group_nor_its_full_access_role():
+    """Ray's AWS bootstrap creates a security group with SSH from 0.0.0.0/0 for every node type without
+    SecurityGroupIds, and the role ray-autoscaler-v1 (EC2FullAccess + S3FullAccess) when the head has no
+    IamInstanceProfile: both are named here, created by cluster/access.sh with SSH_CIDR."""
+    import ray.autoscaler
+
+    ray_aws = Path(ray.autoscaler.__file__).parent / "_private" / "aws" / "config.py"  # needs boto3 to import
+    assert '"IpRanges": [{"CidrIp": "0.0.0.0/0"}]' in ray_aws.read_text(), "what Ray's own group would open"
+    config = prepared(str(ROOT / "cluster" / "aws.yaml"))
+    types_ = config["available_node_types"]
+    assert all(t["node_config"].get("SecurityGroupIds") for t in types_.values()), "a node type would get Ray's open group"
+    head = types_[config["head_node_type"]]["node_config"]
+    assert head["IamInstanceProfile"] == {"Name": "smac-rllib-head"}
+    assert all("IamInstanceProfile" not in t["node_config"] for n, t in types_.items() if n != config["head_node_type"])
+
+
+def test_aws_policy_is_scoped_to_the_cluster_and_the_results_prefix():
+    import json
+
+    policy = json.loads((ROOT / "cluster" / "iam" / "aws_policy.json").read_text())
+    statements = policy["Statement"]
+    actions = [a for st in statements for a in ([st["Action"]] if isinstance(st["Action"], str) else st["Action"])]
+    assert not [a for a in actions if a.endswith("*")], "no wildcard actions"
+    assert all(st["Effect"] == "Allow" for st in statements)
+    for st in statements:  # every write is limited to this cluster's instances or the results prefix
+        writes = [a for a in ([st["Action"]] if isinstance(st["Action"], str) else st["Action"]) if not a.split(":")[1].startswith(("Describe", "List", "Get"))]
+        if writes and st["Resource"] == "*":
+            raise AssertionError(f"{st['Sid']}: {writes} on every resource")
+    by_sid = {st["Sid"]: st for st in statements}
+    assert by_sid["AutoscalerManagesOnlyThisClustersInstances"]["Condition"] == {"StringEquals": {"aws:ResourceTag/ray-cluster-name": "smac-rllib"}}
+    assert by_sid["ResultsAndCheckpoints"]["Resource"] == "arn:aws:s3:::YOUR_BUCKET/smac/*"
+    assert yaml.safe_load((ROOT / "cluster" / "aws.yaml").read_text())["cluster_name"] == "smac-rllib"  # the tag value
+
+
+def test_gcp_nodes_run_as_least_privilege_accounts_and_workers_have_no_public_ip():
+    config = prepared(str(ROOT / "cluster" / "gcp.yaml"))
+    types_ = config["available_node_types"]
+    head = types_[config["head_node_type"]]["node_config"]
+    assert [a["email"] for a in head["serviceAccounts"]] == ["smac-rllib-head@YOUR_PROJECT_ID.iam.gserviceaccount.com"]
+    assert head["networkInterfaces"][0]["accessConfigs"], "the head is reached over SSH"
+    assert "smac-rllib-head" in head["tags"]["items"]  # the SSH firewall rule's target
+    for name, node_type in types_.items():
+        if name == config["head_node_type"]:
+            continue
+        assert node_type["node_config"]["serviceAccounts"] == [], f"{name} runs as no service account"
+        interfaces = node_type["node_config"]["networkInterfaces"]
+        assert interfaces and all(not i.get("accessConfigs") for i in interfaces), f"{name} has an external IP"
+    role = yaml.safe_load((ROOT / "cluster" / "iam" / "gcp_autoscaler_role.yaml").read_text())
+    permissions = role["includedPermissions"]
+    assert permissions and all(p.startswith("compute.") and "*" not in p for p in permissions)
+    assert not [p for p in permissions if p.startswith(("compute.firewalls", "compute.networks.", "compute.projects.setCommon"))]
+
+
+def _access(provider: str, **env: str):
+    import subprocess
+
+    full = {k: v for k, v in os.environ.items() if k not in ("SSH_CIDR", "BUCKET", "PROJECT")}
+    full.update(env)
+    return subprocess.run(["bash", str(ACCESS_SH), provider, "--dry-run"], capture_output=True, text=True, env=full, timeout=30)
+
+
+@pytest.mark.parametrize("cidr, why", [
+    (None, "set SSH_CIDR"), ("0.0.0.0/0", "opens SSH to 4294967296 addresses"), ("10.0.0.0/8", "opens SSH to 16777216"),
+    ("203.0.113.300/32", "not an address byte"), ("my-laptop", "is not an IPv4 CIDR"), ("203.0.113.7/33", "prefix must be <= 32"),
+])  # fmt: skip
+def test_access_script_requires_a_narrow_ssh_cidr(cidr, why):
+    env = {"BUCKET": "my-bucket", "PROJECT": "p"} | ({"SSH_CIDR": cidr} if cidr else {})
+    for provider in ("aws", "gcp"):
+        proc = _access(provider, **env)
+        assert proc.returncode == 2 and why in proc.stderr, proc.stderr
+        assert "authorize-security-group-ingress" not in proc.stdout and "firewall-rules" not in proc.stdout
+
+
+def test_access_script_opens_ssh_to_the_given_cidr_only():
+    aws = _access("aws", SSH_CIDR="203.0.113.7/32", BUCKET="my-bucket")
+    assert aws.returncode == 0, aws.stderr
+    (ssh,) = [line for line in aws.stdout.splitlines() if "--port 22" in line]
+    assert "--cidr 203.0.113.7/32" in ssh
+    assert "0.0.0.0" not in aws.stdout and "FullAccess" not in aws.stdout
+    assert "arn:aws:s3:::my-bucket/smac/*" in aws.stdout  # the policy with the user's bucket
+    gcp = _access("gcp", SSH_CIDR="203.0.113.7/32", BUCKET="my-bucket", PROJECT="my-project")
+    assert gcp.returncode == 0, gcp.stderr
+    (ssh,) = [line for line in gcp.stdout.splitlines() if "tcp:22" in line]
+    assert "--source-ranges 203.0.113.7/32" in ssh and "--target-tags smac-rllib-head" in ssh
+    assert "gs://my-bucket --member serviceAccount:smac-rllib-head@my-project.iam.gserviceaccount.com --role roles/storage.objectAdmin" in gcp.stdout
+    assert "projects add-iam-policy-binding" in gcp.stdout and "roles/compute.admin" not in gcp.stdout
+    (project_binding,) = [line for line in gcp.stdout.splitlines() if "projects add-iam-policy-binding" in line]
+    assert "projects/my-project/roles/smacRllibAutoscaler" in project_binding, "project-wide: the custom compute role only"
+
+
 def _start_commands(config: dict) -> tuple[list[str], list[str]]:
     return config["head_start_ray_commands"], config["worker_start_ray_commands"]
 
@@ -176,7 +289,8 @@ SECRET_PATTERNS = {
 }
 
 
-@pytest.mark.parametrize("path", CLUSTER_YAMLS + [str(ROOT / "cluster" / "README.md")] + CLUSTER_EXAMPLES, ids=os.path.basename)
+@pytest.mark.parametrize("path", CLUSTER_YAMLS + [str(ROOT / "cluster" / "README.md"), str(ACCESS_SH)]
+                         + sorted(glob.glob(str(ROOT / "cluster" / "iam" / "*"))) + CLUSTER_EXAMPLES, ids=os.path.basename)
 def test_no_secrets_in_cluster_files(path):
     text = Path(path).read_text()
     for what, pattern in SECRET_PATTERNS.items():

@@ -13,6 +13,8 @@ import glob
 import math
 import os
 import pickle
+import re
+import shutil
 import sys
 import time
 
@@ -25,9 +27,28 @@ def run_evaluate(args) -> int:
         raise UserError(f"--episodes {args.episodes} must be >= 1")
     if args.video and not args.video.lower().endswith((".mp4", ".gif")):
         raise UserError(f"--video {args.video}: use a .mp4 (or .gif) file name")
-    checkpoint = resolve_checkpoint(args.checkpoint)
+    checkpoint, skipped = resolve_checkpoint(args.checkpoint)
+    check_owner(checkpoint, getattr(args, "trust", False))
+    if args.video:
+        check_video(args.video, args.video_size, checkpoint)
+    for line in skipped:
+        print(f"skipped {line}", flush=True)
     print(f"checkpoint {checkpoint}", flush=True)
-    result = evaluate(checkpoint, episodes=args.episodes, video=args.video, video_size=args.video_size, seed=args.seed)
+    result = evaluate(checkpoint, episodes=args.episodes, video=args.video, video_size=args.video_size, seed=args.seed,
+                      print_returns=_print_returns)
+    if not result.get("printed"):
+        _print_returns(result)
+    if result.get("video"):
+        print(f"video {result['video']}", flush=True)
+    returns = result["returns"]
+    mean = sum(returns) / len(returns)
+    std = math.sqrt(sum((r - mean) ** 2 for r in returns) / len(returns))
+    if args.wandb:
+        log_to_wandb(checkpoint, result, mean, std)
+    return 0
+
+
+def _print_returns(result: dict) -> None:
     returns = result["returns"]
     mean = sum(returns) / len(returns)
     std = math.sqrt(sum((r - mean) ** 2 for r in returns) / len(returns))
@@ -37,24 +58,145 @@ def run_evaluate(args) -> int:
         f"| {result['seconds']:.0f}s",
         flush=True,
     )
-    if result.get("video"):
-        print(f"video {result['video']}", flush=True)
-    if args.wandb:
-        log_to_wandb(checkpoint, result, mean, std)
-    return 0
+    result["printed"] = True
 
 
-def resolve_checkpoint(path: str) -> str:
-    """A checkpoint dir as is; for a trial or experiment dir, its most recent ``checkpoint_*``."""
+def resolve_checkpoint(path: str) -> tuple[str, list[str]]:
+    """(checkpoint, lines about the incomplete ones skipped): a checkpoint dir as is when complete; for a trial or
+    experiment dir, its most recent complete ``checkpoint_*``. A checkpoint a killed run left half-written (no
+    completion marker, or a file shorter than written: checkpoints.py) is never used."""
+    from smac_rllib.cli.checkpoints import incomplete_reason, uses_markers
+
     if not os.path.exists(path):
         raise UserError(f"no such checkpoint: {path} (pass a checkpoint_* directory or a trial directory)")
-    if _is_checkpoint(path):
-        return os.path.abspath(path)
+    if _is_checkpoint(path) or os.path.isfile(os.path.join(path, "rllib_checkpoint.json")):
+        path = os.path.abspath(path)
+        reason = incomplete_reason(path) if uses_markers(os.path.dirname(path)) else None
+        if reason:
+            newer = _complete_under(os.path.dirname(path))
+            hint = f"; the trial's newest complete one is {newer[0]}" if newer else ""
+            raise UserError(f"checkpoint {path} is incomplete ({reason}){hint}")
+        return path, []
     found = [os.path.dirname(p) for p in glob.glob(os.path.join(path, "**", "rllib_checkpoint.json"), recursive=True)]
-    found = [p for p in found if os.path.basename(p).startswith("checkpoint_")]
+    found = [os.path.abspath(p) for p in found if os.path.basename(p).startswith("checkpoint_")]
     if not found:
         raise UserError(f"no checkpoint under {path}; train with checkpoint_config.checkpoint_frequency > 0 or checkpoint_at_end")
-    return os.path.abspath(max(found, key=lambda p: (os.path.getmtime(os.path.join(p, "rllib_checkpoint.json")), p)))
+    found.sort(key=lambda p: (os.path.getmtime(os.path.join(p, "rllib_checkpoint.json")), p), reverse=True)
+    skipped = []
+    for candidate in found:
+        reason = incomplete_reason(candidate) if uses_markers(os.path.dirname(candidate)) else None
+        if reason is None:
+            return candidate, skipped
+        skipped.append(f"{candidate}: incomplete ({reason})")
+    raise UserError(f"no complete checkpoint under {path}: {len(skipped)} incomplete one(s) (e.g. {skipped[0]}); "
+                    "resume the run (`rllib train file ... --resume`) to write a new one")
+
+
+def _complete_under(trial_dir: str) -> list[str]:
+    from smac_rllib.cli.checkpoints import checkpoint_dirs, is_complete
+
+    return [d for d in reversed(checkpoint_dirs(trial_dir)) if is_complete(d)]
+
+
+def check_owner(checkpoint: str, trust: bool) -> None:
+    from smac_rllib.cli import checkpoints
+
+    checkpoints.check_owner(checkpoint, trust)
+
+
+MAX_VIDEO_MEMORY_FRACTION = 0.5
+
+
+def check_video(video: str, size: int, checkpoint: str) -> None:
+    """Before any episode runs (a bad path must not cost the returns): the file can be written, its encoder is
+    there, the frame size suits it, and the frames of one episode (kept in memory until written) fit."""
+    path = os.path.abspath(video)
+    if os.path.isdir(path):
+        raise UserError(f"--video {video} is a directory; give a file name like {os.path.join(video, 'eval.mp4')}")
+    parent = os.path.dirname(path)
+    existing = parent
+    while existing and not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise UserError(f"--video {video}: {existing} is a file, not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise UserError(f"--video {video}: {path if os.path.exists(path) else existing} is not writable; choose another path")
+    if path.lower().endswith(".mp4"):
+        if size % 2:
+            raise UserError(f"--video-size {size}: an mp4 (H.264, yuv420p) needs an even frame size, e.g. {size + 1}")
+        try:
+            import imageio_ffmpeg
+
+            imageio_ffmpeg.get_ffmpeg_exe()
+        except Exception as e:  # noqa: BLE001
+            raise UserError(f"--video {video}: no ffmpeg for mp4 ({one_line(e, 120)}); pip install imageio-ffmpeg, or write a .gif") from None
+    _check_render(checkpoint, size)
+    steps = _episode_steps(checkpoint)
+    need = steps * size * size * 3
+    available = _available_memory()
+    if available and need > MAX_VIDEO_MEMORY_FRACTION * available:
+        raise UserError(f"--video-size {size}: one episode ({steps} frames of {size}x{size}x3) needs {need / 2**30:.1f} GiB of "
+                        f"memory, {available / 2**30:.1f} GiB are free; use a smaller --video-size (e.g. 256)")
+    free = shutil.disk_usage(existing).free
+    if free < min(need // 20, 2**30):  # H.264 / GIF compress frames ~20x or better; warn on a nearly full disk only
+        raise UserError(f"--video {video}: only {free / 2**20:.0f} MiB free on {existing}; free some space or write elsewhere")
+
+
+def _check_render(checkpoint: str, size: int) -> None:
+    """One frame at ``size`` from the checkpoint's env (dm_control's offscreen framebuffer is 640 pixels wide for
+    most tasks: a larger frame fails only when the video starts, after the episodes)."""
+    from smac_rllib.envs.registry import env_names, make_env
+
+    _, config = load_config(checkpoint)
+    if str(config.env) not in env_names():
+        return  # not one of our envs: its own errors, when the episodes run
+    env_config = dict(config.env_config or {})
+    env_config.update(render_mode="rgb_array", render_size=size)
+    env = None
+    try:
+        with quiet():
+            env = make_env(str(config.env), env_config)
+            env.reset(seed=0)
+            env.render()
+    except Exception as e:  # noqa: BLE001
+        limit = re.search(r"framebuffer (?:width|height) (\d+)", str(e))
+        if limit:
+            raise UserError(f"--video-size {size}: {config.env} renders at most {limit.group(1)} pixels (its offscreen "
+                            f"framebuffer); use --video-size {limit.group(1)} or less, e.g. 256") from None
+        raise UserError(f"--video-size {size}: {config.env} cannot render a frame ({one_line(e, 160)}); try --video-size 256") from None
+    finally:
+        if env is not None:
+            env.close()
+
+
+def _available_memory() -> int | None:
+    """Bytes of memory available to a new allocation (Linux's MemAvailable), None when unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _episode_steps(checkpoint: str) -> int:
+    """Frames of one episode, an upper bound: dm_control's 1000 control steps (or ``time_limit`` at its smallest
+    control step, 0.01 s) over the action repeat, plus the first frame."""
+    steps, repeat = 1000, 1
+    try:
+        _, config = load_config(checkpoint)
+        env_config = dict(config.env_config or {})
+        if env_config.get("time_limit"):
+            steps = int(round(float(env_config["time_limit"]) / 0.01))
+        repeat = max(1, int(env_config.get("action_repeat") or 1))
+    except Exception:  # noqa: BLE001 - an estimate
+        pass
+    return steps // repeat + 1
 
 
 def _is_checkpoint(path: str) -> bool:
@@ -79,7 +221,8 @@ def load_config(checkpoint: str):
     return algo_class, config
 
 
-def evaluate(checkpoint: str, *, episodes: int, video: str | None = None, video_size: int = 256, seed: int = 12345) -> dict:
+def evaluate(checkpoint: str, *, episodes: int, video: str | None = None, video_size: int = 256, seed: int = 12345,
+             print_returns=None) -> dict:
     from ray.rllib.core import DEFAULT_MODULE_ID
     from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner
 
@@ -120,7 +263,12 @@ def evaluate(checkpoint: str, *, episodes: int, video: str | None = None, video_
         "seconds": time.time() - started,
     }
     if video and frames:
-        result["video"] = write_video(video, frames, fps[0])
+        if print_returns is not None:
+            print_returns(result)  # first: the returns are kept even if writing the video fails
+        try:
+            result["video"] = write_video(video, frames, fps[0])
+        except Exception as e:  # noqa: BLE001
+            raise UserError(f"the returns above are kept, but writing --video {video} failed: {one_line(e, 200)}") from None
     return result
 
 

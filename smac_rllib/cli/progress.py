@@ -109,10 +109,12 @@ class ProgressPrinter(tune.Callback):
         self._last_eval: dict[str, tuple[float, int]] = {}  # trial_id -> (evaluation return, its iteration)
 
     def on_trial_start(self, iteration, trials, trial, **info):
-        print(f"[{trial_label(trial)}] started  {trial.path}", flush=True)
+        checkpoint = getattr(trial, "checkpoint", None)  # set: Tune restores the trial from it (--resume, a retry)
+        restoring = f", restoring from {describe_restore(checkpoint)}" if checkpoint is not None else ""
+        print(f"[{trial_label(trial)}] started  {trial.path}{restoring}", flush=True)
 
     def on_trial_restore(self, iteration, trials, trial, **info):
-        print(f"[{trial_label(trial)}] restored from its last checkpoint", flush=True)
+        print(f"[{trial_label(trial)}] restored from {describe_restore(getattr(trial, 'checkpoint', None))}", flush=True)
 
     def on_trial_result(self, iteration, trials, trial, result, **info):
         print(format_result(trial_label(trial), result, self._last.get(trial.trial_id), self._last_eval.get(trial.trial_id)), flush=True)
@@ -132,6 +134,23 @@ class ProgressPrinter(tune.Callback):
     def on_trial_error(self, iteration, trials, trial, **info):
         error_file = _error_file(trial)
         print(f"[{trial_label(trial)}] ERROR: {last_error_line(error_file)}  (details: {error_file})", flush=True)
+
+
+def describe_restore(checkpoint) -> str:
+    """``<path>`` of the checkpoint a trial was restored from; an incomplete one is named with the complete one
+    that the trainable loaded instead (checkpoints.restorable, the same choice)."""
+    path = getattr(checkpoint, "path", None)
+    if not path:
+        return "its last checkpoint"
+    if not os.path.isdir(path):
+        return str(path)
+    from smac_rllib.cli.checkpoints import restorable
+
+    try:
+        chosen, skipped = restorable(path)
+    except ValueError as e:
+        return f"{path} ({one_line(e)})"
+    return f"{chosen} ({skipped})" if skipped else str(chosen)
 
 
 def _error_file(trial) -> str | None:

@@ -53,6 +53,10 @@ def run_train(args) -> int:
 
     smac_rllib.register()
     specs = load_experiments(args.path, overrides)
+    for spec in specs:
+        check_rungs(spec)
+    if args.resume:
+        check_resume_owners(specs, trust=getattr(args, "trust", False))
     if args.dry_run:
         from smac_rllib.cli.resources import trial_request
 
@@ -88,9 +92,14 @@ def run_train(args) -> int:
     else:
         resources.fit_experiments(specs, strict=args.strict_resources, gpus=resources.local_gpus())
         num_cpus = resources.local_cpus_needed(specs, strict=args.strict_resources)
+        bind_to_loopback()
         ray.init(num_cpus=num_cpus, resources=resources.local_custom_resources(specs), include_dashboard=False,
                  log_to_driver=args.verbose, logging_level="WARNING")
         smac_rllib.register()  # Tune's registry lives in the Ray job
+    from smac_rllib.cli.checkpoints import install_retry_policy
+
+    install_retry_policy()
+    _ConfigErrorFilter.install()
 
     worst = 0
     with catch_ctrl_c():
@@ -103,6 +112,21 @@ def run_train(args) -> int:
 
 
 ADDRESS_TIMEOUT_S = 5.0
+
+
+def bind_to_loopback() -> None:
+    """The local Ray listens on 127.0.0.1 only (GCS, raylet, object manager, workers), not on every interface.
+
+    Ray 2.60 picks the node IP (and binds its gRPC servers to it) from ``ray_constants.ENABLE_RAY_CLUSTER``: on
+    Linux the routable address and all interfaces; off (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``, its macOS /
+    Windows default) 127.0.0.1. The constant is read when ``ray`` is imported, so it is set in this process too;
+    the variable reaches the workers, which start from this environment. Token auth stays off for this Ray
+    (main.py): only this machine's users can reach it.
+    """
+    from ray._private import ray_constants
+
+    os.environ[ray_constants.ENABLE_RAY_CLUSTERS_ENV_VAR] = "0"
+    ray_constants.ENABLE_RAY_CLUSTER = False
 
 
 def check_address(address: str, timeout: float = ADDRESS_TIMEOUT_S) -> None:
@@ -154,6 +178,43 @@ def describe_evaluation(config) -> str:
             f"{config.evaluation_duration_unit}, {policy}, on {where} -> {EVAL_RETURN}")
 
 
+def asha_rungs(options: dict) -> list[float]:
+    """ASHA's rung milestones (in ``time_attr`` units), as ``ray.tune.schedulers.AsyncHyperBandScheduler`` computes
+    them for its first bracket: ``grace_period * reduction_factor**k`` up to ``max_t``."""
+    import math
+
+    grace, factor, max_t = options.get("grace_period", 1), options.get("reduction_factor", 4), options.get("max_t", 100)
+    count = int(math.log(max_t / grace) / math.log(factor) + 1)
+    return [grace * factor**k for k in range(count)]
+
+
+def check_rungs(spec: ExperimentSpec) -> None:
+    """A warning when ASHA compares trials on an evaluation metric at iterations that do not evaluate: between two
+    evaluations RLlib repeats the last one, so a rung at iteration 15 with ``evaluation_interval: 10`` judges every
+    trial by its iteration-10 evaluation (and a rung before the first evaluation has nothing to compare)."""
+    block = spec.scheduler or {}
+    if block.get("type") != "ASHA" or not str(block.get("metric", "")).startswith("evaluation/"):
+        return
+    if block.get("time_attr", "training_iteration") != "training_iteration":
+        return
+    intervals = {c.evaluation_interval for c in spec.configs if c.evaluation_interval}
+    rungs = asha_rungs(block)
+    for interval in sorted(intervals):
+        off = [r for r in rungs if r % interval]
+        if off:
+            from smac_rllib.cli.resources import warn
+
+            factor = block.get("reduction_factor", 4)
+            grace = block.get("grace_period", 1)
+            good = interval * max(1, -(-grace // interval))
+            fix = f"set scheduler grace_period to a multiple of {interval} (e.g. {good})"
+            if factor != int(factor):
+                fix += " and reduction_factor to an integer"
+            warn(f"{spec.name}: ASHA compares {block['metric']!r} at iteration(s) {', '.join(f'{r:g}' for r in off[:4])}, "
+                 f"which do not evaluate (evaluation_interval: {interval}): the rungs see a stale or no evaluation; {fix}")
+            return
+
+
 def _describe_env(env) -> str:
     return " | ".join(env["grid_search"]) if isinstance(env, dict) and "grid_search" in env else str(env)
 
@@ -163,26 +224,32 @@ def run_experiment(spec: ExperimentSpec, args) -> int:
 
     from smac_rllib.cli.progress import ProgressPrinter, print_summary
 
+    from smac_rllib.cli import checkpoints
+
     storage = spec.storage_path or os.path.abspath(os.path.expanduser(DEFAULT_STORAGE_PATH))
     name, restore = experiment_name(storage, spec.name, args.resume)
     exp_dir = os.path.join(storage, name)
     started = time.time()
+    trainable = checkpoints.trainable(spec.run)  # atomic checkpoints, no retries for config errors (checkpoints.py)
     if restore:
         if args.stop or args.config or args.num_samples or args.seed is not None:
             from smac_rllib.cli.resources import warn
 
             warn("--stop/--config/--num-samples/--seed are ignored with --resume (the run continues as it started)")
+        if "://" not in exp_dir:  # (its owner was checked before Ray started: check_resume_owners)
+            for path in checkpoints.remove_staging(exp_dir):
+                print(f"== {spec.name}: removed {path} (a checkpoint the interrupted run had not finished writing)", flush=True)
         print(f"== {spec.name}: resuming {exp_dir}", flush=True)
         logging.getLogger("ray.tune.execution.tune_controller").addFilter(_StaleCheckpointFilter())
-        tuner = tune.Tuner.restore(exp_dir, trainable=spec.run, resume_unfinished=True, resume_errored=True)
+        tuner = tune.Tuner.restore(exp_dir, trainable=trainable, resume_unfinished=True, resume_errored=True)
         _add_interrupt_callback(tuner)  # runs started before Ctrl-C kept the work have none pickled
     else:
         print(f"== {spec.name}: {spec.run} on {_describe_env(spec.param_space['env'])}, {spec.num_trials} trial(s) -> {exp_dir}", flush=True)
         callbacks = [ProgressPrinter(), CheckpointOnInterrupt()]
         if spec.wandb is not None:
-            callbacks.append(wandb_callback(spec))
+            callbacks.append(wandb_callback(spec, local_ray=not (args.address or os.environ.get("RAY_ADDRESS"))))
         tuner = tune.Tuner(
-            spec.run,
+            trainable,
             param_space=spec.param_space,
             tune_config=tune.TuneConfig(
                 num_samples=spec.num_samples,
@@ -214,7 +281,21 @@ def run_experiment(spec: ExperimentSpec, args) -> int:
     return EXIT_TRIAL_ERROR if failed else 0
 
 
-def experiment_name(storage: str, name: str, resume: bool) -> tuple[str, bool]:
+def check_resume_owners(specs: list[ExperimentSpec], trust: bool) -> None:
+    """Before Ray starts: every local experiment directory that ``--resume`` would load (its checkpoints and
+    ``tuner.pkl`` are pickles) belongs to this user and is not writable by everyone, unless ``--trust``."""
+    from smac_rllib.cli.checkpoints import check_owner
+
+    for spec in specs:
+        storage = spec.storage_path or os.path.abspath(os.path.expanduser(DEFAULT_STORAGE_PATH))
+        if "://" in storage:
+            continue
+        name, restore = experiment_name(storage, spec.name, True, quiet=True)
+        if restore:
+            check_owner(os.path.join(storage, name), trust, what="experiment directory")
+
+
+def experiment_name(storage: str, name: str, resume: bool, quiet: bool = False) -> tuple[str, bool]:
     """(directory name, restore?) -- the latest restorable ``name[-N]`` with --resume, else the first free one."""
     from ray import tune
 
@@ -229,7 +310,8 @@ def experiment_name(storage: str, name: str, resume: bool) -> tuple[str, bool]:
                 return candidate, True
         from smac_rllib.cli.resources import warn
 
-        warn(f"nothing to resume for {name!r} under {storage}; starting a new run")
+        if not quiet:
+            warn(f"nothing to resume for {name!r} under {storage}; starting a new run")
     if not existing:
         return name, False
     taken = set(existing)
@@ -269,14 +351,17 @@ WANDB_CONFIG_KEYS = (
 )  # fmt: skip
 
 
-def wandb_callback(spec: ExperimentSpec):
+def wandb_callback(spec: ExperimentSpec, local_ray: bool = True):
     """W&B logging of every result and the config; offline without an API key; runs land in the trial dirs."""
     kwargs = dict(spec.wandb)
     kwargs.setdefault("group", spec.name)
     kwargs.setdefault("log_config", False)  # True would repeat the config in every logged result
     kwargs.setdefault("upload_timeout", WANDB_UPLOAD_TIMEOUT_S)
     kwargs.setdefault("mode", os.environ.get("WANDB_MODE", "online"))
-    return _WandbCallback(config_keys=sorted(set(spec.param_space) | set(WANDB_CONFIG_KEYS)), **kwargs)
+    return _WandbCallback(config_keys=sorted(set(spec.param_space) | set(WANDB_CONFIG_KEYS)), inherit_key=local_ray, **kwargs)
+
+
+WANDB_KEY_VAR = "WANDB_API_KEY"
 
 
 class _WandbCallback(WandbLoggerCallback):
@@ -285,16 +370,29 @@ class _WandbCallback(WandbLoggerCallback):
     RLlib's full config (~280 keys) would be big enough to go through the object store as the logging actor's
     constructor argument, which Ray reports as an error line. The actor chdirs into the trial directory before
     ``wandb.init``, so runs land in ``<trial dir>/wandb/``.
+
+    The API key: Ray's callback gives the logging actor ``runtime_env={"env_vars": {"WANDB_API_KEY": key}}``,
+    and Ray writes runtime envs into its session logs (raylet, GCS, runtime-env agent: world-readable files) and
+    into worker command lines. With the local Ray that ``rllib train`` starts (``inherit_key``), every worker
+    already has the variable from this process's environment, so the actor is declared without it. On a cluster
+    (``--address``) the actor runs on the driver's node, whose workers have the key only when the job's
+    runtime env carries it (cluster/README.md): there Ray's behaviour is kept.
     """
 
-    def __init__(self, *args, config_keys=(), **kwargs):
+    def __init__(self, *args, config_keys=(), inherit_key: bool = True, **kwargs):
         super().__init__(*args, **kwargs)
         self.config_keys = list(config_keys)
+        self.inherit_key = inherit_key
 
     def _start_logging_actor(self, trial, exclude_results, **wandb_init_kwargs):
         config = wandb_init_kwargs.get("config") or {}
         wandb_init_kwargs["config"] = {k: config[k] for k in self.config_keys if k in config}
-        super()._start_logging_actor(trial, exclude_results, **wandb_init_kwargs)
+        key = os.environ.pop(WANDB_KEY_VAR, None) if getattr(self, "inherit_key", True) else None
+        try:
+            super()._start_logging_actor(trial, exclude_results, **wandb_init_kwargs)
+        finally:
+            if key is not None:
+                os.environ[WANDB_KEY_VAR] = key
 
 
 def build_scheduler(block: dict | None):
@@ -437,6 +535,31 @@ def _add_interrupt_callback(tuner) -> None:
     callbacks = list(run_config.callbacks or [])
     if not any(isinstance(c, CheckpointOnInterrupt) for c in callbacks):
         run_config.callbacks = callbacks + [CheckpointOnInterrupt()]
+
+
+class _ConfigErrorFilter(logging.Filter):
+    """A trial that failed with a configuration error (checkpoints.TrialConfigError) is reported in one line by
+    ``ProgressPrinter`` and the summary; Tune's own report of it (the ~30-line "Trial task failed" traceback, then
+    "Trials did not complete" and "Failed to fetch metrics" for the trial that never produced a result) is dropped."""
+
+    LINES = ("Trials did not complete", "Failed to fetch metrics")
+    seen = False
+
+    @classmethod
+    def install(cls) -> None:
+        for name in ("ray.tune.execution.tune_controller", "ray.tune.tune", "ray.tune.analysis.experiment_analysis"):
+            logger = logging.getLogger(name)
+            if not any(isinstance(f, cls) for f in logger.filters):
+                logger.addFilter(cls())
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from smac_rllib.cli.checkpoints import config_error
+
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is not None and config_error(exc):
+            _ConfigErrorFilter.seen = True
+            return False
+        return not (_ConfigErrorFilter.seen and str(record.msg).startswith(self.LINES))
 
 
 class _StaleCheckpointFilter(logging.Filter):

@@ -1,0 +1,397 @@
+"""Issue 13 items 3-6: atomic checkpoints, configuration errors not retried, the W&B key in no file, the local Ray on
+loopback only, pickles only from their owner, ``--video`` checked first, ASHA rungs that see evaluations.
+
+One real run (tests/data/tiny.yaml through the console script, with a fake W&B key): killed with SIGKILL after
+its 2nd checkpoint, the newest checkpoint then made incomplete and a half-written staging directory added, as a
+kill during a save leaves them; ``rllib evaluate`` and ``--resume`` must take the complete checkpoint before it.
+The rest runs in-process (the session's Ray for the failing trials, plain Python for the kill during a save).
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from smac_rllib.cli.main import main
+
+REPO = Path(__file__).resolve().parents[1]
+TINY = REPO / "tests" / "data" / "tiny.yaml"
+RLLIB = str(Path(sys.executable).parent / "rllib")
+FAKE_KEY = "f4k3w4ndbk3y" + "0123456789abcdef" * 2  # 44 characters, like a W&B key; never real
+pytestmark = pytest.mark.timeout(900)
+
+
+def _env(ray_tmp: str, sys_tmp: str, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("WANDB_", "RAY_ENABLE_WINDOWS"))}
+    env.update(WANDB_API_KEY=FAKE_KEY, WANDB_MODE="offline", RAY_TMPDIR=ray_tmp, TMPDIR=sys_tmp, PYTHONUNBUFFERED="1", **extra)
+    return env
+
+
+def _results(trial_dir: str) -> list[dict]:
+    with open(os.path.join(trial_dir, "result.json")) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def _ray_listeners(ray_tmp: str) -> list[str]:
+    """Local addresses that the processes of the Ray under ``ray_tmp`` listen on (TCP)."""
+    import ray  # noqa: F401 - puts Ray's bundled psutil on sys.path
+    import psutil
+
+    pids = set()
+    for proc in psutil.process_iter(["cmdline", "environ"]):
+        try:
+            cmdline = " ".join(proc.info["cmdline"] or [])
+            environ = proc.info["environ"] or {}
+        except (psutil.Error, TypeError):
+            continue
+        if ray_tmp in cmdline or environ.get("RAY_TMPDIR") == ray_tmp:
+            pids.add(proc.pid)
+    out = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True).stdout
+    return [line.split()[3] for line in out.splitlines() if any(int(p) in pids for p in re.findall(r"pid=(\d+)", line))]
+
+
+def _files_containing(root: str, needle: bytes) -> list[str]:
+    hits = []
+    for path in glob.glob(os.path.join(root, "**", "*"), recursive=True) + glob.glob(os.path.join(root, "**", ".*"), recursive=True):
+        if os.path.isfile(path) and not os.path.islink(path):
+            try:
+                with open(path, "rb") as f:
+                    if needle in f.read():
+                        hits.append(path)
+            except OSError:
+                pass
+    return hits
+
+
+@pytest.fixture(scope="module")
+def killed(tmp_path_factory):
+    """`rllib train file tiny.yaml --wandb` with a fake key, Ray and the system temp dir in private directories;
+    SIGKILL after the 2nd checkpoint (as soon as Tune's experiment snapshot knows it); then the newest checkpoint
+    loses its completion marker and a half-written staging dir appears: what a kill during a save leaves."""
+    storage = tmp_path_factory.mktemp("reliability")
+    ray_tmp = tempfile.mkdtemp(prefix="rr", dir="/tmp")  # short: Ray's socket paths live under it
+    sys_tmp = tempfile.mkdtemp(prefix="rt", dir="/tmp")
+    env = _env(ray_tmp, sys_tmp, TUNE_GLOBAL_CHECKPOINT_S="0.5")
+    args = ["train", "file", str(TINY), "--storage-path", str(storage), "--no-plot", "--wandb", "--stop", '{"training_iteration": 5}']
+    proc = subprocess.Popen([RLLIB, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPO,
+                            start_new_session=True)
+    out, listeners, processes, checkpointed = [], [], "", None
+    try:
+        deadline = time.time() + 400
+        for line in proc.stdout:
+            out.append(line)
+            if " it   1 | " in line and not listeners:  # Ray is up, the trial and W&B's actor run
+                listeners = _ray_listeners(ray_tmp)
+                processes = subprocess.run(["ps", "-eww", "-o", "args"], capture_output=True, text=True).stdout
+            if "/checkpoint_000001" in line:
+                checkpointed = (os.path.dirname(line.split()[-1]), time.time())
+                break
+            if time.time() > deadline:
+                break
+        assert checkpointed, "".join(out)
+        while time.time() < checkpointed[1] + 20:  # until the experiment snapshot knows that checkpoint
+            snapshot = glob.glob(str(storage / "cli-tiny" / "experiment_state-*.json"))
+            if snapshot and os.path.getmtime(snapshot[0]) > checkpointed[1]:
+                break
+            time.sleep(0.2)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
+    trial_dir = checkpointed[0]
+    left_in_tmp = glob.glob(os.path.join(sys_tmp, "**", "rllib_checkpoint.json"), recursive=True)
+    killed_rows = _results(trial_dir)
+
+    newest = os.path.join(trial_dir, "checkpoint_000001")
+    os.remove(os.path.join(newest, "checkpoint_complete.json"))  # written last: its absence = interrupted
+    staging = os.path.join(trial_dir, ".checkpoint_tmp_000002_4242")
+    os.makedirs(staging)
+    Path(staging, "algorithm_state.pkl").write_bytes(b"\x80\x05 half a pickle")
+    yield {"storage": storage, "args": args, "env": env, "ray_tmp": ray_tmp, "sys_tmp": sys_tmp, "trial_dir": trial_dir,
+           "out": "".join(out), "listeners": listeners, "processes": processes, "left_in_tmp": left_in_tmp,
+           "killed_rows": killed_rows, "staging": staging}
+    shutil.rmtree(ray_tmp, ignore_errors=True)
+    shutil.rmtree(sys_tmp, ignore_errors=True)
+
+
+def test_checkpoints_are_written_complete_and_nothing_lands_in_the_system_temp_dir(killed):
+    from smac_rllib.cli.checkpoints import incomplete_reason
+
+    trial_dir = killed["trial_dir"]
+    assert incomplete_reason(os.path.join(trial_dir, "checkpoint_000000")) is None
+    assert killed["left_in_tmp"] == [], "no checkpoint copy in the system temp dir"
+    assert "no checkpoint_complete.json" in incomplete_reason(os.path.join(trial_dir, "checkpoint_000001"))
+
+
+def test_evaluate_skips_the_incomplete_checkpoint_and_says_so(killed, capsys):
+    trial_dir = killed["trial_dir"]
+    assert main(["evaluate", trial_dir, "--episodes", "1"]) == 0
+    out = capsys.readouterr().out
+    assert f"skipped {trial_dir}/checkpoint_000001: incomplete (no checkpoint_complete.json" in out
+    assert f"checkpoint {trial_dir}/checkpoint_000000\n" in out
+    assert "dmc/cartpole-balance: 1 episode(s), deterministic" in out
+
+    assert main(["evaluate", os.path.join(trial_dir, "checkpoint_000001")]) == 2  # named explicitly: refused
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "checkpoint_000001 is incomplete" in err[0] and f"newest complete one is {trial_dir}/checkpoint_000000" in err[0]
+
+
+def test_evaluate_checks_the_video_path_and_size_before_any_episode(killed, tmp_path, capsys):
+    checkpoint = os.path.join(killed["trial_dir"], "checkpoint_000000")
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("x")
+    cases = [
+        ([f"{a_file}/eval.mp4"], "is a file, not a directory"),
+        ([str(tmp_path)], "use a .mp4 (or .gif) file name"),
+        ([str(tmp_path / "eval.mp4"), "--video-size", "65"], "an mp4 (H.264, yuv420p) needs an even frame size, e.g. 66"),
+        ([str(tmp_path / "eval.mp4"), "--video-size", "1024"], "--video-size 1024: dmc/cartpole-balance renders at most 640 pixels"),
+    ]
+    if os.getuid() != 0:  # root writes anywhere
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o500)
+        cases.append(([str(locked / "eval.mp4")], "is not writable"))
+    for video, expected in cases:
+        started = time.time()
+        assert main(["evaluate", checkpoint, "--episodes", "1", "--video", *video]) == 2, video
+        captured = capsys.readouterr()
+        assert expected in captured.err and "episode(s)" not in captured.out, (video, captured)
+        assert time.time() - started < 20, "refused before running episodes"
+
+
+def test_resume_continues_from_the_last_complete_checkpoint_and_says_which(killed):
+    trial_dir = killed["trial_dir"]
+    assert killed["killed_rows"][-1]["training_iteration"] >= 2
+    resumed = subprocess.run([RLLIB, *killed["args"][:6], "--resume"], capture_output=True, text=True, env=killed["env"],
+                             cwd=REPO, timeout=600)
+    out = resumed.stdout
+    assert resumed.returncode == 0, out[-3000:] + resumed.stderr[-3000:]
+    assert f"removed {killed['staging']} (a checkpoint the interrupted run had not finished writing)" in out
+    assert not os.path.exists(killed["staging"])
+    assert (f"started  {trial_dir}, restoring from {trial_dir}/checkpoint_000000 (checkpoint_000001 is incomplete "
+            "(no checkpoint_complete.json" in out), out
+    rows = _results(trial_dir)
+    restart = next(i for i, r in enumerate(rows) if i > 0 and r["iterations_since_restore"] == 1)
+    assert rows[restart]["training_iteration"] == 2, "continued after checkpoint_000000 (iteration 1), not 000001"
+    assert rows[restart]["env_runners"]["num_env_steps_sampled_lifetime"] == 200
+    assert rows[-1]["training_iteration"] == 5
+    killed["resumed"] = out
+
+
+def test_wandb_key_is_in_no_file_and_no_command_line(killed):
+    """Ray's WandbLoggerCallback puts the key into its logging actor's runtime_env, which Ray writes to
+    runtime_env_agent.log; with the CLI's local Ray the actor inherits it instead. Checked after both runs."""
+    if "resumed" not in killed:
+        pytest.skip("needs the resumed run")
+    trial_dir = killed["trial_dir"]
+    assert glob.glob(os.path.join(trial_dir, "wandb", "offline-run-*")), "W&B did run (offline)"
+    sessions = glob.glob(os.path.join(killed["ray_tmp"], "**", "session_*", "logs"), recursive=True)
+    assert len(sessions) >= 2 and any(os.listdir(s) for s in sessions), "both runs' Ray session logs are there"
+    needle = FAKE_KEY.encode()
+    assert _files_containing(str(killed["storage"]), needle) == []
+    assert _files_containing(killed["ray_tmp"], needle) == []
+    assert _files_containing(killed["sys_tmp"], needle) == []
+    assert killed["processes"].count("\n") > 5 and FAKE_KEY not in killed["processes"], "no command line holds it"
+
+
+def test_local_ray_listens_on_loopback_only(killed):
+    listeners = killed["listeners"]
+    assert len(listeners) >= 3, "GCS, raylet, workers: " + killed["out"][-2000:]
+    assert all(re.match(r"^(127\.0\.0\.1|\[::ffff:127\.0\.0\.1\]|\[::1\]):\d+$", a) for a in listeners), listeners
+    assert {row["node_ip"] for row in killed["killed_rows"]} == {"127.0.0.1"}, "the trial's node is the loopback one"
+
+
+# --------------------------------------------------------------------------------------------- a kill during a save
+
+class _Toy:
+    """A Trainable whose second save dies half-way (``os._exit``: no ``finally``, no atexit, like SIGKILL)."""
+
+    def setup(self, config):
+        self.n = 0
+
+    def step(self):
+        self.n += 1
+        return {"n": self.n}
+
+    def save_checkpoint(self, directory):
+        with open(os.path.join(directory, "state.bin"), "wb") as f:
+            f.write(b"x" * 2_000_000)
+        if self.n == 2:
+            os._exit(9)
+
+    def load_checkpoint(self, directory):
+        pass
+
+
+@pytest.mark.parametrize("mode", ["tune", "atomic"])
+def test_a_kill_during_a_save_leaves_no_copy_in_the_system_temp_dir(ray_local, tmp_path, mode):
+    """Tune's own save stages in tempfile.mkdtemp() (the kill leaves a full copy there); ours stages next to the
+    trial's checkpoints, where --resume removes it, and the last complete checkpoint stays intact. The trainable
+    runs as a Ray actor, as in Tune, with TMPDIR pointing at a directory of this test."""
+    import ray
+    from ray import tune
+    from ray.train._internal.storage import StorageContext
+
+    from smac_rllib.cli.checkpoints import AtomicCheckpoints, incomplete_reason, remove_staging
+
+    sys_tmp = tmp_path / "systmp"
+    sys_tmp.mkdir()
+    bases = (AtomicCheckpoints, _Toy, tune.Trainable) if mode == "atomic" else (_Toy, tune.Trainable)
+    cls = type("Toy", bases, {})
+    storage = StorageContext(storage_path=str(tmp_path / "results"), experiment_dir_name="exp", trial_dir_name="trial")
+    actor = ray.remote(num_cpus=0, runtime_env={"env_vars": {"TMPDIR": str(sys_tmp)}})(cls).remote(config={}, storage=storage)
+    ray.get(actor.train.remote())
+    ray.get(actor.save.remote())
+    ray.get(actor.train.remote())
+    with pytest.raises(ray.exceptions.RayActorError):
+        ray.get(actor.save.remote())
+    trial = tmp_path / "results" / "exp" / "trial"
+    orphans = glob.glob(str(sys_tmp / "**" / "state.bin"), recursive=True)
+    if mode == "tune":
+        assert orphans, "Ray's own save: the kill leaves the copy in the system temp dir (what this test guards)"
+        return
+    assert orphans == []
+    assert incomplete_reason(str(trial / "checkpoint_000000")) is None
+    assert not (trial / "checkpoint_000001").exists(), "never a half-written checkpoint under its final name"
+    (staging,) = glob.glob(str(trial / ".checkpoint_tmp_000001_*"))
+    assert os.path.getsize(os.path.join(staging, "state.bin")) == 2_000_000
+    assert remove_staging(str(tmp_path / "results" / "exp")) == [staging] and not os.path.exists(staging)
+
+
+def test_truncated_file_makes_a_checkpoint_incomplete(tmp_path):
+    from smac_rllib.cli.checkpoints import incomplete_reason, restorable, write_marker
+
+    trial = tmp_path / "trial"
+    for i in range(3):
+        d = trial / f"checkpoint_00000{i}"
+        (d / "learner_group").mkdir(parents=True)
+        (d / "learner_group" / "state.pkl").write_bytes(b"x" * 1000)
+        write_marker(str(d), iteration=i + 1)
+    (trial / "checkpoint_000002" / "learner_group" / "state.pkl").write_bytes(b"x" * 10)  # cut short
+    (trial / "checkpoint_000001" / "learner_group" / "state.pkl").unlink()
+    assert incomplete_reason(str(trial / "checkpoint_000002")) == "learner_group/state.pkl has 10 bytes, 1000 were written"
+    assert incomplete_reason(str(trial / "checkpoint_000001")) == "learner_group/state.pkl is missing"
+    chosen, skipped = restorable(str(trial / "checkpoint_000002"))
+    assert chosen == str(trial / "checkpoint_000000") and "checkpoint_000002 is incomplete" in skipped
+
+
+# --------------------------------------------------------------------------------------------- pickles from others
+
+@pytest.mark.skipif(os.getuid() != 0, reason="chown to another user needs root")
+def test_checkpoint_of_another_user_is_refused_without_trust(tmp_path, capsys):
+    from smac_rllib.cli.checkpoints import check_owner
+    from smac_rllib.cli.errors import UserError
+
+    checkpoint = tmp_path / "checkpoint_000000"
+    checkpoint.mkdir()
+    (checkpoint / "rllib_checkpoint.json").write_text("{}")
+    os.chown(checkpoint, 65534, 65534)
+    with pytest.raises(UserError, match=r"belongs to (user 'nobody' \(uid 65534\)|uid 65534), not to you; checkpoints are pickles"):
+        check_owner(str(checkpoint), trust=False)
+    check_owner(str(checkpoint), trust=True)
+    assert main(["evaluate", str(checkpoint)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "pass --trust only if you trust" in err[0]
+    os.chown(checkpoint, 0, 0)
+    checkpoint.chmod(0o777)
+    with pytest.raises(UserError, match="is writable by every user"):
+        check_owner(str(checkpoint), trust=False)
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="chown to another user needs root")
+def test_resume_of_another_users_run_is_refused_before_ray_starts(tmp_path, capfd):
+    exp = tmp_path / "cli-tiny"
+    (exp / "SMAC_00000_00000" / "checkpoint_000000").mkdir(parents=True)
+    (exp / "tuner.pkl").write_bytes(b"")  # what makes Tune's Tuner.can_restore say yes
+    os.chown(exp / "SMAC_00000_00000" / "checkpoint_000000", 65534, 65534)
+    import ray
+
+    ray_before, started = ray.is_initialized(), time.time()
+    assert main(["train", "file", str(TINY), "--storage-path", str(tmp_path), "--resume"]) == 2
+    err = capfd.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{exp}/SMAC_00000_00000/checkpoint_000000 (in the experiment directory {exp}) belongs to" in err[0] and "--trust" in err[0], err
+    assert time.time() - started < 30 and ray.is_initialized() == ray_before, "refused before Ray starts"
+
+
+def test_help_says_checkpoints_are_pickles(capsys):
+    for argv in (["evaluate", "--help"], ["train", "file", "--help"]):
+        with pytest.raises(SystemExit):
+            main(argv)
+        out = " ".join(capsys.readouterr().out.split())
+        assert "pickles" in out and "--trust" in out, argv
+
+
+# --------------------------------------------------------------------------------------------- config errors
+
+def _failing_sac(trainable, max_failures: int, storage: Path):
+    from ray import tune
+
+    from smac_rllib.cli.progress import ProgressPrinter
+
+    from smac_rllib.cli.yaml_loader import load_experiments
+
+    path = storage.parent / f"{storage.name}.yaml"
+    path.write_text("bad:\n  run: SAC\n  env: Pendulum-v1\n  stop: {training_iteration: 1}\n  config:\n    num_env_runners: 0\n"
+                    "    model_config: {fcnet_activation: relux}\n")
+    (spec,) = load_experiments(str(path))  # as `rllib train` passes it to Tune
+    param_space = spec.param_space
+    tuner = tune.Tuner(trainable, param_space=param_space, run_config=tune.RunConfig(
+        storage_path=str(storage), name="bad", stop={"training_iteration": 1}, verbose=0, callbacks=[ProgressPrinter()],
+        failure_config=tune.FailureConfig(max_failures=max_failures)))
+    (result,) = list(tuner.fit())
+    (error_txt,) = glob.glob(str(storage / "bad" / "*" / "error.txt"))
+    return result, Path(error_txt).read_text().count("Failure # ")
+
+
+def test_config_error_at_trial_start_is_not_retried(ray_local, tmp_path, capfd):
+    """An unknown activation passes the checks before Ray (RLlib resolves it when it builds the module): a
+    ValueError in the trial's constructor, the same on every try. Tune retries it max_failures times; with the
+    CLI's trainable and retry policy it fails once, reported in one line."""
+    from smac_rllib.cli.checkpoints import install_retry_policy, trainable
+
+    install_retry_policy()
+    result, attempts = _failing_sac("SAC", 1, tmp_path / "plain")  # Tune's own trainable: retried
+    assert result.error is not None and attempts == 2
+    capfd.readouterr()
+
+    started = time.time()
+    result, attempts = _failing_sac(trainable("SAC"), 3, tmp_path / "ours")
+    assert result.error is not None and attempts == 1, "not retried"
+    out = capfd.readouterr().out
+    (line,) = [line for line in out.splitlines() if "] ERROR: " in line]
+    assert "TrialConfigError: ValueError: Unknown activation (relux) for framework=torch!" in line
+    assert "not retried; fix the config" in line
+    print(f"failed once in {time.time() - started:.1f}s")
+
+
+# --------------------------------------------------------------------------------------------- ASHA rungs
+
+@pytest.mark.parametrize("grace, factor, warned", [(3, 3, "iteration(s) 3, 9, which"), (4, 3, None), (1, 3, "iteration(s) 1, 3, 9, which")])
+def test_asha_rungs_that_do_not_evaluate_are_named(tmp_path, capfd, grace, factor, warned):
+    text = TINY.read_text().replace("  max_failures: 0\n", f"""  max_failures: 0
+  scheduler:
+    type: ASHA
+    metric: evaluation/env_runners/episode_return_mean
+    max_t: 20
+    grace_period: {grace}
+    reduction_factor: {factor}
+""")
+    path = tmp_path / "asha.yaml"
+    path.write_text(text)
+    assert main(["train", "file", str(path), "--dry-run"]) == 0
+    err = capfd.readouterr().err
+    if warned is None:
+        assert "ASHA" not in err
+    else:
+        assert f"ASHA compares 'evaluation/env_runners/episode_return_mean' at {warned}" in err
+        assert "evaluation_interval: 2" in err and "set scheduler grace_period to a multiple of 2" in err
+        assert len(err.strip().splitlines()) == 1
