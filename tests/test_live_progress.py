@@ -58,3 +58,27 @@ def test_watcher_prints_each_new_record_once_and_not_after_the_iteration_reporte
     (tmp_path / LIVE_PROGRESS_FILE).write_text(json.dumps(record | {"time": 2.0}))
     assert watcher.new_lines(trials, lambda t: "x", {}, {"t0": {"training_iteration": 2}}) == []  # already reported
     assert watcher.new_lines([_Trial(str(tmp_path), status="TERMINATED")], lambda t: "x", {}, {}) == []
+
+
+def test_a_long_iteration_prints_progress_lines_through_the_cli(tmp_path):
+    """A real run whose iteration lasts many seconds (600 env steps at 2 updates each, width 256) prints
+    in-iteration lines with updates done/planned and the time to the stop criterion."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    text = (Path(__file__).parent / "data" / "tiny.yaml").read_text()
+    for old, new in (("updates_per_env_step: 0.05", "updates_per_env_step: 2.0"), ("hidden_dim: 16", "hidden_dim: 256"),
+                     ("min_sample_timesteps_per_iteration: 100", "min_sample_timesteps_per_iteration: 600"),
+                     ("training_iteration: 3", "training_iteration: 1")):
+        assert old in text
+        text = text.replace(old, new)
+    (tmp_path / "slow.yaml").write_text(text)
+    env = dict(os.environ, SMAC_LIVE_PROGRESS_S="1", MUJOCO_GL="egl", RAY_AUTH_MODE="disabled", WANDB_MODE="disabled")
+    rllib = str(Path(sys.executable).parent / "rllib")
+    out = subprocess.run([rllib, "train", "file", str(tmp_path / "slow.yaml"), "--storage-path", str(tmp_path / "runs")],
+                         env=env, capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stderr[-2000:]
+    live = [line for line in out.stdout.splitlines() if " running " in line]
+    assert len(live) >= 2, out.stdout
+    assert all("updates" in line and "stop in ~" in line for line in live), live

@@ -419,7 +419,8 @@ def check_finite(value: Any, name: str, where: str, what: str = "") -> None:
 def config_errors(config) -> list[str]:
     """Mistakes in how one grid point's settings fit together (each alone is in range), naming the fix."""
     errors = []
-    buffer = config.replay_buffer_config if isinstance(config.replay_buffer_config, dict) else {}
+    buffer = getattr(config, "replay_buffer_config", None)
+    buffer = buffer if isinstance(buffer, dict) else {}
     capacity = buffer.get("capacity")
     batch, what = _replay_batch(config)
     if isinstance(capacity, (int, float)) and not isinstance(capacity, bool) and batch and capacity < batch:

@@ -72,7 +72,7 @@ def format_live(label: str, record: dict, stop: dict, last_result: dict | None) 
 class LiveWatcher:
     """Checks each running trial's live-progress file at most every ``every_s`` seconds; returns new lines."""
 
-    def __init__(self, every_s: float = 5.0):
+    def __init__(self, every_s: float = float(os.environ.get("SMAC_LIVE_PROGRESS_S", "30")) / 6):
         self.every_s = every_s
         self._last_check = 0.0
         self._seen: dict[str, float] = {}  # trial dir -> time of the last printed record
@@ -84,14 +84,24 @@ class LiveWatcher:
         self._last_check = now
         lines = []
         for trial in trials:
-            if getattr(trial, "status", None) != "RUNNING" or not getattr(trial, "local_path", None):
+            directory = _working_dir(trial)
+            if getattr(trial, "status", None) != "RUNNING" or not directory:
                 continue
-            record = read_live(trial.local_path)
-            if record is None or record.get("time", 0) <= self._seen.get(trial.local_path, 0):
+            record = read_live(directory)
+            if record is None or record.get("time", 0) <= self._seen.get(directory, 0):
                 continue
             last = last_results.get(trial.trial_id)
             if last is not None and int(last.get("training_iteration", 0)) >= int(record.get("training_iteration", 0)):
                 continue  # the iteration this record is about has already reported
-            self._seen[trial.local_path] = record["time"]
+            self._seen[directory] = record["time"]
             lines.append(format_live(label_of(trial), record, stop, last))
         return lines
+
+
+def _working_dir(trial) -> str | None:
+    """Where the trainable's ``logdir`` is: Tune's trial working directory (under Ray's session dir), else the trial dir."""
+    storage = getattr(trial, "storage", None)
+    try:
+        return storage.trial_working_directory if storage is not None else getattr(trial, "local_path", None)
+    except Exception:  # noqa: BLE001 - a trial without a directory name yet
+        return getattr(trial, "local_path", None)

@@ -104,9 +104,21 @@ def format_duration(seconds: float) -> str:
 class ProgressPrinter(tune.Callback):
     """Prints each trial's start, every iteration, checkpoints, errors and completion (pickled with the run)."""
 
-    def __init__(self):
+    def __init__(self, stop: dict | None = None):
         self._last: dict[str, tuple[int, float]] = {}  # trial_id -> (env steps, time_total_s)
         self._last_eval: dict[str, tuple[float, int]] = {}  # trial_id -> (evaluation return, its iteration)
+        self._stop = dict(stop or {})
+        self._last_result: dict[str, dict] = {}  # trial_id -> the few fields of its last result the live lines use
+        self._live = None
+
+    def on_step_end(self, iteration, trials, **info):
+        """Progress inside long iterations: one line per new ``progress_live.json`` record (cli/live.py)."""
+        if getattr(self, "_live", None) is None:
+            from smac_rllib.cli.live import LiveWatcher
+
+            self._live = LiveWatcher()
+        for line in self._live.new_lines(trials, trial_label, getattr(self, "_stop", {}), getattr(self, "_last_result", {})):
+            print(line, flush=True)
 
     def on_trial_start(self, iteration, trials, trial, **info):
         checkpoint = getattr(trial, "checkpoint", None)  # set: Tune restores the trial from it (--resume, a retry)
@@ -118,6 +130,12 @@ class ProgressPrinter(tune.Callback):
 
     def on_trial_result(self, iteration, trials, trial, result, **info):
         print(format_result(trial_label(trial), result, self._last.get(trial.trial_id), self._last_eval.get(trial.trial_id)), flush=True)
+        if not hasattr(self, "_last_result"):  # a callback pickled by an older version (--resume)
+            self._last_result, self._stop, self._live = {}, {}, None
+        self._last_result[trial.trial_id] = {
+            "training_iteration": result.get("training_iteration", 0), "time_total_s": result.get("time_total_s", 0.0),
+            "env_runners": {"num_env_steps_sampled_lifetime": env_steps(result)},
+        }
         steps = env_steps(result)
         if steps is not None:
             self._last[trial.trial_id] = (steps, float(result.get("time_total_s", 0.0)))

@@ -91,6 +91,7 @@ def run_train(args) -> int:
         resources.check_cluster_custom_resources(specs, ray.cluster_resources(), strict=args.strict_resources)
     else:
         resources.fit_experiments(specs, strict=args.strict_resources, gpus=resources.local_gpus())
+        resources.warn_impractical(specs)  # e.g. paper-size pixels on this CPU: hours per 10k frames
         num_cpus = resources.local_cpus_needed(specs, strict=args.strict_resources)
         bind_to_loopback()
         ray.init(num_cpus=num_cpus, resources=resources.local_custom_resources(specs), include_dashboard=False,
@@ -245,7 +246,7 @@ def run_experiment(spec: ExperimentSpec, args) -> int:
         _add_interrupt_callback(tuner)  # runs started before Ctrl-C kept the work have none pickled
     else:
         print(f"== {spec.name}: {spec.run} on {_describe_env(spec.param_space['env'])}, {spec.num_trials} trial(s) -> {exp_dir}", flush=True)
-        callbacks = [ProgressPrinter(), CheckpointOnInterrupt()]
+        callbacks = [ProgressPrinter(stop=spec.stop), CheckpointOnInterrupt()]
         if spec.wandb is not None:
             callbacks.append(wandb_callback(spec, local_ray=not (args.address or os.environ.get("RAY_ADDRESS"))))
         tuner = tune.Tuner(
