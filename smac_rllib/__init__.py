@@ -14,19 +14,23 @@ __version__ = "0.1.0"
 
 
 def register() -> None:
-    """Register "SMAC", "SACBaseline" and every ``dmc/<domain>-<task>`` env with Tune/RLlib (idempotent, no Ray start)."""
+    """Register "SMAC", the state baselines ("SACBaseline", "TD3", "SACFlow", "SACMoE") and every
+    ``dmc/<domain>-<task>`` env with Tune/RLlib (idempotent, no Ray start)."""
     from ray.tune.registry import register_trainable
 
-    from smac_rllib.algorithms import SMAC, SACBaseline
+    from smac_rllib import algorithms
     from smac_rllib.envs import register_dmc_envs
 
-    register_trainable("SMAC", SMAC)
-    register_trainable("SACBaseline", SACBaseline)
+    for name in TRAINABLES:
+        register_trainable(name, getattr(algorithms, name))
     register_dmc_envs()
 
 
+TRAINABLES = ("SMAC", "SACBaseline", "TD3", "SACFlow", "SACMoE")  # Tune names = class names in smac_rllib.algorithms
+
+
 def __getattr__(name):  # lazy: `from smac_rllib import SMACConfig` without paying for Ray on every import
-    if name in ("SMAC", "SMACConfig", "SACBaseline", "SACBaselineConfig"):
+    if name in TRAINABLES or (name.endswith("Config") and name[: -len("Config")] in TRAINABLES):
         register()
         from smac_rllib import algorithms
 

@@ -389,6 +389,17 @@ class _WandbCallback(WandbLoggerCallback):
         config = wandb_init_kwargs.get("config") or {}
         wandb_init_kwargs["config"] = {k: config[k] for k in self.config_keys if k in config}
         key = os.environ.pop(WANDB_KEY_VAR, None) if getattr(self, "inherit_key", True) else None
+        if not self._remote_logger_class:
+            # Ray declares the logging actor with max_restarts=-1, and its core worker then prints an error-level
+            # line ("... has constructor arguments in the object store and max_restarts > 0") at every run. A
+            # restarted logging actor would start a second W&B run anyway: declare it without restarts.
+            import ray
+            from ray.air.integrations.wandb import _force_on_current_node
+
+            env_vars = {WANDB_KEY_VAR: os.environ[WANDB_KEY_VAR]} if WANDB_KEY_VAR in os.environ else {}
+            self._remote_logger_class = ray.remote(
+                num_cpus=0, **_force_on_current_node(), runtime_env={"env_vars": env_vars}, max_restarts=0, max_task_retries=0
+            )(self._logger_actor_cls)
         try:
             super()._start_logging_actor(trial, exclude_results, **wandb_init_kwargs)
         finally:

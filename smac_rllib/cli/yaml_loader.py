@@ -269,7 +269,7 @@ LEGACY_METRICS = {
     "evaluation/env_runners/episode_reward_mean": "evaluation/env_runners/episode_return_mean",
     "evaluation/sampler_results/episode_reward_mean": "evaluation/env_runners/episode_return_mean",
 }
-OUR_ALGORITHMS = ("SMAC", "SACBaseline")
+OUR_ALGORITHMS = ("SMAC", "SACBaseline", "TD3", "SACFlow", "SACMoE")
 
 
 @dataclasses.dataclass

@@ -1,0 +1,118 @@
+"""SAC with a Gaussian-mixture policy: the paper's MOE5 / MOE10 baselines (Fig. 9), ``run: SACMoE``.
+
+The policy is Ren et al. 2021's probabilistic mixture-of-experts (PMOE): ``num_experts`` tanh-Gaussian experts
+on a shared MLP trunk and a linear softmax gate w(x) (``smac_rllib.models.mixture``). Acting samples an expert
+k ~ Categorical(w(x)) and then its Gaussian; the log-likelihood log pi(a|x) is the mixture's, exact (log-sum-exp
+over the experts, minus the tanh correction).
+
+Gradient estimator for the discrete expert choice: Ren et al.'s *frequency approximate gradient*. For each state
+the actor draws one reparameterized action from EVERY expert, a_k = tanh(mu_k + sigma_k eps_k), evaluates
+min_i Q_i(x, a_k) (critics frozen) and picks the best expert b = argmax_k; the experts get the pathwise (SAC)
+gradient of ``alpha log pi(a_b|x) - Q(x, a_b)`` and the gate is regressed onto the one-hot of b
+(``mean((w(x) - onehot(b))^2)``): the frequency with which an expert is the best one is the weight it should
+get. Why this one: it is what the MOE baselines of the paper are (Ren et al.'s method and code), and Ren et al.
+found it better than the alternatives they compared: the score-function (REINFORCE) estimator is unbiased but
+high-variance with a learned Q as the signal, and Gumbel-softmax relaxes the choice into a blend of experts
+(biased, temperature-sensitive). Its cost: K critic evaluations per state in the actor step.
+
+Where it differs from Ren et al.'s code: the entropy term (actor, TD target, alpha) uses the exact mixture
+log-likelihood log pi(a|x) rather than the chosen expert's own Gaussian log-density, so alpha tunes the entropy
+of the policy that acts (as for SAC, Flow and SMAC); the trunk has 2 hidden layers (theirs 4), its width
+``moe_hidden_dim`` (None = automatic) is chosen so the actor has as many parameters as the SAC baseline's
+(width 400), as the paper compares at equal size; the critic, replay and schedule are the SAC baseline's.
+The deterministic action (``explore=False``) is tanh of the most probable expert's mean.
+
+    SACMoEConfig().environment("dmc/cheetah-run").training(num_experts=10).build_algo()
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from ray.rllib.algorithms.algorithm_config import NotProvided
+from ray.rllib.algorithms.sac.sac import SAC
+
+from smac_rllib.algorithms.off_policy import OffPolicyLoop
+from smac_rllib.algorithms.policy_sac import EXTRA_ACTOR_LOSS, LOGP, Q_PI, PolicySACConfig, PolicySACTorchRLModule
+from smac_rllib.models.critic import frozen
+from smac_rllib.models.mixture import (
+    GaussianMixtureTanhPolicy,
+    gaussian_actor_param_count,
+    matched_hidden_dim,
+    tanh_mixture_log_prob,
+)
+
+
+def moe_hidden_dim(obs_dim: int, action_dim: int, num_experts: int, sac_hidden_dim: int = 400, width=None) -> int:
+    """``width`` if given, else the trunk width matching the SAC actor's parameter count (width ``sac_hidden_dim``)."""
+    if width:
+        return int(width)
+    return matched_hidden_dim(obs_dim, action_dim, num_experts, gaussian_actor_param_count(obs_dim, action_dim, sac_hidden_dim))
+
+
+def frequency_gate_loss(log_w_B_K: torch.Tensor, best_B: torch.Tensor) -> torch.Tensor:
+    """Ren et al.'s gate loss: mean over states and experts of (w_k(x) - 1[k = best])^2."""
+    return F.mse_loss(log_w_B_K.exp(), F.one_hot(best_B, log_w_B_K.shape[-1]).to(log_w_B_K.dtype))
+
+
+class SACMoETorchRLModule(PolicySACTorchRLModule):
+    algorithm_name = "SACMoE"
+
+    def build_policy(self, obs_dim: int, action_dim: int, cfg: dict):
+        num_experts = int(cfg.get("num_experts", 5))
+        width = moe_hidden_dim(obs_dim, action_dim, num_experts, int(cfg.get("hidden_dim", 400)), cfg.get("moe_hidden_dim"))
+        return GaussianMixtureTanhPolicy(obs_dim, action_dim, num_experts, width, 2)
+
+    def actor_terms(self, obs_B_X: torch.Tensor) -> dict[str, torch.Tensor]:
+        """The frequency approximate gradient (module docstring): all experts sampled, the best one trained."""
+        u_B_K_A, params = self.policy.rsample_experts(obs_B_X)
+        obs_B_K_X = obs_B_X.unsqueeze(-2).expand(*u_B_K_A.shape[:-1], obs_B_X.shape[-1])
+        with frozen(self.qf):
+            q_B_K = self.qf(obs_B_K_X, torch.tanh(u_B_K_A)).min(dim=0).values
+        best_B = q_B_K.detach().argmax(dim=-1)
+        q_pi_B = q_B_K.gather(-1, best_B.unsqueeze(-1)).squeeze(-1)
+        u_B_A = u_B_K_A.gather(-2, best_B[:, None, None].expand(-1, 1, u_B_K_A.shape[-1])).squeeze(-2)
+        return {
+            Q_PI: q_pi_B,
+            LOGP: tanh_mixture_log_prob(u_B_A, *params),
+            EXTRA_ACTOR_LOSS: frequency_gate_loss(params[0], best_B),
+        }
+
+
+class SACMoEConfig(PolicySACConfig):
+    module_class = SACMoETorchRLModule
+
+    def __init__(self, algo_class=None):
+        super().__init__(algo_class=algo_class or SACMoE)
+        self.num_experts = 5  # the paper's MOE5; 10 = MOE10
+        self.moe_hidden_dim = None  # None = the width that matches the SAC actor's parameter count
+
+    def training(self, *, num_experts=NotProvided, moe_hidden_dim=NotProvided, **kwargs) -> "SACMoEConfig":
+        if num_experts is not NotProvided:
+            self.num_experts = num_experts
+        if moe_hidden_dim is not NotProvided:
+            self.moe_hidden_dim = moe_hidden_dim
+        super().training(**kwargs)
+        return self
+
+    def validate(self) -> None:
+        super().validate()
+        k = self.num_experts
+        if not (isinstance(k, int) and not isinstance(k, bool) and k >= 2):
+            raise ValueError(f"num_experts={k!r} must be an integer >= 2 (the paper's MOE5 / MOE10: 5 or 10; "
+                             "one expert is the SACBaseline)")
+        width = self.moe_hidden_dim
+        if width is not None and not (isinstance(width, int) and not isinstance(width, bool) and width >= 1):
+            raise ValueError(f"moe_hidden_dim={width!r} must be an integer >= 1 or None (automatic: the SAC actor's size)")
+
+    @property
+    def _model_config_auto_includes(self):
+        return super()._model_config_auto_includes | {"num_experts": self.num_experts, "moe_hidden_dim": self.moe_hidden_dim}
+
+
+class SACMoE(OffPolicyLoop, SAC):
+    """SAC with a probabilistic mixture-of-experts policy (MOE5 / MOE10 of the paper), trained by the same loop as SMAC."""
+
+    @classmethod
+    def get_default_config(cls) -> SACMoEConfig:
+        return SACMoEConfig()
