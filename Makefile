@@ -28,7 +28,7 @@ test: setup
 	$(BIN)/python -m pytest tests
 
 train: setup
-	$(BIN)/rllib train file tuned_examples/smac_pixels_quick.yaml --storage-path results
+	$(BIN)/rllib train file tuned_examples/smac_state_quick.yaml --storage-path results
 
 test-fast: setup
 	$(BIN)/python -m pytest tests -m "not slow"
