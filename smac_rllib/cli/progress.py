@@ -288,7 +288,8 @@ def print_summary(name: str, exp_dir: str, result_grid, started: float, resume_h
         ckpt = result.checkpoint.path if result.checkpoint else "-"
         error_txt = os.path.join(result.path or "", "error.txt")
         error = (last_error_line(error_txt) if os.path.exists(error_txt) else one_line(result.error)) if result.error else None
-        rows.append((label, status, metrics.get("training_iteration", 0), env_steps(metrics), ev, train, ckpt, error))
+        rows.append((label, status, metrics.get("training_iteration", 0), env_steps(metrics), ev, train, ckpt, error,
+                     _run_facts(metrics, result.path, repeat)))
     n_err = sum(r[1] == "ERROR" for r in rows)
     n_stopped = sum(r[1] == "INTERRUPTED" for r in rows)
     print("", flush=True)
@@ -298,9 +299,9 @@ def print_summary(name: str, exp_dir: str, result_grid, started: float, resume_h
         print(f"== {name}: {counts}, {took}")
     else:
         print(f"== {name}: interrupted (Ctrl-C) after {took}: {counts}, {n_stopped} interrupted")
-    for label, status, iters, steps, ev, train, ckpt, error in rows:
-        print(f"  {status:5} {label}\n        iterations {iters}, env steps {f'{steps:,}' if steps is not None else '-'}\n"
-              f"        eval return  {ev}\n        train return {train}\n        checkpoint {ckpt}")
+    for label, status, iters, steps, ev, train, ckpt, error, facts in rows:
+        print(f"  {status:5} {label}\n        iterations {iters}, env steps {f'{steps:,}' if steps is not None else '-'}{facts['run']}\n"
+              f"        eval return  {ev}\n        train return {train}\n        checkpoint {ckpt}{facts['wandb']}")
         if error:
             print(f"        error: {error}")
     if interrupted is not None and planned and planned > len(rows):
@@ -310,7 +311,7 @@ def print_summary(name: str, exp_dir: str, result_grid, started: float, resume_h
     print(f"Results:     {exp_dir}  (tensorboard --logdir {exp_dir})")
     if curves:
         print(f"Curves:      {curves}")
-    last_ckpt = next((r[6] for r in rows if r[6] != "-"), None)
+    last_ckpt = next((r[6] for r in rows if r[6] != "-"), None)  # (label, status, iters, steps, ev, train, ckpt, ...)
     if last_ckpt:
         print(f"Evaluate:    rllib evaluate {last_ckpt} --episodes 10 --video eval.mp4")
     if n_err or interrupted is not None:
@@ -318,6 +319,25 @@ def print_summary(name: str, exp_dir: str, result_grid, started: float, resume_h
         print(f"Resume:      {resume_hint}{how}")
     print("", flush=True)
     return n_err
+
+
+def _run_facts(metrics: dict, path: str | None, repeat: int) -> dict[str, str]:
+    """Frames, wall time and updates per second of a trial, and where its W&B run is (summary lines)."""
+    parts = []
+    steps = env_steps(metrics)
+    if steps is not None and repeat > 1:
+        parts.append(f"{steps * repeat:,} frames")
+    wall = finite(metrics.get("time_total_s"))
+    if wall:
+        parts.append(f"wall {format_duration(wall)}")
+        updates = finite(metrics.get("num_updates_lifetime"))
+        if updates:
+            parts.append(f"{updates / wall:.1f} updates/s")
+    wandb_dir = os.path.join(path, "wandb") if path else None
+    return {
+        "run": (", " + ", ".join(parts)) if parts else "",
+        "wandb": f"\n        W&B run    {wandb_dir}" if wandb_dir and os.path.isdir(wandb_dir) else "",
+    }
 
 
 def best_eval_lines(trials: list[dict]) -> list[str]:
