@@ -15,9 +15,10 @@ import torch  # noqa: E402
 torch.set_num_threads(1)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def ray_local():
-    """A real local Ray with 4 logical CPUs on this 2-core machine (learners + env runners + driver)."""
+    """A real local Ray with 4 logical CPUs on this 2-core machine (learners + env runners + driver), one per test
+    module: modules that check that a mistake never starts Ray (test_mistakes.py, test_envs.py) see none."""
     import ray
 
     import smac_rllib

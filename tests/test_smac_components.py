@@ -109,6 +109,7 @@ def test_the_entropy_fed_to_the_actor_is_the_estimators(estimator):
     torch.manual_seed(0)
     fwd = module.forward_train(batch)
     learner.compute_loss_for_module(module_id=DEFAULT_MODULE_ID, config=config, batch=batch, fwd_out=fwd)
+    learner.device_metrics.flush(learner.metrics)  # per-update metrics stay on the device until a flush (replay_learner.py)
     alpha = module.log_alpha.exp().detach()
     entropy_B = estimators.ESTIMATORS[estimator](fwd[LOG_W])
     expected_actor = (-fwd[Q_PI] - alpha * entropy_B + alpha * 0.5 * (-fwd[LOG_W][0])).mean()  # Eq. (11) + App. B.3

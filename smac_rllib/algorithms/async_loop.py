@@ -81,6 +81,12 @@ def weight_sync_every_updates(config, updates_per_env_step: float, request_env_s
     return max(1, round(updates_per_env_step * request_env_steps * max(1, num_runners)))
 
 
+def _evaluates_after(algo) -> bool:
+    """Whether RLlib evaluates at the end of the iteration now running (``Algorithm.step``'s rule)."""
+    interval = algo.config.evaluation_interval
+    return bool(interval) and (algo.iteration + 1) % interval == 0
+
+
 class AsyncDriver:
     """One per algorithm; ``run_iteration`` is called from ``training_step``."""
 
@@ -197,6 +203,8 @@ class AsyncDriver:
                 break
             if now - max(start, last_progress) > (config.sample_timeout_s or 60.0):
                 break  # no sample came back for sample_timeout_s: end the iteration, RLlib restores runners
+        if _evaluates_after(algo):
+            self.quiesce()  # an evaluated iteration reports (and evaluates) every update its env steps granted
         self._report()
 
     def _issue_requests(self) -> int:
