@@ -402,7 +402,10 @@ def test_grid_sweep_runs_two_trials_with_wandb_offline(run):
         with open(os.path.join(trial_dir, "params.json")) as f:
             latent_dims.add(json.load(f)["latent_dim"])
         assert _results(trial_dir)[-1]["training_iteration"] == 6
-        assert glob.glob(os.path.join(trial_dir, "wandb", "offline-run-*")), "W&B runs offline, inside the trial dir"
+        runs = glob.glob(os.path.join(trial_dir, "wandb", "offline-run-*", "run-*.wandb"))
+        assert runs, "W&B runs offline, inside the trial dir"
+        # the finished run, not the 7-byte header of a copy taken before W&B finished (`wandb sync` needs the history)
+        assert os.path.getsize(runs[0]) > 10_000, os.path.getsize(runs[0])
     assert latent_dims == {2, 4}
 
 
