@@ -27,14 +27,13 @@ import torch
 from ray.rllib.algorithms.sac.torch.sac_torch_learner import SACTorchLearner
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.learner.torch.torch_learner import TorchLearner
-from ray.rllib.core.learner.utils import make_target_network
-from ray.rllib.core.rl_module.apis import InferenceOnlyAPI, QNetAPI, TargetNetworkAPI
 from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
 from torch import nn
 
 from smac_rllib import losses
 from smac_rllib.algorithms.replay_learner import ReplayLearnerMixin
 from smac_rllib.algorithms.sac_baseline import SACBaselineConfig
+from smac_rllib.algorithms.twin_q_module import TwinQModuleAPI
 from smac_rllib.models.critic import TwinQ, frozen
 
 # Keys of the training forward pass (Q_PRED / Q_PI / Q_NEXT_TARGET as SMAC's, smac_rllib.losses).
@@ -77,7 +76,7 @@ class PolicySACConfig(SACBaselineConfig):
             raise ValueError(f"initial_alpha={self.initial_alpha!r} must be > 0 (pytorch_sac: 0.1)")
 
 
-class PolicySACTorchRLModule(TorchRLModule, InferenceOnlyAPI, TargetNetworkAPI, QNetAPI):
+class PolicySACTorchRLModule(TorchRLModule, TwinQModuleAPI):
     """Policy + twin Q + target twin Q + log(alpha). Subclasses implement ``build_policy``.
 
     The policy must offer ``rsample(obs) -> (action, log pi(action|obs))`` (reparameterized) and
@@ -100,24 +99,6 @@ class PolicySACTorchRLModule(TorchRLModule, InferenceOnlyAPI, TargetNetworkAPI, 
             self.log_alpha = nn.Parameter(torch.tensor(float(cfg.get("initial_log_alpha", math.log(0.1)))))
 
     # --- RLlib APIs -------------------------------------------------------------------------------------
-    def get_non_inference_attributes(self) -> list[str]:
-        return ["qf", "target_qf", "log_alpha"]
-
-    def make_target_networks(self) -> None:
-        self.target_qf = make_target_network(self.qf)
-
-    def get_target_network_pairs(self):
-        return [(self.qf, self.target_qf)]
-
-    def forward_target(self, batch: dict[str, Any]) -> dict[str, Any]:
-        return {Q_NEXT_TARGET: self.target_qf(batch[Columns.OBS], batch[Columns.ACTIONS])}
-
-    def compute_q_values(self, batch: dict[str, Any]) -> dict[str, Any]:
-        return {Q_PRED: self.qf(batch[Columns.OBS], batch[Columns.ACTIONS])}
-
-    def get_initial_state(self) -> dict:
-        return {}
-
     # --- forward passes ---------------------------------------------------------------------------------
     def _forward_inference(self, batch: dict[str, Any], **kwargs) -> dict[str, Any]:
         return {Columns.ACTIONS: self.policy.deterministic_action(batch[Columns.OBS])}

@@ -28,7 +28,6 @@ from ray.rllib.algorithms.sac.sac import SAC
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.learner.torch.torch_learner import TorchLearner
 from ray.rllib.core.learner.utils import make_target_network, update_target_network
-from ray.rllib.core.rl_module.apis import InferenceOnlyAPI, QNetAPI, TargetNetworkAPI
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
 
@@ -37,6 +36,7 @@ from smac_rllib.algorithms.off_policy import OffPolicyLoop
 from smac_rllib.algorithms.policy_sac import check_flat_spaces
 from smac_rllib.algorithms.replay_learner import ReplayLearnerMixin
 from smac_rllib.algorithms.sac_baseline import SACBaselineConfig
+from smac_rllib.algorithms.twin_q_module import TwinQModuleAPI
 from smac_rllib.models.critic import TwinQ, frozen
 from smac_rllib.models.mlp import mlp
 
@@ -97,7 +97,7 @@ class TD3Config(SACBaselineConfig):
         }
 
 
-class TD3TorchRLModule(TorchRLModule, InferenceOnlyAPI, TargetNetworkAPI, QNetAPI):
+class TD3TorchRLModule(TorchRLModule, TwinQModuleAPI):
     """Deterministic tanh actor + twin Q, their targets; inference-only copy = the actor."""
 
     framework = "torch"
@@ -129,15 +129,6 @@ class TD3TorchRLModule(TorchRLModule, InferenceOnlyAPI, TargetNetworkAPI, QNetAP
     def get_target_network_pairs(self):
         return [(self.policy, self.target_policy), (self.qf, self.target_qf)]
 
-    def forward_target(self, batch: dict[str, Any]) -> dict[str, Any]:
-        return {Q_NEXT_TARGET: self.target_qf(batch[Columns.OBS], batch[Columns.ACTIONS])}
-
-    def compute_q_values(self, batch: dict[str, Any]) -> dict[str, Any]:
-        return {Q_PRED: self.qf(batch[Columns.OBS], batch[Columns.ACTIONS])}
-
-    def get_initial_state(self) -> dict:
-        return {}
-
     # --- forward passes ---------------------------------------------------------------------------------
     def _forward_inference(self, batch: dict[str, Any], **kwargs) -> dict[str, Any]:
         return {Columns.ACTIONS: self.actor(batch[Columns.OBS])}
@@ -168,7 +159,7 @@ class TD3TorchLearner(ReplayLearnerMixin, TorchLearner):
         super().build()
         self._td3_updates = 0  # critic updates done by this learner (restarts at 0 after a restore: at most one delay shifted)
         self._actor_step = True
-        self.module.foreach_module(lambda mid, mod: mod.make_target_networks() if isinstance(mod, TargetNetworkAPI) else None)
+        self.module.foreach_module(lambda mid, mod: mod.make_target_networks() if isinstance(mod, TwinQModuleAPI) else None)
 
     def configure_optimizers_for_module(self, module_id, config=None) -> None:
         module = self._module[module_id].unwrapped()

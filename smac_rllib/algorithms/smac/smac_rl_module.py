@@ -15,18 +15,17 @@ from typing import Any
 import gymnasium as gym
 import torch
 from ray.rllib.core.columns import Columns
-from ray.rllib.core.learner.utils import make_target_network
-from ray.rllib.core.rl_module.apis import InferenceOnlyAPI, QNetAPI, TargetNetworkAPI
 from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
 from torch import nn
 
+from smac_rllib.algorithms.twin_q_module import TwinQModuleAPI
 from smac_rllib.losses import ACTION_LOG_STD, LOG_W, LOG_W_NEXT, Q_NEXT_TARGET, Q_PI, Q_PRED  # train forward keys
 from smac_rllib.models.critic import TwinQ, frozen
 from smac_rllib.models.latent_policy import LatentPolicy
 
 
 
-class SMACTorchRLModule(TorchRLModule, InferenceOnlyAPI, TargetNetworkAPI, QNetAPI):
+class SMACTorchRLModule(TorchRLModule, TwinQModuleAPI):
     framework = "torch"
 
     def setup(self):
@@ -48,24 +47,6 @@ class SMACTorchRLModule(TorchRLModule, InferenceOnlyAPI, TargetNetworkAPI, QNetA
             self.log_alpha = nn.Parameter(torch.tensor(float(cfg.get("initial_log_alpha", 0.0))))
 
     # --- RLlib APIs -------------------------------------------------------------------------------------
-    def get_non_inference_attributes(self) -> list[str]:
-        return ["qf", "target_qf", "log_alpha"]
-
-    def make_target_networks(self) -> None:
-        self.target_qf = make_target_network(self.qf)
-
-    def get_target_network_pairs(self):
-        return [(self.qf, self.target_qf)]
-
-    def forward_target(self, batch: dict[str, Any]) -> dict[str, Any]:
-        return {Q_NEXT_TARGET: self.target_qf(batch[Columns.OBS], batch[Columns.ACTIONS])}
-
-    def compute_q_values(self, batch: dict[str, Any]) -> dict[str, Any]:
-        return {Q_PRED: self.qf(batch[Columns.OBS], batch[Columns.ACTIONS])}
-
-    def get_initial_state(self) -> dict:
-        return {}
-
     # --- forward passes ---------------------------------------------------------------------------------
     def _forward_inference(self, batch: dict[str, Any], **kwargs) -> dict[str, Any]:
         return {Columns.ACTIONS: self.policy.deterministic_action(batch[Columns.OBS])}
