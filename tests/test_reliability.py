@@ -83,7 +83,7 @@ def killed(tmp_path_factory):
     ray_tmp = tempfile.mkdtemp(prefix="rr", dir="/tmp")  # short: Ray's socket paths live under it
     sys_tmp = tempfile.mkdtemp(prefix="rt", dir="/tmp")
     env = _env(ray_tmp, sys_tmp, TUNE_GLOBAL_CHECKPOINT_S="0.5")
-    args = ["train", "file", str(TINY), "--storage-path", str(storage), "--no-plot", "--wandb", "--stop", '{"training_iteration": 5}']
+    args = ["train", "file", str(TINY), "--storage-path", str(storage), "--no-plot", "--wandb", "--stop", '{"training_iteration": 8}']
     proc = subprocess.Popen([RLLIB, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPO,
                             start_new_session=True)
     out, listeners, processes, checkpointed = [], [], "", None
@@ -112,14 +112,21 @@ def killed(tmp_path_factory):
     left_in_tmp = glob.glob(os.path.join(sys_tmp, "**", "rllib_checkpoint.json"), recursive=True)
     killed_rows = _results(trial_dir)
 
-    newest = os.path.join(trial_dir, "checkpoint_000001")
+    # The run may have gone on past checkpoint_000001 before the kill (iterations take ~0.5 s): take the two newest
+    # complete checkpoints it left (Tune's num_to_keep may be half-way through deleting an older one).
+    from smac_rllib.cli.checkpoints import incomplete_reason
+
+    complete = sorted(c for c in glob.glob(os.path.join(trial_dir, "checkpoint_0*")) if incomplete_reason(c) is None)
+    assert len(complete) >= 2, (complete, "".join(out))
+    previous, newest = complete[-2], complete[-1]
     os.remove(os.path.join(newest, "checkpoint_complete.json"))  # written last: its absence = interrupted
     staging = os.path.join(trial_dir, ".checkpoint_tmp_000002_4242")
     os.makedirs(staging)
     Path(staging, "algorithm_state.pkl").write_bytes(b"\x80\x05 half a pickle")
     yield {"storage": storage, "args": args, "env": env, "ray_tmp": ray_tmp, "sys_tmp": sys_tmp, "trial_dir": trial_dir,
            "out": "".join(out), "listeners": listeners, "processes": processes, "left_in_tmp": left_in_tmp,
-           "killed_rows": killed_rows, "staging": staging}
+           "killed_rows": killed_rows, "staging": staging, "newest": newest, "previous": previous,
+           "previous_iteration": int(previous[-6:]) + 1}  # checkpoint_k holds iteration k + 1 (checkpoint_frequency 1)
     shutil.rmtree(ray_tmp, ignore_errors=True)
     shutil.rmtree(sys_tmp, ignore_errors=True)
 
@@ -127,27 +134,27 @@ def killed(tmp_path_factory):
 def test_checkpoints_are_written_complete_and_nothing_lands_in_the_system_temp_dir(killed):
     from smac_rllib.cli.checkpoints import incomplete_reason
 
-    trial_dir = killed["trial_dir"]
-    assert incomplete_reason(os.path.join(trial_dir, "checkpoint_000000")) is None
+    assert incomplete_reason(killed["previous"]) is None
     assert killed["left_in_tmp"] == [], "no checkpoint copy in the system temp dir"
-    assert "no checkpoint_complete.json" in incomplete_reason(os.path.join(trial_dir, "checkpoint_000001"))
+    assert "no checkpoint_complete.json" in incomplete_reason(killed["newest"])
 
 
 def test_evaluate_skips_the_incomplete_checkpoint_and_says_so(killed, capsys):
     trial_dir = killed["trial_dir"]
     assert main(["evaluate", trial_dir, "--episodes", "1"]) == 0
     out = capsys.readouterr().out
-    assert f"skipped {trial_dir}/checkpoint_000001: incomplete (no checkpoint_complete.json" in out
-    assert f"checkpoint {trial_dir}/checkpoint_000000\n" in out
+    assert f"skipped {killed['newest']}: incomplete (no checkpoint_complete.json" in out
+    assert f"checkpoint {killed['previous']}\n" in out
     assert "dmc/cartpole-balance: 1 episode(s), deterministic" in out
 
-    assert main(["evaluate", os.path.join(trial_dir, "checkpoint_000001")]) == 2  # named explicitly: refused
+    assert main(["evaluate", killed["newest"]]) == 2  # named explicitly: refused
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "checkpoint_000001 is incomplete" in err[0] and f"newest complete one is {trial_dir}/checkpoint_000000" in err[0]
+    newest_name = os.path.basename(killed["newest"])
+    assert len(err) == 1 and f"{newest_name} is incomplete" in err[0] and f"newest complete one is {killed['previous']}" in err[0]
 
 
 def test_evaluate_checks_the_video_path_and_size_before_any_episode(killed, tmp_path, capsys):
-    checkpoint = os.path.join(killed["trial_dir"], "checkpoint_000000")
+    checkpoint = killed["previous"]
     a_file = tmp_path / "notes.txt"
     a_file.write_text("x")
     cases = [
@@ -177,13 +184,14 @@ def test_resume_continues_from_the_last_complete_checkpoint_and_says_which(kille
     assert resumed.returncode == 0, out[-3000:] + resumed.stderr[-3000:]
     assert f"removed {killed['staging']} (a checkpoint the interrupted run had not finished writing)" in out
     assert not os.path.exists(killed["staging"])
-    assert (f"started  {trial_dir}, restoring from {trial_dir}/checkpoint_000000 (checkpoint_000001 is incomplete "
+    assert (f"started  {trial_dir}, restoring from {killed['previous']} ({os.path.basename(killed['newest'])} is incomplete "
             "(no checkpoint_complete.json" in out), out
     rows = _results(trial_dir)
     restart = next(i for i, r in enumerate(rows) if i > 0 and r["iterations_since_restore"] == 1)
-    assert rows[restart]["training_iteration"] == 2, "continued after checkpoint_000000 (iteration 1), not 000001"
-    assert rows[restart]["env_runners"]["num_env_steps_sampled_lifetime"] == 200
-    assert rows[-1]["training_iteration"] == 5
+    after = killed["previous_iteration"] + 1
+    assert rows[restart]["training_iteration"] == after, "continued after the last complete checkpoint, not the incomplete one"
+    assert rows[restart]["env_runners"]["num_env_steps_sampled_lifetime"] == 100 * after
+    assert rows[-1]["training_iteration"] == 8
     killed["resumed"] = out
 
 
