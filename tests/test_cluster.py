@@ -484,8 +484,10 @@ class TestPlacedRun:
             cluster.rollout = cluster.cluster.add_node(num_cpus=3, resources={ROLLOUT_RESOURCE: 1})
 
         def healthy_again(result):
+            # >= 1 restart RLlib noticed: with async sampling a runner that had no request in flight when its node
+            # went away is restarted by Ray itself, unnoticed (and gets the learner's weights at the next sync)
             ft = result["fault_tolerance"]
-            return ft["num_remote_worker_restarts"] >= restarts_before + 2 and ft["num_healthy_workers"] == 2
+            return ft["num_remote_worker_restarts"] >= restarts_before + 1 and ft["num_healthy_workers"] == 2
 
         results = _train_through(placed_algo, replace_node, until=healthy_again)
         results.append(placed_algo.train())
