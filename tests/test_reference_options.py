@@ -266,7 +266,8 @@ def test_uniform_warm_up_is_exact(ray_local, algo, num_env_runners):
         assert updates == int(new_steps * 0.1)
         actions = algo_.local_replay_buffer._arrays[Columns.ACTIONS]
         warm_actions = actions[:warm_up]
-        assert abs(warm_actions.var() - 1 / 3) < 0.08 and abs(warm_actions.mean()) < 0.15  # U[-1, 1]
+        # U[-1, 1]: 130 draws, std of the mean 0.051 and of the variance ~0.026: 5 sigma (0.15 failed once at 3.2 sigma)
+        assert abs(warm_actions.var() - 1 / 3) < 0.13 and abs(warm_actions.mean()) < 0.25
         if algo == "SMAC":  # the untrained latent policy acts with std ~ exp(-1.5): far from uniform
             assert actions[warm_up : warm_up + new_steps].var() < 0.15
     finally:
