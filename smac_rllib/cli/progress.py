@@ -129,9 +129,11 @@ class ProgressPrinter(tune.Callback):
         print(f"[{trial_label(trial)}] restored from {describe_restore(getattr(trial, 'checkpoint', None))}", flush=True)
 
     def on_trial_result(self, iteration, trials, trial, result, **info):
-        print(format_result(trial_label(trial), result, self._last.get(trial.trial_id), self._last_eval.get(trial.trial_id)), flush=True)
         if not hasattr(self, "_last_result"):  # a callback pickled by an older version (--resume)
             self._last_result, self._stop, self._live = {}, {}, None
+        line = format_result(trial_label(trial), result, self._last.get(trial.trial_id), self._last_eval.get(trial.trial_id))
+        eta = eta_after_result(result, self._stop, self._last.get(trial.trial_id))
+        print(line + (f" | stop in ~{eta}" if eta else ""), flush=True)
         self._last_result[trial.trial_id] = {
             "training_iteration": result.get("training_iteration", 0), "time_total_s": result.get("time_total_s", 0.0),
             "env_runners": {"num_env_steps_sampled_lifetime": env_steps(result)},
@@ -319,6 +321,22 @@ def print_summary(name: str, exp_dir: str, result_grid, started: float, resume_h
         print(f"Resume:      {resume_hint}{how}")
     print("", flush=True)
     return n_err
+
+
+def eta_after_result(result: dict, stop: dict, last: tuple[int, float] | None) -> str | None:
+    """Time to the stop criterion from the last iteration's pace (the live lines' estimate, cli/live.py)."""
+    total, this_iter = float(result.get("time_total_s", 0.0)), float(result.get("time_this_iter_s", 0.0))
+    if "training_iteration" in stop and this_iter > 0:
+        return format_duration(max(0, stop["training_iteration"] - int(result.get("training_iteration", 0))) * this_iter)
+    if "time_total_s" in stop:
+        return format_duration(max(0.0, float(stop["time_total_s"]) - total))
+    steps = env_steps(result)
+    key = next((k for k in stop if k.endswith("num_env_steps_sampled_lifetime")), None)
+    if key is not None and steps is not None:
+        prev_steps, prev_time = last if last else (0, total - this_iter)
+        if steps > prev_steps and total > prev_time:
+            return format_duration(max(0.0, float(stop[key]) - steps) * (total - prev_time) / (steps - prev_steps))
+    return None
 
 
 def _run_facts(metrics: dict, path: str | None, repeat: int) -> dict[str, str]:
