@@ -161,9 +161,6 @@ class AsyncDriver:
     def all_shards_filled(self) -> bool:
         return all(steps > 0 for steps in self.shard_steps)
 
-    def poll_learners(self) -> None:
-        self.updates_done = min(p["updates_done"] for p in self._call_all(lambda learner: learner.async_progress()))
-
     def wait_learners(self, updates: int, timeout_s: float = 0.05) -> None:
         done = self._call_all(lambda learner, **kw: learner.async_wait(**kw), updates=updates, timeout_s=timeout_s)
         self.updates_done = min(p["updates_done"] for p in done)
