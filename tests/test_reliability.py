@@ -74,6 +74,17 @@ def _files_containing(root: str, needle: bytes) -> list[str]:
     return hits
 
 
+def _snapshot_checkpoint(exp_dir: Path) -> str:
+    """The checkpoint that Tune's newest experiment snapshot records for the (only) trial: what `--resume` restores."""
+    import pickle
+
+    snapshot = max(glob.glob(str(exp_dir / "experiment_state-*.json")), key=os.path.getmtime)
+    with open(snapshot) as f:
+        metadata = json.loads(json.load(f)["trial_data"][0][1])
+    manager = pickle.loads(bytes.fromhex(metadata["checkpoint_manager"]["value"]))  # Tune's own pickle, our own run
+    return os.path.normpath(manager.latest_checkpoint_result.checkpoint.path)
+
+
 @pytest.fixture(scope="module")
 def killed(tmp_path_factory):
     """`rllib train file tiny.yaml --wandb` with a fake key, Ray and the system temp dir in private directories;
@@ -112,14 +123,18 @@ def killed(tmp_path_factory):
     left_in_tmp = glob.glob(os.path.join(sys_tmp, "**", "rllib_checkpoint.json"), recursive=True)
     killed_rows = _results(trial_dir)
 
-    # The run may have gone on past checkpoint_000001 before the kill (iterations take ~0.5 s): take the two newest
-    # complete checkpoints it left (Tune's num_to_keep may be half-way through deleting an older one).
+    # The run may have gone on past checkpoint_000001 before the kill (iterations take ~0.5 s), and Tune's experiment
+    # snapshot may not know the newest checkpoints on disk yet. `--resume` starts from the snapshot's checkpoint: that
+    # one loses its marker, and so does every newer one, so the newest complete checkpoint is older than it.
     from smac_rllib.cli.checkpoints import incomplete_reason
 
-    complete = sorted(c for c in glob.glob(os.path.join(trial_dir, "checkpoint_0*")) if incomplete_reason(c) is None)
-    assert len(complete) >= 2, (complete, "".join(out))
-    previous, newest = complete[-2], complete[-1]
-    os.remove(os.path.join(newest, "checkpoint_complete.json"))  # written last: its absence = interrupted
+    newest = _snapshot_checkpoint(storage / "cli-tiny")
+    on_disk = sorted(os.path.normpath(c) for c in glob.glob(os.path.join(trial_dir, "checkpoint_0*")))
+    older = [c for c in on_disk if c < newest and incomplete_reason(c) is None]
+    assert older and newest in on_disk, (newest, on_disk, "".join(out))
+    previous = older[-1]
+    for damaged in (c for c in on_disk if c >= newest and incomplete_reason(c) is None):
+        os.remove(os.path.join(damaged, "checkpoint_complete.json"))  # written last: its absence = interrupted
     staging = os.path.join(trial_dir, ".checkpoint_tmp_000002_4242")
     os.makedirs(staging)
     Path(staging, "algorithm_state.pkl").write_bytes(b"\x80\x05 half a pickle")
