@@ -1,5 +1,6 @@
 """Speed, state-based: learner updates/s for SMAC (K = 0, 8, 32) and the SAC baseline at the same batch, in one
-process and interleaved (ratios are what to read on a noisy machine); replay sample + update per second with
+process and interleaved (ratios are what to read on a noisy machine), beside a plain PyTorch loop with the same
+modules and losses (the floor RLlib's learner is held to, issue 14); replay sample + update per second with
 RLlib's episode replay vs our TransitionReplayBuffer; and env steps/s with 1 vs 2 env runners.
 
     .venv/bin/python benchmarks/state_speed.py --updates 30
@@ -22,19 +23,80 @@ from report import write_csv  # noqa: E402
 ENV = "dmc/cartpole-swingup"
 
 
-def learners(batch: int):
+def _spaces():
     import gymnasium as gym
     import numpy as np
     from ray.rllib.core import DEFAULT_MODULE_ID
 
-    from smac_rllib.algorithms import SACBaselineConfig, SMACConfig
-
     obs, act = gym.spaces.Box(-np.inf, np.inf, (5,), np.float32), gym.spaces.Box(-1, 1, (1,), np.float32)
-    spaces = {"__env__": (obs, act), DEFAULT_MODULE_ID: (obs, act)}
-    configs = {f"SMAC K={k}": SMACConfig().training(num_particles=k) for k in (0, 8, 32)}
-    configs["SAC baseline (width 400)"] = SACBaselineConfig()
-    return {name: c.environment(observation_space=obs, action_space=act).training(train_batch_size_per_learner=batch)
-            .build_learner(spaces=spaces) for name, c in configs.items()}
+    return {"__env__": (obs, act), DEFAULT_MODULE_ID: (obs, act)}
+
+
+def _smac_config(k: int, batch: int):
+    from ray.rllib.core import DEFAULT_MODULE_ID
+
+    from smac_rllib.algorithms import SMACConfig
+
+    obs, act = _spaces()[DEFAULT_MODULE_ID]
+    return SMACConfig().training(num_particles=k, train_batch_size_per_learner=batch).environment(observation_space=obs, action_space=act)
+
+
+def learners(batch: int):
+    from ray.rllib.core import DEFAULT_MODULE_ID
+
+    from smac_rllib.algorithms import SACBaselineConfig
+
+    obs, act = _spaces()[DEFAULT_MODULE_ID]
+    configs = {f"SMAC K={k}": _smac_config(k, batch) for k in (0, 8, 32)}
+    configs["SAC baseline (width 400)"] = SACBaselineConfig().environment(observation_space=obs, action_space=act).training(
+        train_batch_size_per_learner=batch)
+    return {name: c.build_learner(spaces=_spaces()) for name, c in configs.items()}
+
+
+def plain_loops(batch: int) -> dict:
+    """``PlainLoop`` for K = 0, 8, 32, with torch's default Adam and with the fused one."""
+    return {f"SMAC K={k}, plain loop{', fused Adam' if fused else ''}": PlainLoop(_smac_config(k, batch), _spaces(), fused)
+            for k in (0, 8, 32) for fused in (False, True)}
+
+
+class PlainLoop:
+    """SMAC's update as a plain PyTorch loop would write it: the same RLModule forward (``_forward_train``, pure torch)
+    and losses (``smac_rllib.losses``), one backward of the summed losses, one Adam per component (torch's default
+    implementation, or ``fused``), Polyak averaging with ``lerp_``; the batch arrives as numpy, as from a replay."""
+
+    def __init__(self, config, spaces, fused: bool):
+        import torch
+        from ray.rllib.core import DEFAULT_MODULE_ID
+
+        from smac_rllib import losses
+
+        obs_space, act_space = spaces[DEFAULT_MODULE_ID]
+        self.module = config.get_multi_rl_module_spec(spaces=spaces).build()[DEFAULT_MODULE_ID]
+        self.module.make_target_networks()  # as the learner does (TargetNetworkAPI)
+        m = self.module
+        opt = (lambda ps, lr: torch.optim.Adam(ps, lr=lr, fused=True)) if fused else (lambda ps, lr: torch.optim.Adam(ps, lr=lr))
+        self.optimizers = [opt(m.qf.parameters(), config.critic_lr), opt(m.policy.parameters(), config.actor_lr),
+                           opt([m.log_alpha], config.alpha_lr)]
+        self.settings = losses.ObjectiveSettings.from_config(config)
+        self.target_entropy, self.gamma, self.tau = -float(act_space.shape[0]), config.gamma, config.tau
+        self.losses = losses
+
+    def update(self, batch_np: dict) -> None:
+        import torch
+        from ray.rllib.core.columns import Columns
+
+        batch = {k: torch.as_tensor(v) for k, v in batch_np.items()}
+        fwd = self.module._forward_train({Columns.OBS: batch["obs"], Columns.NEXT_OBS: batch["new_obs"], Columns.ACTIONS: batch["actions"]})
+        out = self.losses.soft_actor_critic_losses(fwd, batch["rewards"], batch["terminateds"], log_alpha=self.module.log_alpha,
+                                                   target_entropy=self.target_entropy, discount_B=self.gamma, settings=self.settings)
+        for o in self.optimizers:
+            o.zero_grad(set_to_none=True)
+        (out.critic + out.actor + out.alpha).backward()
+        for o in self.optimizers:
+            o.step()
+        with torch.no_grad():
+            for target, main in zip(self.module.target_qf.parameters(), self.module.qf.parameters()):
+                target.lerp_(main, self.tau)
 
 
 def transitions_batch(batch: int):
@@ -119,18 +181,34 @@ def main() -> None:
 
     smac_rllib.register()
     batch = transitions_batch(args.batch)
+    batch_np = dict(batch.policy_batches["default_policy"])
     ls = learners(args.batch)
-    times = {name: 0.0 for name in ls}
+    plain = plain_loops(args.batch)
     ts = {"num_env_steps_sampled_lifetime": 10**6}
+    # As the training loop calls it: metrics reduced once per iteration (``_no_metrics_reduce``), the reduce timed below.
+    steps = {name: (lambda learner=learner: learner.update(batch=batch, timesteps=ts, _no_metrics_reduce=True)) for name, learner in ls.items()}
+    steps |= {name: (lambda loop=loop: loop.update(batch_np)) for name, loop in plain.items()}
+    times = {name: [] for name in steps}
     for rep in range(args.updates + 3):
-        for name, learner in ls.items():  # interleaved: machine noise hits every variant alike
+        for name, step in steps.items():  # interleaved: machine noise hits every variant alike
             t0 = time.perf_counter()
-            learner.update(batch=batch, timesteps=ts)
+            step()
             if rep >= 3:
-                times[name] += time.perf_counter() - t0
-    base = args.updates / times["SAC baseline (width 400)"]
-    rows = [dict(what=f"learner updates/s, batch {args.batch}", variant=n, rate=round(args.updates / t, 2),
-                 ratio_to_sac=round(args.updates / t / base, 3)) for n, t in times.items()]
+                times[name].append(time.perf_counter() - t0)
+    for name, learner in ls.items():  # one iteration's reduce, charged to these --updates updates (the loop: ~1000)
+        t0 = time.perf_counter()
+        learner.metrics.reduce()
+        times[name].append(time.perf_counter() - t0)
+    rate = {name: (args.updates if name in ls else len(t)) / sum(t) for name, t in times.items()}
+    base = rate["SAC baseline (width 400)"]
+    rows = [dict(what=f"learner updates/s, batch {args.batch}", variant=n, rate=round(r, 2), ratio_to_sac=round(r / base, 3))
+            for n, r in rate.items() if "plain loop" not in n]
+    for k in (0, 8, 32):  # the RLlib learner against the plain loop, side by side (issue 14: ratio >= 1.0)
+        ours = rate[f"SMAC K={k}"]
+        for suffix in ("", ", fused Adam"):
+            name = f"SMAC K={k}, plain loop{suffix}"
+            rows.append(dict(what=f"plain PyTorch loop updates/s, batch {args.batch}", variant=name, rate=round(rate[name], 2),
+                             ratio_to_sac=f"RLlib learner / plain loop = {ours / rate[name]:.3f}"))
     rows += sample_and_update_rates(ls, args.batch, args.updates)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     for n in (1, 2):
@@ -143,7 +221,7 @@ def main() -> None:
              f"Command: `.venv/bin/python benchmarks/state_speed.py --updates {args.updates} --batch {args.batch} --env-steps {args.env_steps}`",
              f"Machine: 2-core CPU, torch 1 thread, local learners, one process, variants interleaved; load average at start "
              f"{os.getloadavg()[0]:.1f}. SMAC: latent 16, width 256, mlmc; SAC: width 400.", "",
-             "| measure | variant | rate | ratio (to SAC; replay rows: to the episode path) |", "|---|---|---|---|"]
+             "| measure | variant | rate | ratio (to SAC; plain-loop rows: our learner's rate / the loop's; replay rows: to the episode path) |", "|---|---|---|---|"]
     lines += [f"| {r['what']} | {r['variant']} | {r['rate']} | {r['ratio_to_sac']} |" for r in rows]
     (args.out / "state_speed.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

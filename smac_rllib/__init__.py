@@ -26,7 +26,7 @@ def register() -> None:
     register_dmc_envs()
 
 
-TRAINABLES = ("SMAC", "SACBaseline", "TD3", "SACFlow", "SACMoE")  # Tune names = class names in smac_rllib.algorithms
+TRAINABLES = ("SMAC", "SACBaseline", "TD3", "SACFlow", "SACMoE", "SLAC")  # Tune names = class names in smac_rllib.algorithms
 
 
 def __getattr__(name):  # lazy: `from smac_rllib import SMACConfig` without paying for Ray on every import

@@ -26,6 +26,7 @@ from smac_rllib.models.critic import TwinQ, frozen
 from smac_rllib.models.distributions import gaussian_log_prob, tanh_log_det_jacobian
 from smac_rllib.models.latent_policy import TanhGaussianHead, own_first_log_w, sample_given_params
 from smac_rllib.models.world_model import WorldModel, WorldModelConfig
+from smac_rllib.optim import adam
 
 WM_LOSS = "world_model_loss"
 WM_METRICS = "world_model_metrics"
@@ -179,8 +180,8 @@ class PixelUpdate(nn.Module):
         self.target_entropy = -float(actor.action_dim) if target_entropy is None else target_entropy  # -|A|
         groups = {"world_model": (world_model, optim.world_model_lr), "critic": (qf, optim.critic_lr),
                   "actor": (actor, optim.actor_lr)}
-        self.optimizers = {name: torch.optim.Adam(module.parameters(), lr=lr) for name, (module, lr) in groups.items()}
-        self.optimizers["alpha"] = torch.optim.Adam([self.log_alpha], lr=optim.alpha_lr)
+        self.optimizers = {name: adam(module.parameters(), lr=lr) for name, (module, lr) in groups.items()}
+        self.optimizers["alpha"] = adam([self.log_alpha], lr=optim.alpha_lr)  # the learner's Adam (smac_rllib/optim.py)
         self.scaler = None  # fp16: a GradScaler, made on the first step's device
 
     def step(self, batch: dict) -> dict:

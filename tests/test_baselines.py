@@ -237,6 +237,26 @@ def test_tuned_examples_load_and_validate(monkeypatch):
     assert {v[1] for v in comparison.values()} == {10}  # 2 tasks x 5 seeds each
 
 
+def test_paper_pixel_comparison_runs_four_algorithms_on_one_evaluation_protocol():
+    """SMAC, Latent-SAC, SLAC, DreamerV3: 5 seeds each, 1M frames, evaluated every 10k frames on 5 episodes."""
+    from smac_rllib.cli import yaml_loader
+    from smac_rllib.cli.plot import action_repeat
+
+    specs = {spec.name: spec for spec in yaml_loader.load_experiments("tuned_examples/paper_pixel_comparison.yaml")}
+    assert {name: spec.run for name, spec in specs.items()} == {
+        "smac": "SMAC", "latent-sac": "SMAC", "slac": "SLAC", "dreamerv3": "DreamerV3"}
+    for name, spec in specs.items():
+        assert spec.num_trials == 5 and sorted(c.seed for c in spec.configs) == [0, 1, 2, 3, 4], name
+        for config in spec.configs:
+            repeat = action_repeat(config.to_dict())
+            assert spec.stop["env_runners/num_env_steps_sampled_lifetime"] * repeat == 1_000_000, name
+            assert config.evaluation_interval * config.min_sample_timesteps_per_iteration * repeat == 10_000, name
+            assert config.evaluation_duration == 5 and config.get_evaluation_config_object().explore is False, name
+            assert config.env_config["from_pixels"] and config.env_config["image_size"] == 64, name
+    assert {c.num_particles for c in specs["smac"].configs} == {32}
+    assert {c.num_particles for c in specs["latent-sac"].configs} == {0}
+
+
 # --- integration: 2 iterations on dm_control, checkpoint round trip -----------------------------------------
 @pytest.mark.parametrize("name,config,runners", [  # 1 remote runner: the inference-only module and its weight sync
     ("TD3", lambda: TD3Config(), 1),

@@ -43,8 +43,8 @@ def _results(trial_dir: str) -> list[dict]:
         return [json.loads(line) for line in f if line.strip()]
 
 
-def _ray_listeners(ray_tmp: str) -> list[str]:
-    """Local addresses that the processes of the Ray under ``ray_tmp`` listen on (TCP)."""
+def _ray_pids(ray_tmp: str) -> set[int]:
+    """The processes of the Ray under ``ray_tmp`` (GCS, raylet, workers: their command line or RAY_TMPDIR name it)."""
     import ray  # noqa: F401 - puts Ray's bundled psutil on sys.path
     import psutil
 
@@ -57,6 +57,25 @@ def _ray_listeners(ray_tmp: str) -> list[str]:
             continue
         if ray_tmp in cmdline or environ.get("RAY_TMPDIR") == ray_tmp:
             pids.add(proc.pid)
+    return pids
+
+
+def _kill_all(ray_tmp: str, timeout_s: float = 30.0) -> None:
+    """SIGKILL every process of that Ray and wait until none is left: a worker outside the CLI's process group
+    could otherwise still finish a checkpoint after the test has looked at the trial dir."""
+    deadline = time.time() + timeout_s
+    while (pids := _ray_pids(ray_tmp)) and time.time() < deadline:
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.2)
+
+
+def _ray_listeners(ray_tmp: str) -> list[str]:
+    """Local addresses that the processes of the Ray under ``ray_tmp`` listen on (TCP)."""
+    pids = _ray_pids(ray_tmp)
     out = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True).stdout
     return [line.split()[3] for line in out.splitlines() if any(int(p) in pids for p in re.findall(r"pid=(\d+)", line))]
 
@@ -119,6 +138,7 @@ def killed(tmp_path_factory):
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=60)
+        _kill_all(ray_tmp)
     trial_dir = checkpointed[0]
     left_in_tmp = glob.glob(os.path.join(sys_tmp, "**", "rllib_checkpoint.json"), recursive=True)
     killed_rows = _results(trial_dir)

@@ -176,6 +176,7 @@ class OffPolicyLoop:
             )
             with self.metrics.log_time((TIMERS, REPLAY_BUFFER_SAMPLE_TIMER)):
                 train_data = self._sample_train_data()
+            last = done == num_updates - 1
             with self.metrics.log_time((TIMERS, LEARNER_UPDATE_TIMER)):
                 learner_results = self.learner_group.update(
                     **train_data,
@@ -183,8 +184,10 @@ class OffPolicyLoop:
                         NUM_ENV_STEPS_SAMPLED_LIFETIME: lifetime_steps,
                         NUM_AGENT_STEPS_SAMPLED_LIFETIME: lifetime_steps,
                     },
+                    _no_metrics_reduce=not last,  # the learners reduce their metrics once per iteration, as async
                 )
-            self.metrics.aggregate(learner_results, key=LEARNER_RESULTS)
+            if last:
+                self.metrics.aggregate(learner_results, key=LEARNER_RESULTS)
         self.metrics.log_value("num_updates_lifetime", num_updates, reduce="lifetime_sum")
         self._updates_total += num_updates
         # 4. Sync the inference-only policy (encoder q + pi) to the env runners.

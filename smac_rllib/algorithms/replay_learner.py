@@ -60,10 +60,30 @@ class DeviceMetrics:
             host = dict(zip((i for i, _ in tensors), stacked.cpu().tolist()))  # the one device -> host copy
         for i, (kind, key, value, log_kwargs) in enumerate(rows):
             value = host.get(i, value)
-            if kind == "dict":
-                metrics_logger.log_dict({key[1]: value}, key=key[0], **log_kwargs)
+            if kind == "dict":  # what log_dict({name: value}, key=k) does for one flat entry, without its tree walk
+                metrics_logger.log_value((*_as_tuple(key[0]), key[1]), value, **(_log_dict_defaults() | log_kwargs))
             else:
                 metrics_logger.log_value(key, value, **log_kwargs)
+
+
+def _as_tuple(key) -> tuple:
+    return tuple(key) if isinstance(key, (tuple, list)) else (key,)
+
+
+def _log_dict_defaults() -> dict:
+    """The keyword defaults ``MetricsLogger.log_dict`` forwards to ``log_value`` (they differ from log_value's own)."""
+    global _LOG_DICT_DEFAULTS
+    if _LOG_DICT_DEFAULTS is None:
+        import inspect
+
+        from ray.rllib.utils.metrics.metrics_logger import MetricsLogger
+
+        _LOG_DICT_DEFAULTS = {name: p.default for name, p in inspect.signature(MetricsLogger.log_dict).parameters.items()
+                              if p.kind is p.KEYWORD_ONLY and name != "key"}
+    return _LOG_DICT_DEFAULTS
+
+
+_LOG_DICT_DEFAULTS = None
 
 
 class ReplayLearnerMixin:

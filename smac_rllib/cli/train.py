@@ -55,6 +55,7 @@ def run_train(args) -> int:
     specs = load_experiments(args.path, overrides)
     for spec in specs:
         check_rungs(spec)
+        check_dreamerv3_ratio(spec)
     if args.resume:
         check_resume_owners(specs, trust=getattr(args, "trust", False))
     if args.dry_run:
@@ -213,6 +214,19 @@ def check_rungs(spec: ExperimentSpec) -> None:
                 fix += " and reduction_factor to an integer"
             warn(f"{spec.name}: ASHA compares {block['metric']!r} at iteration(s) {', '.join(f'{r:g}' for r in off[:4])}, "
                  f"which do not evaluate (evaluation_interval: {interval}): the rungs see a stale or no evaluation; {fix}")
+            return
+
+
+def check_dreamerv3_ratio(spec: ExperimentSpec) -> None:
+    """A warning when RLlib's DreamerV3 would train at another replay ratio than its ``training_ratio`` (checks.py)."""
+    from smac_rllib.cli.checks import dreamerv3_ratio_warning, is_dreamerv3
+
+    for config in spec.configs:
+        message = dreamerv3_ratio_warning(config) if is_dreamerv3(config) else None
+        if message:
+            from smac_rllib.cli.resources import warn
+
+            warn(f"{spec.name}: {message}")
             return
 
 

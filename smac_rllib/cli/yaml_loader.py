@@ -51,6 +51,7 @@ from smac_rllib.cli.checks import (
     check_grids,
     config_errors,
     did_you_mean,
+    fill_dreamerv3_env_config,
     grid_options,
     grid_variants,
     is_grid,
@@ -269,7 +270,7 @@ LEGACY_METRICS = {
     "evaluation/env_runners/episode_reward_mean": "evaluation/env_runners/episode_return_mean",
     "evaluation/sampler_results/episode_reward_mean": "evaluation/env_runners/episode_return_mean",
 }
-OUR_ALGORITHMS = ("SMAC", "SACBaseline", "TD3", "SACFlow", "SACMoE")
+OUR_ALGORITHMS = ("SMAC", "SACBaseline", "TD3", "SACFlow", "SACMoE", "SLAC")
 
 
 @dataclasses.dataclass
@@ -362,6 +363,8 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
     if "env" not in config:
         raise UserError(f"experiment {name!r} has no env; add e.g. `env: dmc/cheetah-run` (list: python -m smac_rllib.envs --list)", where)
     _check_values(config, line_of)
+    if getattr(algo_class, "__name__", "") == "DreamerV3":
+        fill_dreamerv3_env_config(config)  # float frames for RLlib's DreamerV3 (checks.py)
     check_env(config, algo_class, line_of)
     check_config(config, algo_class, line_of)
 

@@ -5,7 +5,9 @@ action repeat, RLlib's bundled DMCEnv ignores reset seeds):
 
 * states:  ``Box(-inf, inf, (D,), float32)``, the observation dict flattened in dm_control's key order;
 * pixels:  ``Box(0, 255, (S, S, 3), uint8)`` rendered by ``physics.render`` (camera 0, quadruped camera 2 as in
-  PlaNet/Dreamer), optionally perturbed as in paper Table 1 (``perturb.py``);
+  PlaNet/Dreamer), optionally perturbed as in paper Table 1 (``perturb.py``); with ``pixel_format="float"`` the
+  same frame as ``Box(-0.5, 0.5, (S, S, 3), float32)`` = ``x / 255 - 0.5``, the input RLlib's DreamerV3 takes
+  (it does not normalize images itself; docs/baselines.md, "DreamerV3");
 * actions: ``Box(-1, 1, (|A|,), float32)`` mapped linearly onto the task's action bounds;
 * episode ends follow dm_control's discount: 0 -> ``terminated``, 1 at the time limit -> ``truncated``.
 """
@@ -27,8 +29,9 @@ from dm_control import suite  # noqa: E402
 from dm_control.rl.control import PhysicsError  # noqa: E402
 
 from smac_rllib.envs.perturb import perturb, validate_perturbations  # noqa: E402
+from smac_rllib.envs.validation import PIXEL_FORMATS  # noqa: E402
 
-__all__ = ["DMCEnv", "check_gl_backend", "default_camera_id", "end_flags"]
+__all__ = ["DMCEnv", "PIXEL_FORMATS", "check_gl_backend", "default_camera_id", "end_flags"]
 
 _QUADRUPED_CAMERA = 2  # PlaNet/Dreamer render quadruped from camera 2 (camera 0 loses the body)
 
@@ -81,6 +84,7 @@ class DMCEnv(gym.Env):
         fast_render: bool = False,  # no shadows, no MSAA: ~5x cheaper CPU render, slightly different frames
         pixel_noise_std: float = 0.0,  # Table 1: additive Gaussian noise std on the [0, 1] pixel scale
         sensor_missing_prob: float = 0.0,  # Table 1: each pixel value zeroed with this probability
+        pixel_format: str = "uint8",  # "float": float32 x / 255 - 0.5 in [-0.5, 0.5], for RLlib's DreamerV3
         seed: int | None = None,  # seeds task RNG and perturbations at the first reset without a seed
         time_limit: float | None = None,  # episode length in simulated seconds; None -> the task's (mostly 1000 steps)
         render_mode: str | None = None,  # "rgb_array" for render() (videos)
@@ -89,6 +93,8 @@ class DMCEnv(gym.Env):
         self.name = f"dmc/{domain}-{task}"
         action_repeat = (2 if from_pixels else 1) if action_repeat is None else action_repeat
         self._check_args(from_pixels, image_size, action_repeat, pixel_noise_std, sensor_missing_prob, seed, render_mode)
+        if pixel_format not in PIXEL_FORMATS:
+            raise ValueError(f"{self.name}: pixel_format={pixel_format!r}; use one of {', '.join(PIXEL_FORMATS)}")
         if render_size is not None and not (isinstance(render_size, int) and render_size > 0):
             raise ValueError(f"{self.name}: render_size={render_size!r} must be a positive int (e.g. 256)")
 
@@ -105,6 +111,7 @@ class DMCEnv(gym.Env):
         self.fast_render = bool(fast_render)
         self.pixel_noise_std = float(pixel_noise_std)
         self.sensor_missing_prob = float(sensor_missing_prob)
+        self.pixel_format = pixel_format
         self.render_mode = render_mode
         self.render_size = self.image_size if render_size is None else render_size
         self._seed = seed  # consumed by the first reset() that has no seed of its own
@@ -127,7 +134,10 @@ class DMCEnv(gym.Env):
         self.action_space = gym.spaces.Box(-1.0, 1.0, shape=spec.shape, dtype=np.float32)
         if self.from_pixels:
             shape = (self.image_size, self.image_size, 3)
-            self.observation_space = gym.spaces.Box(0, 255, shape=shape, dtype=np.uint8)
+            if pixel_format == "float":
+                self.observation_space = gym.spaces.Box(-0.5, 0.5, shape=shape, dtype=np.float32)
+            else:
+                self.observation_space = gym.spaces.Box(0, 255, shape=shape, dtype=np.uint8)
         else:
             dim = sum(int(np.prod(s.shape)) for s in self._env.observation_spec().values())
             self.observation_space = gym.spaces.Box(-np.inf, np.inf, shape=(dim,), dtype=np.float32)
@@ -201,6 +211,8 @@ class DMCEnv(gym.Env):
 
     def __repr__(self) -> str:
         mode = f"pixels {self.image_size}x{self.image_size} cam {self.camera_id}" if self.from_pixels else "states"
+        if self.from_pixels and self.pixel_format != "uint8":
+            mode += f" {self.pixel_format}"
         return f"DMCEnv({self.name}, {mode}, action_repeat={self.action_repeat})"
 
     __str__ = __repr__  # gym.Env.__str__ would print "<DMCEnv instance>"
@@ -230,12 +242,15 @@ class DMCEnv(gym.Env):
         if not self.from_pixels:
             return state
         image = self._render(self.image_size)
-        return perturb(
+        image = perturb(
             image,
             pixel_noise_std=self.pixel_noise_std,
             sensor_missing_prob=self.sensor_missing_prob,
             rng=self.np_random,
         )
+        if self.pixel_format == "float":
+            return image.astype(np.float32) / np.float32(255.0) - np.float32(0.5)  # exact ends: 0 -> -0.5, 255 -> 0.5
+        return image
 
     def _render(self, size: int) -> np.ndarray:
         try:

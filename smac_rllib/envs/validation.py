@@ -10,10 +10,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["PIXEL_ONLY_KEYS", "SEED_BOUND", "env_config_errors"]
+__all__ = ["PIXEL_FORMATS", "PIXEL_ONLY_KEYS", "SEED_BOUND", "env_config_errors"]
 
 SEED_BOUND = 2**32  # numpy RandomState seeds
-PIXEL_ONLY_KEYS = ("image_size", "camera_id", "fast_render", "pixel_noise_std", "sensor_missing_prob")
+PIXEL_FORMATS = ("uint8", "float")  # DMCEnv(pixel_format=...): raw frames | float32 x / 255 - 0.5 (RLlib's DreamerV3)
+PIXEL_ONLY_KEYS = ("image_size", "camera_id", "fast_render", "pixel_noise_std", "sensor_missing_prob", "pixel_format")
 
 
 def env_config_errors(name: str, env_config: dict) -> list[tuple[str, str]]:
@@ -35,6 +36,10 @@ def env_config_errors(name: str, env_config: dict) -> list[tuple[str, str]]:
     missing = get("sensor_missing_prob")
     if _is_number(missing) and not 0 <= missing <= 1:
         errors.append(("sensor_missing_prob", f"env_config.sensor_missing_prob={missing!r} must be a probability in [0, 1] (paper Table 1: 0.01 or 0.05)"))
+    fmt = get("pixel_format")
+    if isinstance(fmt, str) and fmt not in PIXEL_FORMATS:
+        errors.append(("pixel_format", f"env_config.pixel_format={fmt!r} is not a pixel format; use uint8 (default) or float "
+                       "(float32 in [-0.5, 0.5], for run: DreamerV3)"))
     mode = get("render_mode")
     if mode not in (None, "rgb_array"):
         errors.append(("render_mode", f"env_config.render_mode={mode!r} is not supported; use rgb_array or leave it out"))

@@ -19,14 +19,16 @@ from ray.rllib.core.learner.torch.torch_learner import TorchLearner
 from ray.rllib.utils.metrics import ALL_MODULES
 
 from smac_rllib import losses
+from smac_rllib.algorithms.lean_update import LeanUpdateMixin
 from smac_rllib.algorithms.replay_learner import ReplayLearnerMixin
+from smac_rllib.optim import adam
 
 
 class NonFiniteUpdateError(FloatingPointError):
     pass
 
 
-class SMACTorchLearner(ReplayLearnerMixin, SACTorchLearner):
+class SMACTorchLearner(ReplayLearnerMixin, LeanUpdateMixin, SACTorchLearner):
     def build(self) -> None:
         super().build()
         self._skip_update = False
@@ -43,7 +45,7 @@ class SMACTorchLearner(ReplayLearnerMixin, SACTorchLearner):
     def configure_optimizers_for_module(self, module_id, config=None) -> None:
         for name, params, lr in self.optimizer_groups(self._module[module_id].unwrapped(), config):
             self.register_optimizer(
-                module_id=module_id, optimizer_name=name, optimizer=torch.optim.Adam(params), params=params, lr_or_lr_schedule=lr
+                module_id=module_id, optimizer_name=name, optimizer=adam(params), params=params, lr_or_lr_schedule=lr
             )
 
     def compute_loss_for_module(self, *, module_id, config, batch: dict[str, Any], fwd_out: dict[str, Any]) -> torch.Tensor:
@@ -68,13 +70,13 @@ class SMACTorchLearner(ReplayLearnerMixin, SACTorchLearner):
     # --- one backward, skip non-finite updates ----------------------------------------------------------
     def compute_gradients(self, loss_per_module, **kwargs):
         scaler = getattr(self, "_fp16_scaler", None)
-        finite = [torch.isfinite(loss_per_module[mid]).all() for mid in loss_per_module if mid != ALL_MODULES]
+        checked = [loss_per_module[mid].detach().reshape(-1) for mid in loss_per_module if mid != ALL_MODULES]
         if scaler is not None:  # fp16: scale the loss; overflowing scaled gradients are the scaler's to skip
             loss_per_module = {mid: scaler.scale(loss) for mid, loss in loss_per_module.items()}
         grads = TorchLearner.compute_gradients(self, loss_per_module, **kwargs)  # single backward of the sum
-        if scaler is None:
-            finite += [torch.isfinite(g).all() for g in grads.values() if g is not None]
-        self._skip_update = not bool(torch.stack(finite).all()) if finite else False
+        if scaler is None and grads:  # a gradient's norm is finite iff all its entries are: one op for all of them
+            checked.append(torch.stack(torch._foreach_norm([g for g in grads.values() if g is not None])))
+        self._skip_update = not bool(torch.isfinite(torch.cat(checked)).all()) if checked else False  # one host sync
         self._consecutive_nonfinite = self._consecutive_nonfinite + 1 if self._skip_update else 0
         # under ALL_MODULES, as RLlib lays out learner results: learners/<module_id or __all_modules__>/...
         self.metrics.log_value((ALL_MODULES, "nonfinite_updates_skipped"), int(self._skip_update), reduce="lifetime_sum")

@@ -1,0 +1,220 @@
+"""SLACConfig and SLAC: Stochastic Latent Actor-Critic (Lee et al., NeurIPS 2020) on our pixel plumbing, ``run: SLAC``.
+
+Made like the SMAC pixel path: a SAC subclass on ``OffPolicyLoop`` (act, store, ``updates_per_env_step`` updates per
+new env step, sync; async by default), RLlib's ``EpisodeReplayBuffer`` of uint8 frames sampled as rows of
+``sequence_length + 1`` steps (``smac_rllib/replay.py``), the ``is_first`` connector of pixel SMAC. The networks are
+in ``models/slac_model.py``, the module in ``slac_rl_module.py``, the losses in ``slac_learner.py``.
+
+Model pretraining: once the ``num_steps_sampled_before_learning_starts`` uniform random steps are stored, the first
+``initial_model_train_steps`` updates are owed at once and train the model only; the env runners wait for them (the
+rate limiter in the async loop, the update credit in the synchronous one), as ``train_eval`` runs them before it
+collects again. Every difference from the original code: docs/slac.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+from ray.rllib.algorithms.algorithm_config import NotProvided
+from ray.rllib.algorithms.sac.sac import SAC, SACConfig
+from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+from smac_rllib.algorithms.off_policy import ASYNC_FIELDS, OffPolicyLoop, async_field_errors
+from smac_rllib.rate_limiter import SampleToInsertRatio
+
+# name: (default, meaning; the original's name and file) -- one home per hyperparameter.
+# Original: alexlee-gk/slac, slac/agents/slac/configs/slac.gin (gin) and examples/v1/train_eval.py (train_eval defaults).
+_FIELDS = {
+    "sequence_length": (8, "L: the actor sees the last L frames and L-1 actions; rows of L+1 steps train model and "
+                           "critic (slac.gin: train_eval.sequence_length = 8)"),
+    "latent1_size": (32, "z1 size (slac.gin: ModelDistributionNetwork.latent1_size)"),
+    "latent2_size": (256, "z2 size (slac.gin: latent2_size)"),
+    "base_depth": (32, "conv depth; conv features and latent-model MLPs are 8 x base_depth = 256 (slac.gin: base_depth)"),
+    "decoder_std": (math.sqrt(0.1), "std of the Gaussian image likelihood on [0, 1] pixels (ModelDistributionNetwork "
+                                    "decoder_stddev)"),
+    "batch_size_B": (256, "sequences per update for the critic and actor (train_eval.batch_size)"),
+    "model_batch_size": (32, "the first sequences of each batch that train the model (train_eval.model_batch_size)"),
+    "model_lr": (1e-4, "latent-model Adam learning rate (train_eval.model_learning_rate)"),
+    "initial_model_train_steps": (100_000, "model-only updates after the random warm-up, before any RL update "
+                                           "(slac.gin: train_eval.initial_model_train_steps)"),
+    "hidden_dim": (256, "width of the actor and critic MLPs (train_eval.actor_fc_layers / critic_joint_fc_layers)"),
+    "num_hidden_layers": (2, "hidden layers of the actor and critic MLPs (train_eval: 2)"),
+    "updates_per_env_step": (1.0, "updates per agent step after the pretraining (train_steps_per_iteration / "
+                                  "collect_steps_per_iteration = 1)"),
+    "random_actions_before_learning": (True, "uniform random actions for the first num_steps_sampled_before_learning_"
+                                             "starts agent steps (train_eval: RandomTFPolicy, initial_collect_steps)"),
+    "max_consecutive_nonfinite_updates": (100, "stop the run after this many skipped non-finite updates in a row"),
+    "torch_num_threads": (1, "torch threads per CPU learner / env runner process (docs/design.md §3); 0 = torch default"),
+} | ASYNC_FIELDS
+_MODULE_FIELDS = ("sequence_length", "latent1_size", "latent2_size", "base_depth", "decoder_std", "model_batch_size",
+                  "hidden_dim", "num_hidden_layers", "torch_num_threads")
+
+
+class SLACConfig(SACConfig):
+    """Configuration of SLAC. Example::
+
+        config = SLACConfig().environment("dmc/cheetah-run", env_config={"from_pixels": True, "action_repeat": 4})
+        algo = config.build_algo()
+
+    Defaults are the original's for DeepMind Control (slac.gin + train_eval.py): 64x64 frames, L = 8, z1 32, z2 256,
+    batch 256 sequences for actor and critic and its first 32 for the model, lr 1e-4 (model) and 3e-4 (actor, critic,
+    alpha), initial alpha 1, tau 0.005, gamma 0.99, MSE/2 critic loss, no gradient clipping, 10k random agent steps,
+    100k model-only updates, then 1 update per agent step, replay 100k agent steps. See ``_FIELDS``.
+    """
+
+    def __init__(self, algo_class=None):
+        super().__init__(algo_class=algo_class or SLAC)
+        for name, (default, _) in _FIELDS.items():
+            setattr(self, name, default)
+        self.actor_lr = 3e-4  # train_eval.actor_learning_rate (RLlib SAC: 3e-5)
+        self.critic_lr = 3e-4  # critic_learning_rate
+        self.alpha_lr = 3e-4  # alpha_learning_rate
+        self.initial_alpha = 1.0  # SlacAgent initial_log_alpha = 0.0
+        self.tau = 0.005  # target_update_tau, every update (target_update_period = 1)
+        self.gamma = 0.99
+        self.num_steps_sampled_before_learning_starts = 10_000  # train_eval.initial_collect_steps (agent steps)
+        self.replay_buffer_config = {"type": "EpisodeReplayBuffer", "capacity": 100_000}  # replay_buffer_capacity
+        self.store_buffer_in_checkpoints = True  # RLlib 2.60 would drop the buffer on restore (docs/design.md §3)
+        self.rollout_fragment_length = 10
+        self.min_sample_timesteps_per_iteration = 1000  # >= one DMC episode per iteration at action repeat >= 1
+        self.min_time_s_per_iteration = 0
+
+    @property
+    def is_pixels(self) -> bool:
+        return isinstance(self.env_config, dict) and bool(self.env_config.get("from_pixels"))
+
+    @property
+    def batch_length_T(self) -> int:
+        """Steps per replayed row: L + 1 (TF: ``num_steps=sequence_length + 1``)."""
+        return self.sequence_length + 1
+
+    def training(self, **kwargs) -> "SLACConfig":
+        """SAC's ``training()`` plus the SLAC fields (``_FIELDS``), e.g. ``training(initial_model_train_steps=1000)``."""
+        for name in _FIELDS:
+            value = kwargs.pop(name, NotProvided)
+            if value is not NotProvided:
+                setattr(self, name, value)
+        super().training(**kwargs)
+        return self
+
+    def validate(self) -> None:
+        super().validate()
+        errors = self.slac_errors()
+        if errors:
+            raise ValueError(errors[0])
+
+    def slac_errors(self) -> list[str]:
+        """Every invalid SLAC setting, each as a one-line message that names the fix."""
+        errors = []
+        if not self.is_pixels:
+            errors.append("SLAC learns from pixels: set env_config from_pixels: true (image_size: 64, the original's)")
+        size = (self.env_config or {}).get("image_size", 64) if isinstance(self.env_config, dict) else 64
+        if not (isinstance(size, int) and size >= 16 and size % 16 == 0):
+            errors.append(f"image_size={size!r}: SLAC's conv encoder/decoder need a side divisible by 16 (original: 64)")
+        seq = self.sequence_length
+        if not (_is_int(seq) and seq >= 2):
+            errors.append(f"sequence_length={seq!r} must be an integer >= 2 (the actor's history of L frames and L-1 "
+                          "actions, and a transition for the critic; original: 8)")
+        for name, paper in (("latent1_size", 32), ("latent2_size", 256), ("base_depth", 32), ("batch_size_B", 256),
+                            ("model_batch_size", 32), ("hidden_dim", 256), ("num_hidden_layers", 2)):
+            value = getattr(self, name)
+            if not (_is_int(value) and value >= 1):
+                errors.append(f"{name}={value!r} must be an integer >= 1 (original: {paper})")
+        ims = self.initial_model_train_steps
+        if not (_is_int(ims) and ims >= 0):
+            errors.append(f"initial_model_train_steps={ims!r} must be an integer >= 0 (original: 100000; 0 = no pretraining)")
+        for name, paper in (("model_lr", 1e-4), ("actor_lr", 3e-4), ("critic_lr", 3e-4), ("alpha_lr", 3e-4),
+                            ("decoder_std", "sqrt(0.1)"), ("updates_per_env_step", 1), ("initial_alpha", 1)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (value > 0 and math.isfinite(value)):
+                errors.append(f"{name}={value!r} must be a positive number (original: {paper})")
+        starts = self.num_steps_sampled_before_learning_starts
+        if not (_is_int(starts) and starts >= 0):
+            errors.append(f"num_steps_sampled_before_learning_starts={starts!r} must be an integer >= 0 (original: 10000)")
+        if self.n_step != 1:
+            errors.append(f"n_step={self.n_step!r} is not supported; use n_step: 1 (SLAC's 1-step TD target)")
+        return errors + async_field_errors(self)
+
+    smac_errors = slac_errors  # the CLI checks every algorithm config through this name (cli/yaml_loader.py)
+
+    def get_default_rl_module_spec(self) -> RLModuleSpec:
+        from smac_rllib.algorithms.slac.slac_rl_module import SLACTorchRLModule
+
+        return RLModuleSpec(module_class=SLACTorchRLModule)
+
+    def get_default_learner_class(self):
+        from smac_rllib.algorithms.slac.slac_learner import SLACTorchLearner
+
+        return SLACTorchLearner
+
+    def build_env_to_module_connector(self, env=None, spaces=None, device=None):
+        """Pixel SMAC's connector: ``is_first`` marks episode starts, where the actor's history restarts."""
+        connector = super().build_env_to_module_connector(env=env, spaces=spaces, device=device)
+        from ray.rllib.connectors.common import AddStatesFromEpisodesToBatch
+
+        from smac_rllib.algorithms.smac.connectors import AddIsFirstsToBatch
+
+        connector.insert_before(AddStatesFromEpisodesToBatch, AddIsFirstsToBatch())
+        return connector
+
+    @property
+    def _model_config_auto_includes(self) -> dict[str, Any]:
+        return super()._model_config_auto_includes | {name: getattr(self, name) for name in _MODULE_FIELDS} | {
+            "initial_log_alpha": math.log(self.initial_alpha),
+        }
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@dataclasses.dataclass(frozen=True)
+class PretrainingRatio(SampleToInsertRatio):
+    """The async loop's rate limiter plus ``pretrain_updates`` owed as soon as the warm-up is stored, so the runners
+    wait while the learner pretrains the model (``rate_limiter.py``'s accounting otherwise unchanged)."""
+
+    pretrain_updates: int = 0
+
+    def granted_updates(self, env_steps_stored: int) -> int:
+        owed = self.pretrain_updates if env_steps_stored >= max(self.learning_starts, 1) else 0
+        return owed + super().granted_updates(env_steps_stored)
+
+    def may_insert(self, *, env_steps_stored: int, env_steps_in_flight: int, request_env_steps: int, updates_done: int) -> bool:
+        if env_steps_stored + env_steps_in_flight == 0:
+            return True  # no warm-up (learning_starts 0): the first data comes before the pretraining it grants
+        return super().may_insert(env_steps_stored=env_steps_stored, env_steps_in_flight=env_steps_in_flight,
+                                  request_env_steps=request_env_steps, updates_done=updates_done)
+
+
+class SLAC(OffPolicyLoop, SAC):
+    """Stochastic Latent Actor-Critic (Lee et al. 2020) from pixels, trained by the same loop as SMAC."""
+
+    @classmethod
+    def get_default_config(cls) -> SLACConfig:
+        return SLACConfig()
+
+    def setup(self, config) -> None:
+        super().setup(config)
+        self._pretrain_granted = False  # synchronous loop: the pretraining updates were added to the update credit
+        if self._async is not None:
+            self._async.limiter = PretrainingRatio(**dataclasses.asdict(self._async.limiter),
+                                                   pretrain_updates=config.initial_model_train_steps)
+
+    def training_step(self) -> None:
+        if self._async is None and not self._pretrain_granted:
+            learning_starts = self.config.num_steps_sampled_before_learning_starts
+            if self._env_steps_stored >= max(learning_starts, 1) or (learning_starts == 0 and self._env_steps_stored == 0):
+                self._update_credit += self.config.initial_model_train_steps  # run before the next env steps' updates
+                self._pretrain_granted = True
+        return super().training_step()
+
+    def get_state(self, components=None, *, not_components=None, **kwargs) -> dict[str, Any]:
+        state = super().get_state(components, not_components=not_components, **kwargs)
+        state["slac_pretrain_granted"] = self._pretrain_granted
+        return state
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        super().set_state(state)
+        self._pretrain_granted = state.get("slac_pretrain_granted", self._pretrain_granted)
