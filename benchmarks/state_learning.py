@@ -100,7 +100,7 @@ def run_one(args_tuple) -> list[dict]:
     ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, configure_logging=False)
     algo = make_config(algo_name, env, seed, num_particles, updates_per_env_step).build_algo()
     csv_path = Path(raw_dir) / f"{algo_name}_seed{seed}.csv"
-    ckpt = Path(raw_dir) / "ckpt" / f"{algo_name}_seed{seed}"
+    ckpt = Path(raw_dir).resolve() / "ckpt" / f"{algo_name}_seed{seed}"  # absolute: RLlib's save_to_path takes a URI
     rows, next_eval, t0, wall_before = [], 0, time.time(), 0.0
     if not ckpt.exists() and ckpt.with_name(ckpt.name + ".old").exists():  # killed between the two renames of _save
         os.replace(ckpt.with_name(ckpt.name + ".old"), ckpt)

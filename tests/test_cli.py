@@ -119,6 +119,27 @@ def test_gpu_request_without_gpu_falls_back_to_cpu_or_fails_when_strict(capsys):
         assert all(c.num_gpus_per_learner == 0 for c in spec.configs)
 
 
+def test_paper_size_pixel_runs_on_a_cpu_learner_get_one_warning_with_the_hours(capsys):
+    """SMAC's and SLAC's paper-size examples without a GPU: hours per 10k frames from the measured CPU costs."""
+    from smac_rllib.cli import resources
+    from smac_rllib.cli.yaml_loader import load_experiments
+
+    for name, hint in (("smac_pixels.yaml", "smac_pixels_quick.yaml"), ("slac_pixels.yaml", "slac_tiny.yaml")):
+        specs = load_experiments(str(REPO / "tuned_examples" / name))
+        resources.fit_experiments(specs, strict=False, gpus=0)
+        capsys.readouterr()
+        hours = resources.cpu_pixel_hours_per_10k_frames(specs[0].configs[0])
+        assert hours is not None and hours > 1.0, (name, hours)
+        resources.warn_impractical(specs)
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and f"about {hours:.0f} h per 10k frames" in err[0] and hint in err[0], err
+    slac = specs[0].configs[0]  # slac_pixels.yaml, its GPU request dropped by fit_experiments above
+    # 2500 updates per 10k frames at action repeat 4, 5.6 s each at the original's sizes
+    assert resources.cpu_pixel_hours_per_10k_frames(slac) == pytest.approx(2500 * 5.6 / 3600)
+    tiny = load_experiments(str(REPO / "tests" / "data" / "slac_tiny.yaml"))[0].configs[0]
+    assert resources.cpu_pixel_hours_per_10k_frames(tiny) < 1.0, "the test preset is not warned about"
+
+
 def test_yaml_floats_merge_keys_and_duplicates(tmp_path):
     from smac_rllib.cli.yaml_loader import read_yaml
 

@@ -146,8 +146,25 @@ _CPU_S_PER_UPDATE_16x32 = (3.02, 5.70)
 IMPRACTICAL_HOURS_PER_10K_FRAMES = 1.0
 
 
+# SLAC at the original's sizes (64x64 frames, base_depth 32, 256 rows of 9 steps, the model on 32 of them): 5.6 s per
+# full update on this CPU, 1 torch thread, under load (docs/slac.md, "Measured"); scaled in rows, steps, pixels, depth^2.
+_SLAC_CPU_S_PER_UPDATE = 5.6
+
+
+def _slac_cpu_hours_per_10k_frames(config) -> float | None:
+    if (config.num_gpus_per_learner or 0) > 0:
+        return None
+    env_config = config.env_config if isinstance(config.env_config, dict) else {}
+    scale = (config.batch_size_B / 256 * (config.sequence_length + 1) / 9 * (env_config.get("image_size", 64) / 64) ** 2
+             * (config.base_depth / 32) ** 2)
+    updates = 10_000 / (env_config.get("action_repeat") or 2) * config.updates_per_env_step  # the env's pixel default: 2
+    return _SLAC_CPU_S_PER_UPDATE * scale * updates / 3600 / max(1, config.num_learners)
+
+
 def cpu_pixel_hours_per_10k_frames(config) -> float | None:
     """Estimated learner hours per 10k frames of a paper-size pixel run on a CPU learner; None if not that case."""
+    if type(config).__name__ == "SLACConfig":
+        return _slac_cpu_hours_per_10k_frames(config)
     if not getattr(config, "is_pixels", False) or getattr(config, "world_model_preset", None) != "paper":
         return None
     if (config.num_gpus_per_learner or 0) > 0:
@@ -164,6 +181,9 @@ def warn_impractical(specs: list[ExperimentSpec]) -> None:
     for spec in specs:
         hours = [h for h in (cpu_pixel_hours_per_10k_frames(c) for c in spec.configs) if h is not None]
         if hours and max(hours) >= IMPRACTICAL_HOURS_PER_10K_FRAMES:
+            slac = spec.run == "SLAC"
+            source = "docs/slac.md" if slac else "benchmarks/results/pixel_learner_cost_cpu/"
+            smaller = ("smaller image_size, base_depth and batch_size_B (tests/data/slac_tiny.yaml)" if slac
+                       else "tuned_examples/smac_pixels_quick.yaml")
             warn(f"{spec.name!r} runs paper-size pixel updates on a CPU learner: about {max(hours):.0f} h per 10k frames "
-                 "on a 2-core CPU (benchmarks/results/pixel_learner_cost_cpu/); use a GPU learner "
-                 "(num_gpus_per_learner: 1) or tuned_examples/smac_pixels_quick.yaml here")
+                 f"on a 2-core CPU ({source}); use a GPU learner (num_gpus_per_learner: 1) or {smaller} here")
