@@ -38,6 +38,17 @@ from ray.rllib.utils.metrics import (
 from smac_rllib.algorithms.async_loop import AsyncDriver, split_by_shard
 from smac_rllib.replay import make_replay, sample_train_batch
 
+def set_provided(config, kwargs: dict, names) -> None:
+    """``training(**kwargs)`` for fields RLlib does not know: each of ``names`` given in ``kwargs`` (and not RLlib's
+    ``NotProvided``) is set on ``config`` and removed from ``kwargs``, which then go to the parent's ``training``."""
+    from ray.rllib.algorithms.algorithm_config import NotProvided
+
+    for name in names:
+        value = kwargs.pop(name, NotProvided)
+        if value is not NotProvided:
+            setattr(config, name, value)
+
+
 ASYNC_FIELDS = {  # name: (default, meaning) -- set through training(...) on SMACConfig and SACBaselineConfig
     "async_learning": (True, "act and learn at the same time (docs/design.md §8); False = the synchronous loop "
                              "(sample, update, sync), reproducible step by step"),

@@ -17,11 +17,10 @@ import dataclasses
 import math
 from typing import Any
 
-from ray.rllib.algorithms.algorithm_config import NotProvided
 from ray.rllib.algorithms.sac.sac import SAC, SACConfig
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-from smac_rllib.algorithms.off_policy import ASYNC_FIELDS, OffPolicyLoop, async_field_errors
+from smac_rllib.algorithms.off_policy import ASYNC_FIELDS, OffPolicyLoop, async_field_errors, set_provided
 from smac_rllib.rate_limiter import SampleToInsertRatio
 
 # name: (default, meaning; the original's name and file) -- one home per hyperparameter.
@@ -92,10 +91,7 @@ class SLACConfig(SACConfig):
 
     def training(self, **kwargs) -> "SLACConfig":
         """SAC's ``training()`` plus the SLAC fields (``_FIELDS``), e.g. ``training(initial_model_train_steps=1000)``."""
-        for name in _FIELDS:
-            value = kwargs.pop(name, NotProvided)
-            if value is not NotProvided:
-                setattr(self, name, value)
+        set_provided(self, kwargs, _FIELDS)
         super().training(**kwargs)
         return self
 

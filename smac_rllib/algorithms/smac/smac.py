@@ -10,12 +10,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ray.rllib.algorithms.algorithm_config import NotProvided
 from ray.rllib.algorithms.sac.sac import SAC, SACConfig
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from smac_rllib import estimators
-from smac_rllib.algorithms.off_policy import ASYNC_FIELDS, OffPolicyLoop, async_field_errors
+from smac_rllib.algorithms.off_policy import ASYNC_FIELDS, OffPolicyLoop, async_field_errors, set_provided
 
 _FIELDS = {  # name: (default, reference-code name / meaning) -- one home per hyperparameter
     "num_particles": (16, "K, fresh latent particles per entropy estimate (reference code: num_p); K+1 with s0"),
@@ -129,10 +128,7 @@ class SMACConfig(SACConfig):
 
     def training(self, **kwargs) -> "SMACConfig":
         """SAC's ``training()`` plus the SMAC fields (see ``_FIELDS``), e.g. ``training(num_particles=32)``."""
-        for name in _FIELDS:
-            value = kwargs.pop(name, NotProvided)
-            if value is not NotProvided:
-                setattr(self, name, value)
+        set_provided(self, kwargs, _FIELDS)
         super().training(**kwargs)
         return self
 
