@@ -72,3 +72,16 @@ def test_gpu_learner_benchmark_runs_on_cpu_without_ray(tmp_path):
     for r in rows:  # frames/s = action repeat / updates per agent step / seconds per update
         assert math.isclose(float(r["learner_frames_per_s"]), 2 / 0.2 / float(r["s_per_update"]), rel_tol=1e-6)
     assert "| 4x8 | SMAC K=4 history | all | fp32 | eager |" in (tmp_path / "gpu_learner.md").read_text()
+
+
+def test_rllib_learner_overhead_benchmark_runs_on_cpu(tmp_path):
+    """benchmarks/gpu_rllib_learner.py (the next device plan's probe of RLlib's overhead) at tiny sizes: every mode."""
+    proc = subprocess.run(
+        [sys.executable, "benchmarks/gpu_rllib_learner.py", "--device", "cpu", "--preset", "tiny", "--sizes", "4x8",
+         "--num-particles", "4", "--iters", "1", "--warmup", "1", "--profile-iters", "1", "--out", str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = list(csv.DictReader(open(tmp_path / "gpu_rllib_learner.csv")))
+    assert [r["mode"] for r in rows] == ["bare", "bare + h2d", "rllib", "rllib + replay"]
+    assert all(float(r["s_per_update"]) > 0 for r in rows) and float(rows[0]["ratio_to_bare"]) == 1.0
+    assert "run_backward" in (tmp_path / "profile.txt").read_text()

@@ -1,0 +1,208 @@
+"""Where the RLlib pixel learner's time goes beyond the bare update: the same update through RLlib's Learner, side by
+side with ``PixelUpdate`` (the pure-torch update of the same math, equal in tests/test_pixel_update.py).
+
+    python benchmarks/gpu_rllib_learner.py --out $OUT/rllib                  # on the device (needs the Ray bundle)
+    python benchmarks/gpu_rllib_learner.py --device cpu --preset tiny --sizes 4x8 --num-particles 4 --iters 2 --warmup 1
+
+Measured on an H100 (benchmarks/results/gpu/README.md): 0.154 s per update bare, 0.30 s through RLlib inside the async
+loop, at 26% GPU utilization. This script separates the causes, in one process, interleaved (one update of each mode
+per round), with ``torch.cuda.synchronize()`` around every timed update:
+
+- ``bare``: ``PixelUpdate.step`` on a batch already on the device (gpu_learner.py's number);
+- ``bare + h2d``: the same, the uint8 batch copied from host numpy first (what a learner must do);
+- ``rllib``: ``Learner.update(batch=MultiAgentBatch of numpy, _no_metrics_reduce=True)``, as the synchronous loop and
+  the async update thread call it (batch conversion, the module's forward, the losses, the metrics, the finite check,
+  clipping, fused Adam, Polyak);
+- ``rllib + replay``: ``sample_train_batch`` from a filled sequence replay, then ``rllib`` (the sync loop's learner
+  step; the async loop runs the sampling on its staging thread instead).
+
+Then cProfile of ``--profile-iters`` ``rllib`` updates: the top functions by own time, written to ``profile.txt`` (the
+host-side work that keeps the GPU idle). Writes gpu_rllib_learner.{csv,md} and profile.txt under ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import cProfile
+import io
+import os
+import pstats
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo root
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/report.py
+
+from report import write_csv  # noqa: E402
+
+os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+ACTION_DIM = 6  # cheetah-run
+MODES = ("bare", "bare + h2d", "rllib", "rllib + replay")
+
+
+def spaces():
+    import gymnasium as gym
+    from ray.rllib.core import DEFAULT_MODULE_ID
+
+    obs, act = gym.spaces.Box(0, 255, (64, 64, 3), np.uint8), gym.spaces.Box(-1.0, 1.0, (ACTION_DIM,), np.float32)
+    return {"__env__": (obs, act), DEFAULT_MODULE_ID: (obs, act)}
+
+
+def make_config(args, batch_B: int, batch_T: int, device: str):
+    from smac_rllib.algorithms import SMACConfig
+
+    return (
+        SMACConfig()
+        .environment("dmc/cheetah-run", env_config={"from_pixels": True})
+        .training(world_model_preset=args.preset, num_particles=args.num_particles, particle_mode=args.particle_mode,
+                  batch_size_B=batch_B, batch_length_T=batch_T, async_learning=False)
+        .learners(num_learners=0, num_gpus_per_learner=1 if device == "cuda" else 0)
+    )
+
+
+def fake_sequences(batch_B: int, batch_T: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    is_first = np.zeros((batch_B, batch_T), bool)
+    is_first[:, 0] = True
+    return {
+        "obs": rng.integers(0, 256, (batch_B, batch_T, 64, 64, 3), dtype=np.uint8),
+        "actions": rng.uniform(-1, 1, (batch_B, batch_T, ACTION_DIM)).astype(np.float32),
+        "rewards": rng.uniform(0, 1, (batch_B, batch_T)).astype(np.float32),
+        "is_first": is_first,
+        "is_terminated": np.zeros((batch_B, batch_T), bool),
+    }
+
+
+def filled_replay(config, batch_T: int, rng: np.random.Generator, episodes: int):
+    """Our pixel replay (``make_replay``) holding random episodes of 4 x T steps."""
+    from ray.rllib.env.single_agent_episode import SingleAgentEpisode
+
+    from smac_rllib.replay import make_replay
+
+    replay = make_replay(config)
+    length = 4 * batch_T
+    replay.add([SingleAgentEpisode(
+        observations=list(rng.integers(0, 256, (length + 1, 64, 64, 3), dtype=np.uint8)),
+        actions=list(rng.uniform(-1, 1, (length, ACTION_DIM)).astype(np.float32)),
+        rewards=list(rng.uniform(size=length)), truncated=True, len_lookback_buffer=0).to_numpy() for _ in range(episodes)])
+    return replay
+
+
+def bare_update(learner, config):
+    """``PixelUpdate`` with copies of the learner's nets and its settings (as tests/test_pixel_update.py)."""
+    from ray.rllib.core import DEFAULT_MODULE_ID
+
+    from smac_rllib.losses import ObjectiveSettings
+    from smac_rllib.pixel_update import OptimSettings, PixelUpdate
+
+    module = learner.module[DEFAULT_MODULE_ID].unwrapped()
+    update = PixelUpdate(
+        copy.deepcopy(module.world_model), copy.deepcopy(module.actor), copy.deepcopy(module.qf), module.log_alpha.detach(),
+        settings=module.settings, objective=ObjectiveSettings.from_config(config),
+        optim=OptimSettings(config.world_model_lr, config.actor_lr, config.critic_lr, config.alpha_lr, config.pixel_grad_clip,
+                            config.tau, config.gamma),
+        target_entropy=float(learner.target_entropy[DEFAULT_MODULE_ID]),
+    )
+    return update.to(module.log_alpha.device)
+
+
+def run_size(args, batch_B: int, batch_T: int, device: str) -> tuple[list[dict], str]:
+    from ray.rllib.core import DEFAULT_MODULE_ID
+    from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
+
+    from smac_rllib.replay import sample_train_batch
+
+    rng = np.random.default_rng(0)
+    config = make_config(args, batch_B, batch_T, device)
+    learner = config.build_learner(spaces=spaces())
+    bare = bare_update(learner, config)
+    dev = bare.log_alpha.device
+    data = fake_sequences(batch_B, batch_T, rng)
+    on_device = {k: torch.from_numpy(v).to(dev) for k, v in data.items()}
+    replay = filled_replay(config, batch_T, rng, episodes=max(4, batch_B // 4))
+    ts = {"num_env_steps_sampled_lifetime": 10**6}
+
+    def rllib_step(batch_np):
+        learner.update(batch=MultiAgentBatch({DEFAULT_MODULE_ID: SampleBatch(batch_np)}, env_steps=batch_B * batch_T),
+                       timesteps=ts, _no_metrics_reduce=True)
+
+    steps = {
+        "bare": lambda: bare.step(on_device),
+        "bare + h2d": lambda: bare.step({k: torch.from_numpy(v).to(dev, non_blocking=False) for k, v in data.items()}),
+        "rllib": lambda: rllib_step(data),
+        "rllib + replay": lambda: rllib_step(sample_train_batch(replay, config, num_learners_served=1)),
+    }
+    times = {mode: [] for mode in steps}
+    for rep in range(args.warmup + args.iters):
+        for mode, step in steps.items():
+            if device == "cuda":
+                torch.cuda.synchronize()
+            start = time.perf_counter()
+            step()
+            if device == "cuda":
+                torch.cuda.synchronize()
+            if rep >= args.warmup:
+                times[mode].append(time.perf_counter() - start)
+    learner.metrics.reduce()
+    base = statistics.median(times["bare"])
+    rows = [dict(size=f"{batch_B}x{batch_T}", mode=mode, s_per_update=round(statistics.median(t), 5),
+                 ratio_to_bare=round(statistics.median(t) / base, 3)) for mode, t in times.items()]
+
+    profile = cProfile.Profile()
+    profile.enable()
+    for _ in range(args.profile_iters):
+        rllib_step(data)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    profile.disable()
+    out = io.StringIO()
+    pstats.Stats(profile, stream=out).sort_stats("tottime").print_stats(30)
+    return rows, f"## {batch_B}x{batch_T}, {args.profile_iters} rllib updates\n{out.getvalue()}"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--sizes", default="50x50", help="B x T batches, comma-separated")
+    parser.add_argument("--preset", default="paper")
+    parser.add_argument("--num-particles", type=int, default=32)
+    parser.add_argument("--particle-mode", default="history")
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--iters", type=int, default=10)
+    parser.add_argument("--profile-iters", type=int, default=5)
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "gpu")
+    args = parser.parse_args(argv)
+    if args.device == "cpu":
+        torch.set_num_threads(1)
+    import smac_rllib
+
+    smac_rllib.register()
+    rows, profiles = [], []
+    for size in args.sizes.split(","):
+        batch_B, batch_T = (int(x) for x in size.split("x"))
+        size_rows, profile = run_size(args, batch_B, batch_T, args.device)
+        rows += size_rows
+        profiles.append(profile)
+        for r in size_rows:
+            print(" | ".join(f"{k}={v}" for k, v in r.items()), flush=True)
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_csv(rows, args.out / "gpu_rllib_learner.csv")
+    name = torch.cuda.get_device_name() if args.device == "cuda" else "CPU"
+    lines = ["# Pixel SMAC update: bare vs through RLlib's Learner (benchmarks/gpu_rllib_learner.py)", "",
+             f"Command: `python benchmarks/gpu_rllib_learner.py {' '.join(argv if argv is not None else sys.argv[1:])}`", "",
+             f"Device: {name}, torch {torch.__version__}; preset `{args.preset}`, K={args.num_particles} {args.particle_mode}, "
+             f"{args.warmup} warm-up + {args.iters} timed rounds, modes interleaved, medians; synchronous timing.", "",
+             "| B x T | mode | s / update | ratio to bare |", "|---|---|---|---|"]
+    lines += [f"| {r['size']} | {r['mode']} | {r['s_per_update']} | {r['ratio_to_bare']} |" for r in rows]
+    (args.out / "gpu_rllib_learner.md").write_text("\n".join(lines) + "\n")
+    (args.out / "profile.txt").write_text("\n\n".join(profiles))
+    print(f"wrote {args.out}/gpu_rllib_learner.{{csv,md}}, profile.txt")
+
+
+if __name__ == "__main__":
+    main()
