@@ -22,6 +22,8 @@ import argparse
 import csv
 import multiprocessing as mp
 import os
+import signal
+import sys
 import time
 from pathlib import Path
 
@@ -224,6 +226,9 @@ def main() -> None:
     if args.skip_done:
         jobs = [j for j in jobs if not _done(raw_dir / f"{j[0]}_seed{j[2]}.csv", args.steps)]
     if not args.summarize_only:
+        # `kill <this pid>` stops the runs too: SystemExit leaves the Pool's `with`, which terminates its workers (a
+        # plain SIGTERM would orphan them, still training and writing the same files as a resumed benchmark).
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
         with mp.get_context("spawn").Pool(args.workers) as pool:
             for _ in pool.imap_unordered(run_one, jobs, chunksize=1):
                 pass
