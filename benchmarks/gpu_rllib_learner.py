@@ -23,7 +23,6 @@ host-side work that keeps the GPU idle). Writes gpu_rllib_learner.{csv,md} and p
 from __future__ import annotations
 
 import argparse
-import copy
 import cProfile
 import io
 import os
@@ -94,21 +93,12 @@ def filled_replay(config, batch_T: int, rng: np.random.Generator, episodes: int)
 
 
 def bare_update(learner, config):
-    """``PixelUpdate`` with copies of the learner's nets and its settings (as tests/test_pixel_update.py)."""
+    """``PixelUpdate`` with copies of the learner's nets and its settings."""
     from ray.rllib.core import DEFAULT_MODULE_ID
 
-    from smac_rllib.losses import ObjectiveSettings
-    from smac_rllib.pixel_update import OptimSettings, PixelUpdate
+    from smac_rllib.pixel_update import PixelUpdate
 
-    module = learner.module[DEFAULT_MODULE_ID].unwrapped()
-    update = PixelUpdate(
-        copy.deepcopy(module.world_model), copy.deepcopy(module.actor), copy.deepcopy(module.qf), module.log_alpha.detach(),
-        settings=module.settings, objective=ObjectiveSettings.from_config(config),
-        optim=OptimSettings(config.world_model_lr, config.actor_lr, config.critic_lr, config.alpha_lr, config.pixel_grad_clip,
-                            config.tau, config.gamma),
-        target_entropy=float(learner.target_entropy[DEFAULT_MODULE_ID]),
-    )
-    return update.to(module.log_alpha.device)
+    return PixelUpdate.like(learner.module[DEFAULT_MODULE_ID].unwrapped(), config, float(learner.target_entropy[DEFAULT_MODULE_ID]))
 
 
 def run_size(args, batch_B: int, batch_T: int, device: str) -> tuple[list[dict], str]:

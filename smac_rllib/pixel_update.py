@@ -184,6 +184,20 @@ class PixelUpdate(nn.Module):
         self.optimizers["alpha"] = adam([self.log_alpha], lr=optim.alpha_lr)  # the learner's Adam (smac_rllib/optim.py)
         self.scaler = None  # fp16: a GradScaler, made on the first step's device
 
+    @classmethod
+    def like(cls, module, config, target_entropy: float) -> "PixelUpdate":
+        """The same update as the RLlib learner of ``module`` (a pixel SMAC RLModule): copies of its nets, target
+        critics and alpha, ``config``'s objective and optimizer settings (tests and benchmarks compare the two)."""
+        update = cls(
+            copy.deepcopy(module.world_model), copy.deepcopy(module.actor), copy.deepcopy(module.qf), module.log_alpha.detach(),
+            settings=module.settings, objective=losses.ObjectiveSettings.from_config(config),
+            optim=OptimSettings(config.world_model_lr, config.actor_lr, config.critic_lr, config.alpha_lr,
+                                config.pixel_grad_clip, config.tau, config.gamma),
+            target_entropy=target_entropy,
+        )
+        update.target_qf.load_state_dict(module.target_qf.state_dict())
+        return update.to(module.log_alpha.device)
+
     def step(self, batch: dict) -> dict:
         device = self.log_alpha.device
         if self.settings.autocast == "fp16" and self.scaler is None:

@@ -3,7 +3,6 @@ and benchmarkable without Ray (the GPU device has no ray, dm_control or gymnasiu
 
 from __future__ import annotations
 
-import copy
 import csv
 import math
 import subprocess
@@ -14,8 +13,7 @@ import torch
 from ray.rllib.core import DEFAULT_MODULE_ID
 from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
 
-from smac_rllib.losses import ObjectiveSettings
-from smac_rllib.pixel_update import OptimSettings, PixelUpdate
+from smac_rllib.pixel_update import PixelUpdate
 from tests.test_smac_pixels import SPACES, fake_sequences, pixel_config
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,14 +23,7 @@ def test_one_update_through_rllib_equals_pixel_update():
     config = pixel_config(num_particles=4)
     learner = config.build_learner(spaces=SPACES)
     module = learner.module[DEFAULT_MODULE_ID].unwrapped()
-    pure = PixelUpdate(
-        copy.deepcopy(module.world_model), copy.deepcopy(module.actor), copy.deepcopy(module.qf), module.log_alpha.detach(),
-        settings=module.settings, objective=ObjectiveSettings.from_config(config),
-        optim=OptimSettings(config.world_model_lr, config.actor_lr, config.critic_lr, config.alpha_lr, config.pixel_grad_clip,
-                            config.tau, config.gamma),
-        target_entropy=float(learner.target_entropy[DEFAULT_MODULE_ID]),
-    )
-    pure.target_qf.load_state_dict(module.target_qf.state_dict())
+    pure = PixelUpdate.like(module, config, float(learner.target_entropy[DEFAULT_MODULE_ID]))
     before = {k: v.detach().clone() for k, v in module.state_dict().items()}
     data = fake_sequences()
     for step in range(2):  # two updates: Adam's moments and the target critics carry over
