@@ -25,6 +25,7 @@ import pytest
 
 from smac_rllib.cli.errors import UserError
 from smac_rllib.cli.main import main
+from tests.tune_state import wait_until_snapshot_has
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "tests" / "data" / "tiny.yaml"
@@ -315,12 +316,8 @@ def run(tmp_path_factory):
                 checkpointed = (os.path.dirname(line.split()[-1]), time.time())
                 break
         assert checkpointed, "".join(first_out)
-        states = storage / "cli-tiny"
-        while time.time() < checkpointed[1] + 20:  # until the experiment snapshot knows that checkpoint
-            snapshot = glob.glob(str(states / "experiment_state-*.json"))
-            if snapshot and os.path.getmtime(snapshot[0]) > checkpointed[1]:
-                break
-            time.sleep(0.2)
+        known = wait_until_snapshot_has(storage / "cli-tiny", os.path.join(checkpointed[0], "checkpoint_000001"))
+        assert known, ("Tune's snapshot never recorded the 2nd checkpoint", "".join(first_out))
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=60)

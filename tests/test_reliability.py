@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from smac_rllib.cli.main import main
+from tests.tune_state import snapshot_checkpoints, wait_until_snapshot_has
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "tests" / "data" / "tiny.yaml"
@@ -93,17 +94,6 @@ def _files_containing(root: str, needle: bytes) -> list[str]:
     return hits
 
 
-def _snapshot_checkpoint(exp_dir: Path) -> str:
-    """The checkpoint that Tune's newest experiment snapshot records for the (only) trial: what `--resume` restores."""
-    import pickle
-
-    snapshot = max(glob.glob(str(exp_dir / "experiment_state-*.json")), key=os.path.getmtime)
-    with open(snapshot) as f:
-        metadata = json.loads(json.load(f)["trial_data"][0][1])
-    manager = pickle.loads(bytes.fromhex(metadata["checkpoint_manager"]["value"]))  # Tune's own pickle, our own run
-    return os.path.normpath(manager.latest_checkpoint_result.checkpoint.path)
-
-
 @pytest.fixture(scope="module")
 def killed(tmp_path_factory):
     """`rllib train file tiny.yaml --wandb` with a fake key, Ray and the system temp dir in private directories;
@@ -130,11 +120,8 @@ def killed(tmp_path_factory):
             if time.time() > deadline:
                 break
         assert checkpointed, "".join(out)
-        while time.time() < checkpointed[1] + 20:  # until the experiment snapshot knows that checkpoint
-            snapshot = glob.glob(str(storage / "cli-tiny" / "experiment_state-*.json"))
-            if snapshot and os.path.getmtime(snapshot[0]) > checkpointed[1]:
-                break
-            time.sleep(0.2)
+        known = wait_until_snapshot_has(storage / "cli-tiny", os.path.join(checkpointed[0], "checkpoint_000001"))
+        assert known, ("Tune's snapshot never recorded the 2nd checkpoint", "".join(out))
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=60)
@@ -148,7 +135,7 @@ def killed(tmp_path_factory):
     # one loses its marker, and so does every newer one, so the newest complete checkpoint is older than it.
     from smac_rllib.cli.checkpoints import incomplete_reason
 
-    newest = _snapshot_checkpoint(storage / "cli-tiny")
+    (newest,) = snapshot_checkpoints(storage / "cli-tiny")
     on_disk = sorted(os.path.normpath(c) for c in glob.glob(os.path.join(trial_dir, "checkpoint_0*")))
     older = [c for c in on_disk if c < newest and incomplete_reason(c) is None]
     assert older and newest in on_disk, (newest, on_disk, "".join(out))
