@@ -130,6 +130,7 @@ class Losses(NamedTuple):
     entropy_B: torch.Tensor
     cond_entropy_B: torch.Tensor
     alpha_value: torch.Tensor
+    mlmc_delta_L1_B: torch.Tensor | None = None  # Eq. (7)'s level terms when entropy_B is their sum (for metrics)
 
 
 def soft_td_target(fwd_out: dict, reward_next_B, terminated_next_B, *, alpha, discount_B, settings: ObjectiveSettings) -> torch.Tensor:
@@ -156,13 +157,18 @@ def soft_actor_critic_losses(
     target_B = soft_td_target(fwd_out, reward_next_B, terminated_next_B, alpha=alpha, discount_B=discount_B, settings=settings)
     critic = critic_loss(fwd_out[Q_PRED], target_B, kind=settings.critic_loss)
     log_w_K1_B = fwd_out[LOG_W]
-    entropy_B = settings.entropy(log_w_K1_B)  # H~ of Eq. (6)/(7)
+    mlmc_delta_L1_B = None
+    if settings.estimator == "mlmc" and log_w_K1_B.shape[0] > 1:  # kept for loss_metrics: not computed twice
+        mlmc_delta_L1_B = estimators.mlmc_level_terms(log_w_K1_B, average_level0=settings.mlmc_average_level0)
+        entropy_B = mlmc_delta_L1_B.sum(dim=0)  # H~ of Eq. (7), as estimators.mlmc_entropy
+    else:
+        entropy_B = settings.entropy(log_w_K1_B)  # H~ of Eq. (6)/(7)
     cond_entropy_B = estimators.conditional_entropy(log_w_K1_B)
     actor = actor_loss(
         fwd_out[Q_PI], entropy_B, alpha=alpha, beta=settings.beta, conditional_entropy_B=cond_entropy_B, beta_scale=settings.beta_scale
     )  # Eq. (11)
     temperature = alpha_loss(log_alpha, entropy_B, target_entropy=target_entropy)
-    return Losses(critic, actor, temperature, target_B, entropy_B, cond_entropy_B, alpha)
+    return Losses(critic, actor, temperature, target_B, entropy_B, cond_entropy_B, alpha, mlmc_delta_L1_B)
 
 
 @torch.no_grad()
@@ -187,7 +193,9 @@ def loss_metrics(fwd_out: dict, out: Losses, *, target_entropy: float, num_parti
         "estimator/num_particles": torch.tensor(float(num_particles)),
     }
     if settings.estimator == "mlmc" and num_particles > 0:
-        levels = estimators.mlmc_level_terms(fwd_out[LOG_W], average_level0=settings.mlmc_average_level0)
+        levels = out.mlmc_delta_L1_B
+        if levels is None:
+            levels = estimators.mlmc_level_terms(fwd_out[LOG_W], average_level0=settings.mlmc_average_level0)
         for level, delta_B in enumerate(levels):
             metrics[f"estimator/mlmc_delta_level{level}"] = delta_B.mean()  # Eq. (7) residuals
     return {k: v.detach() for k, v in metrics.items()}  # no graph kept alive by a metric
