@@ -5,8 +5,9 @@ side with ``PixelUpdate`` (the pure-torch update of the same math, equal in test
     python benchmarks/gpu_rllib_learner.py --device cpu --preset tiny --sizes 4x8 --num-particles 4 --iters 2 --warmup 1
 
 Measured on an H100 (benchmarks/results/gpu/README.md): 0.154 s per update bare, 0.30 s through RLlib inside the async
-loop, at 26% GPU utilization. This script separates the causes, in one process, interleaved (one update of each mode
-per round), with ``torch.cuda.synchronize()`` around every timed update:
+loop, at 26% GPU utilization; in session 2, 0.18 s bare and 0.195 s through ``Learner.update`` in this script. It
+separates the causes, in one process. The first four modes are interleaved (one update of each mode per round), with
+``torch.cuda.synchronize()`` around every timed update:
 
 - ``bare``: ``PixelUpdate.step`` on a batch already on the device (gpu_learner.py's number);
 - ``bare + h2d``: the same, the uint8 batch copied from host numpy first (what a learner must do);
@@ -15,6 +16,15 @@ per round), with ``torch.cuda.synchronize()`` around every timed update:
   clipping, fused Adam, Polyak);
 - ``rllib + replay``: ``sample_train_batch`` from a filled sequence replay, then ``rllib`` (the sync loop's learner
   step; the async loop runs the sampling on its staging thread instead).
+
+Then, as its own block after the interleaved rounds (not interleaved: its updates run back to back):
+
+- ``rllib async threads``: the same learner and filled replay, the updates run by the learner's own stager and update
+  threads exactly as in a live run (``ReplayLearnerMixin``: ``async_attach_replay``, ``async_grant``, ``async_wait``),
+  no env runners and no driver loop. ``--warmup`` updates are granted and waited for first (the threads start then),
+  then ``--iters`` updates are granted at once; its time is the wall time of those ``--iters`` updates (synchronized
+  at the end) / ``--iters``, a mean, not a median. It separates the in-process threading and staging cost from the
+  env runners' CPU contention. The threads are stopped (``async_stop``) before the profile.
 
 Then cProfile of ``--profile-iters`` ``rllib`` updates: the top functions by own time, written to ``profile.txt`` (the
 host-side work that keeps the GPU idle). Writes gpu_rllib_learner.{csv,md} and profile.txt under ``--out``.
@@ -42,7 +52,8 @@ from report import write_csv  # noqa: E402
 
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 ACTION_DIM = 6  # cheetah-run
-MODES = ("bare", "bare + h2d", "rllib", "rllib + replay")
+MODES = ("bare", "bare + h2d", "rllib", "rllib + replay")  # interleaved
+THREADS_MODE = "rllib async threads"  # its own block, after the interleaved rounds
 
 
 def spaces():
@@ -101,6 +112,39 @@ def bare_update(learner, config):
     return PixelUpdate.like(learner.module[DEFAULT_MODULE_ID].unwrapped(), config, float(learner.target_entropy[DEFAULT_MODULE_ID]))
 
 
+def async_threads_s_per_update(learner, replay, args, device: str) -> float:
+    """Seconds per update when the learner's own stager + update threads run them (as in a live async run).
+
+    ``args.warmup`` updates first (the threads start with the first grant), then ``args.iters`` granted at once and
+    timed to the last one's end. The threads are stopped before returning, and the learner is put back in the
+    synchronous mode (device metrics flushed after every update), so the profile that follows sees the same
+    ``Learner.update`` as before this mode existed.
+    """
+    counters = {"env_steps_stored": replay.get_num_timesteps(), "env_steps_lifetime": 10**6}
+
+    def run(total: int) -> None:
+        learner.async_grant(granted_updates=total, **counters)
+        progress = learner.async_wait(total)  # re-raises an error of the threads
+        if progress["updates_done"] < total:
+            raise RuntimeError(f"async threads stopped after {progress['updates_done']} of {total} updates")
+
+    learner.async_attach_replay(replay)
+    try:
+        run(args.warmup)
+        if device == "cuda":
+            torch.cuda.synchronize()
+        start = time.perf_counter()
+        run(args.warmup + args.iters)
+        if device == "cuda":
+            torch.cuda.synchronize()
+        elapsed = time.perf_counter() - start
+    finally:
+        learner.async_stop()
+    learner.async_results()  # flushes the threads' device metrics into the logger and reduces them
+    learner._async = False  # back to the synchronous loop's per-update flush for the profile
+    return elapsed / args.iters
+
+
 def run_size(args, batch_B: int, batch_T: int, device: str) -> tuple[list[dict], str]:
     from ray.rllib.core import DEFAULT_MODULE_ID
     from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
@@ -139,9 +183,11 @@ def run_size(args, batch_B: int, batch_T: int, device: str) -> tuple[list[dict],
             if rep >= args.warmup:
                 times[mode].append(time.perf_counter() - start)
     learner.metrics.reduce()
+    threads_s = async_threads_s_per_update(learner, replay, args, device)
     base = statistics.median(times["bare"])
-    rows = [dict(size=f"{batch_B}x{batch_T}", mode=mode, s_per_update=round(statistics.median(t), 5),
-                 ratio_to_bare=round(statistics.median(t) / base, 3)) for mode, t in times.items()]
+    medians = {mode: statistics.median(t) for mode, t in times.items()} | {THREADS_MODE: threads_s}
+    rows = [dict(size=f"{batch_B}x{batch_T}", mode=mode, s_per_update=round(s, 5), ratio_to_bare=round(s / base, 3))
+            for mode, s in medians.items()]
 
     profile = cProfile.Profile()
     profile.enable()
@@ -187,6 +233,9 @@ def main(argv: list[str] | None = None) -> None:
              f"Command: `python benchmarks/gpu_rllib_learner.py {' '.join(argv if argv is not None else sys.argv[1:])}`", "",
              f"Device: {name}, torch {torch.__version__}; preset `{args.preset}`, K={args.num_particles} {args.particle_mode}, "
              f"{args.warmup} warm-up + {args.iters} timed rounds, modes interleaved, medians; synchronous timing.", "",
+             f"`{THREADS_MODE}` is its own block after the interleaved rounds: the learner's stager + update threads "
+             f"(as in a live async run, no env runners); after warm-up ({args.warmup} updates), {args.iters} updates granted "
+             f"at once; wall time / {args.iters} (a mean), synchronized at the end.", "",
              "| B x T | mode | s / update | ratio to bare |", "|---|---|---|---|"]
     lines += [f"| {r['size']} | {r['mode']} | {r['s_per_update']} | {r['ratio_to_bare']} |" for r in rows]
     (args.out / "gpu_rllib_learner.md").write_text("\n".join(lines) + "\n")

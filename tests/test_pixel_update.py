@@ -66,13 +66,16 @@ def test_gpu_learner_benchmark_runs_on_cpu_without_ray(tmp_path):
 
 
 def test_rllib_learner_overhead_benchmark_runs_on_cpu(tmp_path):
-    """benchmarks/gpu_rllib_learner.py (the next device plan's probe of RLlib's overhead) at tiny sizes: every mode."""
+    """benchmarks/gpu_rllib_learner.py (the device plan's probe of RLlib's overhead) at tiny sizes: every mode, the
+    learner's own async stager + update threads included."""
     proc = subprocess.run(
         [sys.executable, "benchmarks/gpu_rllib_learner.py", "--device", "cpu", "--preset", "tiny", "--sizes", "4x8",
          "--num-particles", "4", "--iters", "1", "--warmup", "1", "--profile-iters", "1", "--out", str(tmp_path)],
         cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = list(csv.DictReader(open(tmp_path / "gpu_rllib_learner.csv")))
-    assert [r["mode"] for r in rows] == ["bare", "bare + h2d", "rllib", "rllib + replay"]
-    assert all(float(r["s_per_update"]) > 0 for r in rows) and float(rows[0]["ratio_to_bare"]) == 1.0
+    assert [r["mode"] for r in rows] == ["bare", "bare + h2d", "rllib", "rllib + replay", "rllib async threads"]
+    assert all(math.isfinite(float(r["s_per_update"])) and float(r["s_per_update"]) > 0 for r in rows)
+    assert float(rows[0]["ratio_to_bare"]) == 1.0
+    assert "| 4x8 | rllib async threads |" in (tmp_path / "gpu_rllib_learner.md").read_text()
     assert "run_backward" in (tmp_path / "profile.txt").read_text()

@@ -1,0 +1,85 @@
+"""``_start_stack_sampler`` (smac_rllib/algorithms/replay_learner.py, on with ``SMAC_PROFILE_THREADS``): in a
+process with a busy named thread, the file it writes has that thread's section with its busy function on top, and
+no section for the sampler itself."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCE = ROOT / "smac_rllib" / "algorithms" / "replay_learner.py"
+
+# The function is compiled from replay_learner.py's own source (its nodes keep their file and line numbers):
+# importing the module pulls in torch and Ray (~7 s on a small machine), and the sampler needs neither.
+CHILD = r'''
+import ast, collections, os, sys, threading, time
+
+source, out_dir = sys.argv[1], sys.argv[2]
+tree = ast.parse(open(source).read(), source)
+wanted = [n for n in tree.body
+          if (isinstance(n, ast.FunctionDef) and n.name == "_start_stack_sampler")
+          or (isinstance(n, ast.Assign) and any(getattr(t, "id", None) == "_SAMPLER_STARTED" for t in n.targets))]
+assert len(wanted) == 2, wanted
+ns = {"__name__": "replay_learner_sampler", "collections": collections, "os": os, "threading": threading, "time": time}
+exec(compile(ast.Module(body=wanted, type_ignores=[]), source, "exec"), ns)
+
+
+def busy_work():
+    x = 0
+    while True:
+        for i in range(1000):
+            x += i * i
+
+
+threading.Thread(target=busy_work, name="busy-thread", daemon=True).start()
+ns["_start_stack_sampler"](out_dir, interval_s=0.002, every_s=0.2)
+ns["_start_stack_sampler"](out_dir, interval_s=0.002, every_s=0.2)  # a second call starts no second sampler
+time.sleep(1.0)
+sampler_threads = [t.name for t in threading.enumerate() if t.name == "smac-stack-sampler"]
+assert sampler_threads == ["smac-stack-sampler"], sampler_threads
+
+# The sampler rewrites the file in place every 0.2 s: leave just after a complete write, never during one.
+path = os.path.join(out_dir, f"stacks-{os.getpid()}.txt")
+stamp = lambda: os.stat(path).st_mtime_ns if os.path.exists(path) else None
+before, deadline = stamp(), time.time() + 10
+while time.time() < deadline:
+    if stamp() != before:
+        text = open(path).read()
+        if text.endswith("\n") and "## thread busy-thread:" in text:
+            break
+    time.sleep(0.005)
+print(os.getpid(), flush=True)
+os._exit(0)
+'''
+
+
+def sections(text: str) -> dict[str, list[str]]:
+    """{thread heading (the text after "## thread " up to the colon): its lines}."""
+    out: dict[str, list[str]] = {}
+    current = None
+    for line in text.splitlines():
+        if line.startswith("## thread "):
+            current = line[len("## thread "):].rsplit(":", 1)[0]
+            out[current] = []
+        elif current is not None and line.strip():
+            out[current].append(line)
+    return out
+
+
+def test_stack_sampler_records_a_busy_thread_and_not_itself(tmp_path):
+    proc = subprocess.run([sys.executable, "-c", CHILD, str(SOURCE), str(tmp_path)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    pid = int(proc.stdout.split()[0])
+    files = list(tmp_path.glob("stacks-*.txt"))
+    assert [f.name for f in files] == [f"stacks-{pid}.txt"]
+    found = sections(files[0].read_text())
+    assert "busy-thread" in found, found.keys()
+    top = found["busy-thread"][:3]
+    assert any(line.split()[-1] == "busy_work" for line in top), top
+    share = float(found["busy-thread"][0].split()[0])
+    assert 0 < share <= 1
+    assert not any(name.startswith("smac-stack-sampler") for name in found), found.keys()
+    assert "MainThread" in found  # the other threads are sampled too
