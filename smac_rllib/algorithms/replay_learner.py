@@ -57,7 +57,8 @@ class DeviceMetrics:
         host = {}
         if tensors:
             device = tensors[0][1].device
-            stacked = torch.stack([v.float().reshape(()).to(device) for _, v in tensors])
+            stacked = torch.stack([v if v.dtype == torch.float32 and v.dim() == 0 and v.device == device
+                                   else v.float().reshape(()).to(device) for _, v in tensors])  # most are: no extra ops
             host = dict(zip((i for i, _ in tensors), stacked.cpu().tolist()))  # the one device -> host copy
         for i, (kind, key, value, log_kwargs) in enumerate(rows):
             value = host.get(i, value)
