@@ -3,6 +3,7 @@ side with ``PixelUpdate`` (the pure-torch update of the same math, equal in test
 
     python benchmarks/gpu_rllib_learner.py --out $OUT/rllib                  # on the device (needs the Ray bundle)
     python benchmarks/gpu_rllib_learner.py --device cpu --preset tiny --sizes 4x8 --num-particles 4 --iters 2 --warmup 1
+    python benchmarks/gpu_rllib_learner.py --iters 20 --render-procs 0,14 --out $OUT/rllib    # alone, then beside 14 renderers
 
 Measured on an H100 (benchmarks/results/gpu/README.md): 0.154 s per update bare, 0.30 s through RLlib inside the async
 loop, at 26% GPU utilization; in session 2, 0.18 s bare and 0.195 s through ``Learner.update`` in this script. It
@@ -26,8 +27,19 @@ Then, as its own block after the interleaved rounds (not interleaved: its update
   at the end) / ``--iters``, a mean, not a median. It separates the in-process threading and staging cost from the
   env runners' CPU contention. The threads are stopped (``async_stop``) before the profile.
 
-Then cProfile of ``--profile-iters`` ``rllib`` updates: the top functions by own time, written to ``profile.txt`` (the
-host-side work that keeps the GPU idle). Writes gpu_rllib_learner.{csv,md} and profile.txt under ``--out``.
+With ``--render-procs N`` (default 0), N processes beside the learner render cheetah-run the way an env runner
+does, without Ray (``render_loop``: our ``DMCEnv`` from ``make_env``, 64x64 pixels, action repeat 2, random actions,
+a frame per agent step, MUJOCO_GL=egl unless set). They start before the timed section, every one has rendered a
+frame before it begins, and they are stopped after it; their total frames/s over the timed section (its warm-up rounds
+and the threads block included) is the ``renderer_frames_per_s`` column, and the GL vendor / renderer they report is in the md
+header. On the device EGL is NVIDIA's, so each renderer holds a GL context on the learner's GPU: does GL rendering
+there slow the update's many small kernels? A comma list (``--render-procs 0,14``) runs the whole timed section (the
+interleaved modes and ``rllib async threads``) once per value on the same learner, in one process, side by side;
+``ratio_to_bare`` is to the same block's ``bare``.
+
+Then cProfile of ``--profile-iters`` ``rllib`` updates (no renderers): the top functions by own time, written to
+``profile.txt`` (the host-side work that keeps the GPU idle). Writes gpu_rllib_learner.{csv,md} and profile.txt under
+``--out``.
 """
 
 from __future__ import annotations
@@ -35,11 +47,14 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import multiprocessing as mp
 import os
 import pstats
+import queue
 import statistics
 import sys
 import time
+import traceback
 from pathlib import Path
 
 import numpy as np
@@ -54,6 +69,127 @@ os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 ACTION_DIM = 6  # cheetah-run
 MODES = ("bare", "bare + h2d", "rllib", "rllib + replay")  # interleaved
 THREADS_MODE = "rllib async threads"  # its own block, after the interleaved rounds
+RENDER_ENV = "dmc/cheetah-run"
+RENDER_ENV_CONFIG = {"from_pixels": True, "image_size": 64, "action_repeat": 2}  # tuned_examples/smac_pixels.yaml's
+
+
+def render_loop(index: int, frames, ready, parent_pid: int) -> None:
+    """One renderer process: what an env runner does for the pixel run, without Ray and without a policy.
+
+    Steps ``RENDER_ENV`` with uniform random actions forever (resetting at episode ends), one 64x64 frame rendered
+    per agent step, counted into ``frames[index]``. Puts ``(index, "ok", gl)`` on ``ready`` after its first frame
+    (``gl``: the GL vendor / renderer of its context), or ``(index, "error", traceback)``. Ends when its parent has
+    gone (a killed benchmark leaves no renderer behind); the parent normally terminates it.
+    """
+    os.environ.setdefault("MUJOCO_GL", "egl")  # before dm_control is imported (smac_rllib.envs does the same)
+    if os.environ["MUJOCO_GL"] in ("egl", "osmesa"):
+        os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
+    try:
+        if "torch" in sys.modules:  # spawn re-imports this script, and with it torch; a runner has one thread
+            sys.modules["torch"].set_num_threads(1)
+        from smac_rllib.envs import make_env
+
+        env = make_env(RENDER_ENV, {**RENDER_ENV_CONFIG, "seed": index})
+        rng = np.random.default_rng(index)
+        env.reset()
+        frames[index] += 1
+        ready.put((index, "ok", gl_strings(env)))
+        low, high, shape = env.action_space.low, env.action_space.high, env.action_space.shape
+        while os.getppid() == parent_pid:
+            _, _, terminated, truncated, _ = env.step(rng.uniform(low, high, shape).astype(np.float32))
+            frames[index] += 1
+            if terminated or truncated:
+                env.reset()
+                frames[index] += 1
+    except BaseException:
+        ready.put((index, "error", traceback.format_exc()))
+        raise
+
+
+def gl_strings(env) -> str:
+    """GL_VENDOR / GL_RENDERER of the env's GL context (which GPU or software renderer draws the frames)."""
+    try:
+        from OpenGL import GL
+
+        with env.physics.contexts.gl.make_current() as ctx:
+            return " / ".join(ctx.call(GL.glGetString, name).decode() for name in (GL.GL_VENDOR, GL.GL_RENDERER))
+    except Exception as err:  # noqa: BLE001 -- informative only
+        return f"unknown ({type(err).__name__}: {err})"
+
+
+class Renderers:
+    """``n`` ``render_loop`` processes (multiprocessing 'spawn'), started and stopped by ``with``.
+
+    On entry, waits until every one has rendered its first frame (or raises, naming the one that died or failed,
+    after at most ``start_timeout_s``). ``frames()`` is their total frame count so far; ``check_alive()`` raises if
+    one has died since.
+    """
+
+    def __init__(self, n: int, start_timeout_s: float):
+        self.n, self.start_timeout_s = n, start_timeout_s
+        self.gl: set[str] = set()
+        self._procs: list = []
+
+    def __enter__(self) -> Renderers:
+        if self.n == 0:
+            return self
+        ctx = mp.get_context("spawn")
+        self._frames = ctx.RawArray("q", self.n)  # each renderer writes its own slot only
+        ready = ctx.Queue()
+        self._procs = [ctx.Process(target=render_loop, args=(i, self._frames, ready, os.getpid()), daemon=True,
+                                   name=f"renderer-{i}") for i in range(self.n)]
+        try:
+            for proc in self._procs:
+                proc.start()
+            self._wait_ready(ready)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _wait_ready(self, ready) -> None:
+        start, pending = time.perf_counter(), set(range(self.n))
+        while pending:
+            try:
+                index, status, detail = ready.get(timeout=0.5)
+            except queue.Empty:
+                dead = [(i, self._procs[i].exitcode) for i in sorted(pending) if self._procs[i].exitcode is not None]
+                if dead:
+                    raise RuntimeError(f"renderer {dead[0][0]} died (exit code {dead[0][1]}) before its first frame; "
+                                       f"{len(pending)} of {self.n} renderers had not rendered one") from None
+                if time.perf_counter() - start > self.start_timeout_s:
+                    raise TimeoutError(f"{len(pending)} of {self.n} renderers had not rendered a frame after "
+                                       f"{self.start_timeout_s:.0f} s (--render-start-timeout)") from None
+                continue
+            if status != "ok":
+                raise RuntimeError(f"renderer {index} failed before its first frame:\n{detail}")
+            pending.discard(index)
+            self.gl.add(detail)
+        print(f"{self.n} renderers ready in {time.perf_counter() - start:.1f} s; GL: {'; '.join(sorted(self.gl))}",
+              flush=True)
+
+    def frames(self) -> int:
+        return sum(self._frames) if self.n else 0
+
+    def check_alive(self) -> None:
+        dead = [(p.name, p.exitcode) for p in self._procs if p.exitcode is not None]
+        if dead:
+            raise RuntimeError(f"{len(dead)} of {self.n} renderers died during the timed section, e.g. {dead[0][0]} "
+                               f"with exit code {dead[0][1]}: their frames/s would be wrong")
+
+    def stop(self) -> None:
+        for proc in self._procs:
+            if proc.is_alive():
+                proc.terminate()
+        for proc in self._procs:
+            proc.join(timeout=10)
+            if proc.is_alive():
+                proc.kill()
+                proc.join(timeout=10)
+        self._procs = []
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
 
 
 def spaces():
@@ -121,12 +257,14 @@ def async_threads_s_per_update(learner, replay, args, device: str) -> float:
     ``Learner.update`` as before this mode existed.
     """
     counters = {"env_steps_stored": replay.get_num_timesteps(), "env_steps_lifetime": 10**6}
+    done_before = learner.async_progress()["updates_done"]  # > 0 when an earlier --render-procs block ran them
 
-    def run(total: int) -> None:
+    def run(count: int) -> None:
+        total = done_before + count  # the grant and the wait count the learner's updates since it was built
         learner.async_grant(granted_updates=total, **counters)
         progress = learner.async_wait(total)  # re-raises an error of the threads
         if progress["updates_done"] < total:
-            raise RuntimeError(f"async threads stopped after {progress['updates_done']} of {total} updates")
+            raise RuntimeError(f"async threads stopped after {progress['updates_done'] - done_before} of {count} updates")
 
     learner.async_attach_replay(replay)
     try:
@@ -145,7 +283,7 @@ def async_threads_s_per_update(learner, replay, args, device: str) -> float:
     return elapsed / args.iters
 
 
-def run_size(args, batch_B: int, batch_T: int, device: str) -> tuple[list[dict], str]:
+def run_size(args, batch_B: int, batch_T: int, device: str) -> tuple[list[dict], str, dict[int, str]]:
     from ray.rllib.core import DEFAULT_MODULE_ID
     from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
 
@@ -171,23 +309,32 @@ def run_size(args, batch_B: int, batch_T: int, device: str) -> tuple[list[dict],
         "rllib": lambda: rllib_step(data),
         "rllib + replay": lambda: rllib_step(sample_train_batch(replay, config, num_learners_served=1)),
     }
-    times = {mode: [] for mode in steps}
-    for rep in range(args.warmup + args.iters):
-        for mode, step in steps.items():
-            if device == "cuda":
-                torch.cuda.synchronize()
-            start = time.perf_counter()
-            step()
-            if device == "cuda":
-                torch.cuda.synchronize()
-            if rep >= args.warmup:
-                times[mode].append(time.perf_counter() - start)
-    learner.metrics.reduce()
-    threads_s = async_threads_s_per_update(learner, replay, args, device)
-    base = statistics.median(times["bare"])
-    medians = {mode: statistics.median(t) for mode, t in times.items()} | {THREADS_MODE: threads_s}
-    rows = [dict(size=f"{batch_B}x{batch_T}", mode=mode, s_per_update=round(s, 5), ratio_to_bare=round(s / base, 3))
-            for mode, s in medians.items()]
+    rows, gl = [], {}
+    for render_procs in args.render_procs:
+        with Renderers(render_procs, args.render_start_timeout) as renderers:
+            frames_start, section_start = renderers.frames(), time.perf_counter()
+            times = {mode: [] for mode in steps}
+            for rep in range(args.warmup + args.iters):
+                for mode, step in steps.items():
+                    if device == "cuda":
+                        torch.cuda.synchronize()
+                    start = time.perf_counter()
+                    step()
+                    if device == "cuda":
+                        torch.cuda.synchronize()
+                    if rep >= args.warmup:
+                        times[mode].append(time.perf_counter() - start)
+            learner.metrics.reduce()
+            threads_s = async_threads_s_per_update(learner, replay, args, device)
+            frames_per_s = (renderers.frames() - frames_start) / (time.perf_counter() - section_start)
+            renderers.check_alive()
+            if render_procs:
+                gl[render_procs] = "; ".join(sorted(renderers.gl))
+        base = statistics.median(times["bare"])
+        medians = {mode: statistics.median(t) for mode, t in times.items()} | {THREADS_MODE: threads_s}
+        rows += [dict(size=f"{batch_B}x{batch_T}", mode=mode, render_procs=render_procs, s_per_update=round(s, 5),
+                      ratio_to_bare=round(s / base, 3), renderer_frames_per_s=round(frames_per_s, 1))
+                 for mode, s in medians.items()]
 
     profile = cProfile.Profile()
     profile.enable()
@@ -198,7 +345,18 @@ def run_size(args, batch_B: int, batch_T: int, device: str) -> tuple[list[dict],
     profile.disable()
     out = io.StringIO()
     pstats.Stats(profile, stream=out).sort_stats("tottime").print_stats(30)
-    return rows, f"## {batch_B}x{batch_T}, {args.profile_iters} rllib updates\n{out.getvalue()}"
+    return rows, f"## {batch_B}x{batch_T}, {args.profile_iters} rllib updates\n{out.getvalue()}", gl
+
+
+def render_procs_list(text: str) -> list[int]:
+    """``--render-procs``: ``N`` or a comma list ``0,14`` of counts >= 0."""
+    try:
+        values = [int(x) for x in text.split(",")]
+    except ValueError:
+        values = []
+    if not values or min(values) < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a count >= 0 or a comma list of them, e.g. 0,14")
+    return values
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -211,6 +369,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--iters", type=int, default=10)
     parser.add_argument("--profile-iters", type=int, default=5)
+    parser.add_argument("--render-procs", type=render_procs_list, default=[0],
+                        help="renderer processes beside the learner during the timed section; a comma list "
+                             "(e.g. 0,14) runs the timed section once per value on the same learner")
+    parser.add_argument("--render-start-timeout", type=float, default=180.0,
+                        help="seconds the renderers get to render their first frame")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "gpu")
     args = parser.parse_args(argv)
     if args.device == "cpu":
@@ -218,12 +381,13 @@ def main(argv: list[str] | None = None) -> None:
     import smac_rllib
 
     smac_rllib.register()
-    rows, profiles = [], []
+    rows, profiles, gl = [], [], {}
     for size in args.sizes.split(","):
         batch_B, batch_T = (int(x) for x in size.split("x"))
-        size_rows, profile = run_size(args, batch_B, batch_T, args.device)
+        size_rows, profile, size_gl = run_size(args, batch_B, batch_T, args.device)
         rows += size_rows
         profiles.append(profile)
+        gl |= size_gl
         for r in size_rows:
             print(" | ".join(f"{k}={v}" for k, v in r.items()), flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -236,8 +400,13 @@ def main(argv: list[str] | None = None) -> None:
              f"`{THREADS_MODE}` is its own block after the interleaved rounds: the learner's stager + update threads "
              f"(as in a live async run, no env runners); after warm-up ({args.warmup} updates), {args.iters} updates granted "
              f"at once; wall time / {args.iters} (a mean), synchronized at the end.", "",
-             "| B x T | mode | s / update | ratio to bare |", "|---|---|---|---|"]
-    lines += [f"| {r['size']} | {r['mode']} | {r['s_per_update']} | {r['ratio_to_bare']} |" for r in rows]
+             f"Render procs: {', '.join(map(str, args.render_procs))} (processes rendering {RENDER_ENV} 64x64 beside the "
+             "learner during the timed section, as env runners do; renderer frames/s is their total over it; the "
+             "timed section runs once per value, on the same learner).", ""]
+    lines += [f"Renderers' GL (render procs = {n}): {s}" for n, s in gl.items()] + [""] * bool(gl)
+    lines += ["| B x T | mode | render procs | s / update | ratio to bare | renderer frames/s |", "|---|---|---|---|---|---|"]
+    lines += [f"| {r['size']} | {r['mode']} | {r['render_procs']} | {r['s_per_update']} | {r['ratio_to_bare']} | "
+              f"{r['renderer_frames_per_s']} |" for r in rows]
     (args.out / "gpu_rllib_learner.md").write_text("\n".join(lines) + "\n")
     (args.out / "profile.txt").write_text("\n\n".join(profiles))
     print(f"wrote {args.out}/gpu_rllib_learner.{{csv,md}}, profile.txt")
