@@ -121,6 +121,14 @@ class ObjectiveSettings:
     def entropy(self, log_w_K1_B: torch.Tensor) -> torch.Tensor:
         return estimators.entropy_estimate(log_w_K1_B, self.estimator, mlmc_average_level0=self.mlmc_average_level0)
 
+    def entropy_and_mlmc_levels(self, log_w_K1_B: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``entropy`` and, for "mlmc" with K >= 1, the Eq. (7) level terms it is the sum of (kept for the metrics,
+        so they are not computed twice); None otherwise."""
+        if self.estimator == "mlmc" and log_w_K1_B.shape[0] > 1:
+            delta_L1_B = estimators.mlmc_level_terms(log_w_K1_B, average_level0=self.mlmc_average_level0)
+            return delta_L1_B.sum(dim=0), delta_L1_B  # = estimators.mlmc_entropy
+        return self.entropy(log_w_K1_B), None
+
 
 class Losses(NamedTuple):
     critic: torch.Tensor
@@ -157,12 +165,7 @@ def soft_actor_critic_losses(
     target_B = soft_td_target(fwd_out, reward_next_B, terminated_next_B, alpha=alpha, discount_B=discount_B, settings=settings)
     critic = critic_loss(fwd_out[Q_PRED], target_B, kind=settings.critic_loss)
     log_w_K1_B = fwd_out[LOG_W]
-    mlmc_delta_L1_B = None
-    if settings.estimator == "mlmc" and log_w_K1_B.shape[0] > 1:  # kept for loss_metrics: not computed twice
-        mlmc_delta_L1_B = estimators.mlmc_level_terms(log_w_K1_B, average_level0=settings.mlmc_average_level0)
-        entropy_B = mlmc_delta_L1_B.sum(dim=0)  # H~ of Eq. (7), as estimators.mlmc_entropy
-    else:
-        entropy_B = settings.entropy(log_w_K1_B)  # H~ of Eq. (6)/(7)
+    entropy_B, mlmc_delta_L1_B = settings.entropy_and_mlmc_levels(log_w_K1_B)  # H~ of Eq. (6)/(7)
     cond_entropy_B = estimators.conditional_entropy(log_w_K1_B)
     actor = actor_loss(
         fwd_out[Q_PI], entropy_B, alpha=alpha, beta=settings.beta, conditional_entropy_B=cond_entropy_B, beta_scale=settings.beta_scale
@@ -192,10 +195,7 @@ def loss_metrics(fwd_out: dict, out: Losses, *, target_entropy: float, num_parti
         "estimator/conditional_entropy": out.cond_entropy_B.mean(),
         "estimator/num_particles": torch.tensor(float(num_particles)),
     }
-    if settings.estimator == "mlmc" and num_particles > 0:
-        levels = out.mlmc_delta_L1_B
-        if levels is None:
-            levels = estimators.mlmc_level_terms(fwd_out[LOG_W], average_level0=settings.mlmc_average_level0)
-        for level, delta_B in enumerate(levels):
+    if out.mlmc_delta_L1_B is not None:  # estimator "mlmc" with K >= 1
+        for level, delta_B in enumerate(out.mlmc_delta_L1_B):
             metrics[f"estimator/mlmc_delta_level{level}"] = delta_B.mean()  # Eq. (7) residuals
     return {k: v.detach() for k, v in metrics.items()}  # no graph kept alive by a metric

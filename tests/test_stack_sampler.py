@@ -1,4 +1,4 @@
-"""``_start_stack_sampler`` (smac_rllib/algorithms/replay_learner.py, on with ``SMAC_PROFILE_THREADS``): in a
+"""``start_stack_sampler`` (smac_rllib/stack_sampler.py, on with ``SMAC_PROFILE_THREADS``): in a
 process with a busy named thread, the file it writes has that thread's section with its busy function on top, and
 no section for the sampler itself."""
 
@@ -9,21 +9,14 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCE = ROOT / "smac_rllib" / "algorithms" / "replay_learner.py"
 
-# The function is compiled from replay_learner.py's own source (its nodes keep their file and line numbers):
-# importing the module pulls in torch and Ray (~7 s on a small machine), and the sampler needs neither.
+# The module is standard library only: the child imports it in a moment (no torch, no Ray).
 CHILD = r'''
-import ast, collections, os, sys, threading, time
+import os, sys, threading, time
 
-source, out_dir = sys.argv[1], sys.argv[2]
-tree = ast.parse(open(source).read(), source)
-wanted = [n for n in tree.body
-          if (isinstance(n, ast.FunctionDef) and n.name == "_start_stack_sampler")
-          or (isinstance(n, ast.Assign) and any(getattr(t, "id", None) == "_SAMPLER_STARTED" for t in n.targets))]
-assert len(wanted) == 2, wanted
-ns = {"__name__": "replay_learner_sampler", "collections": collections, "os": os, "threading": threading, "time": time}
-exec(compile(ast.Module(body=wanted, type_ignores=[]), source, "exec"), ns)
+from smac_rllib.stack_sampler import start_stack_sampler
+
+out_dir = sys.argv[1]
 
 
 def busy_work():
@@ -34,8 +27,8 @@ def busy_work():
 
 
 threading.Thread(target=busy_work, name="busy-thread", daemon=True).start()
-ns["_start_stack_sampler"](out_dir, interval_s=0.002, every_s=0.2)
-ns["_start_stack_sampler"](out_dir, interval_s=0.002, every_s=0.2)  # a second call starts no second sampler
+start_stack_sampler(out_dir, interval_s=0.002, every_s=0.2)
+start_stack_sampler(out_dir, interval_s=0.002, every_s=0.2)  # a second call starts no second sampler
 time.sleep(1.0)
 sampler_threads = [t.name for t in threading.enumerate() if t.name == "smac-stack-sampler"]
 assert sampler_threads == ["smac-stack-sampler"], sampler_threads
@@ -69,7 +62,7 @@ def sections(text: str) -> dict[str, list[str]]:
 
 
 def test_stack_sampler_records_a_busy_thread_and_not_itself(tmp_path):
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(SOURCE), str(tmp_path)],
+    proc = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path)],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr[-2000:]
     pid = int(proc.stdout.split()[0])
