@@ -73,13 +73,14 @@ RENDER_ENV = "dmc/cheetah-run"
 RENDER_ENV_CONFIG = {"from_pixels": True, "image_size": 64, "action_repeat": 2}  # tuned_examples/smac_pixels.yaml's
 
 
-def render_loop(index: int, frames, ready, parent_pid: int) -> None:
+def render_loop(index: int, frames, ready, parent_pid: int, pixels: bool = True) -> None:
     """One renderer process: what an env runner does for the pixel run, without Ray and without a policy.
 
     Steps ``RENDER_ENV`` with uniform random actions forever (resetting at episode ends), one 64x64 frame rendered
     per agent step, counted into ``frames[index]``. Puts ``(index, "ok", gl)`` on ``ready`` after its first frame
     (``gl``: the GL vendor / renderer of its context), or ``(index, "error", traceback)``. Ends when its parent has
-    gone (a killed benchmark leaves no renderer behind); the parent normally terminates it.
+    gone (a killed benchmark leaves no renderer behind); the parent normally terminates it. ``pixels=False`` steps
+    the same physics with state observations and renders nothing: the runners' CPU load without their GL contexts.
     """
     os.environ.setdefault("MUJOCO_GL", "egl")  # before dm_control is imported (smac_rllib.envs does the same)
     if os.environ["MUJOCO_GL"] in ("egl", "osmesa"):
@@ -89,11 +90,12 @@ def render_loop(index: int, frames, ready, parent_pid: int) -> None:
             sys.modules["torch"].set_num_threads(1)
         from smac_rllib.envs import make_env
 
-        env = make_env(RENDER_ENV, {**RENDER_ENV_CONFIG, "seed": index})
+        env_config = {**RENDER_ENV_CONFIG, "seed": index} if pixels else {"action_repeat": 2, "seed": index}
+        env = make_env(RENDER_ENV, env_config)
         rng = np.random.default_rng(index)
         env.reset()
         frames[index] += 1
-        ready.put((index, "ok", gl_strings(env)))
+        ready.put((index, "ok", gl_strings(env) if pixels else "none (physics only, no rendering)"))
         low, high, shape = env.action_space.low, env.action_space.high, env.action_space.shape
         while os.getppid() == parent_pid:
             _, _, terminated, truncated, _ = env.step(rng.uniform(low, high, shape).astype(np.float32))
@@ -125,8 +127,8 @@ class Renderers:
     one has died since.
     """
 
-    def __init__(self, n: int, start_timeout_s: float):
-        self.n, self.start_timeout_s = n, start_timeout_s
+    def __init__(self, n: int, start_timeout_s: float, pixels: bool = True):
+        self.n, self.start_timeout_s, self.pixels = n, start_timeout_s, pixels
         self.gl: set[str] = set()
         self._procs: list = []
 
@@ -136,7 +138,7 @@ class Renderers:
         ctx = mp.get_context("spawn")
         self._frames = ctx.RawArray("q", self.n)  # each renderer writes its own slot only
         ready = ctx.Queue()
-        self._procs = [ctx.Process(target=render_loop, args=(i, self._frames, ready, os.getpid()), daemon=True,
+        self._procs = [ctx.Process(target=render_loop, args=(i, self._frames, ready, os.getpid(), self.pixels), daemon=True,
                                    name=f"renderer-{i}") for i in range(self.n)]
         try:
             for proc in self._procs:
@@ -311,7 +313,8 @@ def run_size(args, batch_B: int, batch_T: int, device: str) -> tuple[list[dict],
     }
     rows, gl = [], {}
     for render_procs in args.render_procs:
-        with Renderers(render_procs, args.render_start_timeout) as renderers:
+        count, pixels = int(render_procs.removesuffix("p")), not render_procs.endswith("p")
+        with Renderers(count, args.render_start_timeout, pixels) as renderers:
             frames_start, section_start = renderers.frames(), time.perf_counter()
             times = {mode: [] for mode in steps}
             for rep in range(args.warmup + args.iters):
@@ -328,7 +331,7 @@ def run_size(args, batch_B: int, batch_T: int, device: str) -> tuple[list[dict],
             threads_s = async_threads_s_per_update(learner, replay, args, device)
             frames_per_s = (renderers.frames() - frames_start) / (time.perf_counter() - section_start)
             renderers.check_alive()
-            if render_procs:
+            if count:
                 gl[render_procs] = "; ".join(sorted(renderers.gl))
         base = statistics.median(times["bare"])
         medians = {mode: statistics.median(t) for mode, t in times.items()} | {THREADS_MODE: threads_s}
@@ -348,14 +351,13 @@ def run_size(args, batch_B: int, batch_T: int, device: str) -> tuple[list[dict],
     return rows, f"## {batch_B}x{batch_T}, {args.profile_iters} rllib updates\n{out.getvalue()}", gl
 
 
-def render_procs_list(text: str) -> list[int]:
-    """``--render-procs``: ``N`` or a comma list ``0,14`` of counts >= 0."""
-    try:
-        values = [int(x) for x in text.split(",")]
-    except ValueError:
-        values = []
-    if not values or min(values) < 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a count >= 0 or a comma list of them, e.g. 0,14")
+def render_procs_list(text: str) -> list[str]:
+    """``--render-procs``: ``N`` or a comma list ``0,14,14p`` of counts >= 0; ``Np``: N physics-only processes
+    (``render_loop(pixels=False)``: the same stepping, no GL context, no frames rendered)."""
+    values = [x.strip() for x in text.split(",")]
+    if not all(v.removesuffix("p").isdigit() for v in values):
+        raise argparse.ArgumentTypeError(f"{text!r}: give a count >= 0 or a comma list of them, e.g. 0,14 "
+                                         "(14p: 14 physics-only processes that render nothing)")
     return values
 
 
@@ -371,7 +373,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--profile-iters", type=int, default=5)
     parser.add_argument("--render-procs", type=render_procs_list, default=[0],
                         help="renderer processes beside the learner during the timed section; a comma list "
-                             "(e.g. 0,14) runs the timed section once per value on the same learner")
+                             "(e.g. 0,14) runs the timed section once per value on the same learner; 14p: 14 physics-only "
+                             "processes (state observations, nothing rendered, no GL context)")
     parser.add_argument("--render-start-timeout", type=float, default=180.0,
                         help="seconds the renderers get to render their first frame")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "gpu")
@@ -401,7 +404,8 @@ def main(argv: list[str] | None = None) -> None:
              f"(as in a live async run, no env runners); after warm-up ({args.warmup} updates), {args.iters} updates granted "
              f"at once; wall time / {args.iters} (a mean), synchronized at the end.", "",
              f"Render procs: {', '.join(map(str, args.render_procs))} (processes rendering {RENDER_ENV} 64x64 beside the "
-             "learner during the timed section, as env runners do; renderer frames/s is their total over it; the "
+             "learner during the timed section, as env runners do; `Np`: N processes stepping the same physics with "
+             "state observations, rendering nothing; renderer frames/s is their total steps/s over it; the "
              "timed section runs once per value, on the same learner).", ""]
     lines += [f"Renderers' GL (render procs = {n}): {s}" for n, s in gl.items()] + [""] * bool(gl)
     lines += ["| B x T | mode | render procs | s / update | ratio to bare | renderer frames/s |", "|---|---|---|---|---|---|"]

@@ -67,22 +67,24 @@ def test_gpu_learner_benchmark_runs_on_cpu_without_ray(tmp_path):
 
 def test_rllib_learner_overhead_benchmark_runs_on_cpu(tmp_path):
     """benchmarks/gpu_rllib_learner.py (the device plan's probe of RLlib's overhead) at tiny sizes: every mode, the
-    learner's own async stager + update threads included, timed once alone and once beside one renderer process
-    (``--render-procs 0,1``: the device plan's test of GL rendering on the learner's GPU; Mesa EGL here)."""
+    learner's own async stager + update threads included, timed alone, beside one physics-only process and beside one
+    renderer process (``--render-procs 0,1p,1``: the device plan's test of GL rendering on the learner's GPU against
+    the runners' CPU load; Mesa EGL here)."""
     proc = subprocess.run(
         [sys.executable, "benchmarks/gpu_rllib_learner.py", "--device", "cpu", "--preset", "tiny", "--sizes", "4x8",
-         "--num-particles", "4", "--iters", "1", "--warmup", "1", "--profile-iters", "1", "--render-procs", "0,1",
+         "--num-particles", "4", "--iters", "1", "--warmup", "1", "--profile-iters", "1", "--render-procs", "0,1p,1",
          "--out", str(tmp_path)],
         cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = list(csv.DictReader(open(tmp_path / "gpu_rllib_learner.csv")))
     modes = ["bare", "bare + h2d", "rllib", "rllib + replay", "rllib async threads"]
-    assert [(r["render_procs"], r["mode"]) for r in rows] == [(n, m) for n in ("0", "1") for m in modes]
+    assert [(r["render_procs"], r["mode"]) for r in rows] == [(n, m) for n in ("0", "1p", "1") for m in modes]
     assert all(math.isfinite(float(r["s_per_update"])) and float(r["s_per_update"]) > 0 for r in rows)
-    assert float(rows[0]["ratio_to_bare"]) == 1.0 and float(rows[5]["ratio_to_bare"]) == 1.0  # each block's own bare
+    assert float(rows[0]["ratio_to_bare"]) == 1.0 and float(rows[10]["ratio_to_bare"]) == 1.0  # each block's own bare
     frames_per_s = {r["render_procs"]: float(r["renderer_frames_per_s"]) for r in rows}
     assert frames_per_s["0"] == 0.0 and math.isfinite(frames_per_s["1"]) and frames_per_s["1"] > 0  # it really rendered
+    assert frames_per_s["1p"] > frames_per_s["1"]  # physics-only steps outpace rendering ones (it rendered nothing)
     md = (tmp_path / "gpu_rllib_learner.md").read_text()
     assert "| 4x8 | rllib async threads | 0 |" in md and "| 4x8 | rllib async threads | 1 |" in md
-    assert "Renderers' GL (render procs = 1): " in md
+    assert "Renderers' GL (render procs = 1): " in md and "(render procs = 1p): none (physics only" in md
     assert "run_backward" in (tmp_path / "profile.txt").read_text()
