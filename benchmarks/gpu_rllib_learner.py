@@ -37,6 +37,12 @@ there slow the update's many small kernels? A comma list (``--render-procs 0,14`
 interleaved modes and ``rllib async threads``) once per value on the same learner, in one process, side by side;
 ``ratio_to_bare`` is to the same block's ``bare``.
 
+With ``--in-ray-task`` all of that runs in a Ray worker process (a local ``ray.init``, one task with ``num_gpus=1``
+on CUDA), as the learner does in a live run (inside the Tune trial's actor): is the update slower in a Ray worker
+process than in a plain one, with no env runners, episodes or driver loop around it? Both kinds of run write the
+process's facts to the md header (``process_facts``: CPU affinity, torch threads, the GIL switch interval, thread
+environment variables, CUDA_VISIBLE_DEVICES), so two runs side by side show what Ray changed.
+
 Then cProfile of ``--profile-iters`` ``rllib`` updates (no renderers): the top functions by own time, written to
 ``profile.txt`` (the host-side work that keeps the GPU idle). Writes gpu_rllib_learner.{csv,md} and profile.txt under
 ``--out``.
@@ -351,6 +357,46 @@ def run_size(args, batch_B: int, batch_T: int, device: str) -> tuple[list[dict],
     return rows, f"## {batch_B}x{batch_T}, {args.profile_iters} rllib updates\n{out.getvalue()}", gl
 
 
+def process_facts() -> str:
+    """What of this process could change the speed of the update's host-side work: where it runs, torch's threads,
+    the GIL switch interval, the thread-count environment variables Ray sets in its workers, the visible GPUs."""
+    env = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "CUDA_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCKING", "LP_NUM_THREADS")
+    affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return (f"pid {os.getpid()}, {affinity} CPUs in its affinity of {os.cpu_count()}, torch threads "
+            f"{torch.get_num_threads()} (interop {torch.get_num_interop_threads()}), switch interval "
+            f"{sys.getswitchinterval() * 1e3:g} ms, " + ", ".join(f"{k}={os.environ.get(k, '(unset)')}" for k in env))
+
+
+def run_size_here(args, batch_B: int, batch_T: int, device: str) -> tuple[list[dict], str, dict[int, str], str]:
+    """``run_size`` plus this process's facts; what the Ray task runs (``--in-ray-task``) and the plain run calls."""
+    if device == "cpu":
+        torch.set_num_threads(1)
+    import smac_rllib
+
+    smac_rllib.register()
+    return (*run_size(args, batch_B, batch_T, device), process_facts())
+
+
+def run_size_in_ray_task(args, batch_B: int, batch_T: int, device: str) -> tuple[list[dict], str, dict[int, str], str]:
+    """``run_size_here`` in a Ray worker process: a local ``ray.init`` and one task (``num_gpus=1`` on CUDA). The task
+    imports this file as a module (its directory on ``sys.path``), so its renderers' ``render_loop`` is picklable
+    by reference for their spawned processes."""
+    import ray
+
+    bench_dir = str(Path(__file__).resolve().parent)
+
+    def task(args, batch_B, batch_T, device):
+        sys.path.insert(0, bench_dir)
+        import gpu_rllib_learner
+
+        return gpu_rllib_learner.run_size_here(args, batch_B, batch_T, device)
+
+    if not ray.is_initialized():
+        ray.init(num_gpus=1 if device == "cuda" else 0, include_dashboard=False, log_to_driver=True)
+    remote = ray.remote(num_cpus=1, num_gpus=1 if device == "cuda" else 0, max_retries=0)(task)
+    return ray.get(remote.remote(args, batch_B, batch_T, device))
+
+
 def render_procs_list(text: str) -> list[str]:
     """``--render-procs``: ``N`` or a comma list ``0,14,14p`` of counts >= 0; ``Np``: N physics-only processes
     (``render_loop(pixels=False)``: the same stepping, no GL context, no frames rendered)."""
@@ -377,17 +423,16 @@ def main(argv: list[str] | None = None) -> None:
                              "processes (state observations, nothing rendered, no GL context)")
     parser.add_argument("--render-start-timeout", type=float, default=180.0,
                         help="seconds the renderers get to render their first frame")
+    parser.add_argument("--in-ray-task", action="store_true",
+                        help="run the learner in a Ray worker process (one task, num_gpus=1 on CUDA), as in a live run")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "gpu")
     args = parser.parse_args(argv)
-    if args.device == "cpu":
-        torch.set_num_threads(1)
-    import smac_rllib
-
-    smac_rllib.register()
-    rows, profiles, gl = [], [], {}
+    rows, profiles, gl, facts = [], [], {}, set()
     for size in args.sizes.split(","):
         batch_B, batch_T = (int(x) for x in size.split("x"))
-        size_rows, profile, size_gl = run_size(args, batch_B, batch_T, args.device)
+        run = run_size_in_ray_task if args.in_ray_task else run_size_here
+        size_rows, profile, size_gl, size_facts = run(args, batch_B, batch_T, args.device)
+        facts.add(size_facts)
         rows += size_rows
         profiles.append(profile)
         gl |= size_gl
@@ -400,6 +445,8 @@ def main(argv: list[str] | None = None) -> None:
              f"Command: `python benchmarks/gpu_rllib_learner.py {' '.join(argv if argv is not None else sys.argv[1:])}`", "",
              f"Device: {name}, torch {torch.__version__}; preset `{args.preset}`, K={args.num_particles} {args.particle_mode}, "
              f"{args.warmup} warm-up + {args.iters} timed rounds, modes interleaved, medians; synchronous timing.", "",
+             f"Learner's process: {'a Ray worker (one task, --in-ray-task)' if args.in_ray_task else 'this script'}; "
+             + "; ".join(sorted(facts)), "",
              f"`{THREADS_MODE}` is its own block after the interleaved rounds: the learner's stager + update threads "
              f"(as in a live async run, no env runners); after warm-up ({args.warmup} updates), {args.iters} updates granted "
              f"at once; wall time / {args.iters} (a mean), synchronized at the end.", "",

@@ -69,10 +69,10 @@ def test_rllib_learner_overhead_benchmark_runs_on_cpu(tmp_path):
     """benchmarks/gpu_rllib_learner.py (the device plan's probe of RLlib's overhead) at tiny sizes: every mode, the
     learner's own async stager + update threads included, timed alone, beside one physics-only process and beside one
     renderer process (``--render-procs 0,1p,1``: the device plan's test of GL rendering on the learner's GPU against
-    the runners' CPU load; Mesa EGL here)."""
+    the runners' CPU load; Mesa EGL here), all in a Ray worker process as in a live run (``--in-ray-task``)."""
     proc = subprocess.run(
         [sys.executable, "benchmarks/gpu_rllib_learner.py", "--device", "cpu", "--preset", "tiny", "--sizes", "4x8",
-         "--num-particles", "4", "--iters", "1", "--warmup", "1", "--profile-iters", "1", "--render-procs", "0,1p,1",
+         "--num-particles", "4", "--iters", "1", "--warmup", "1", "--profile-iters", "1", "--render-procs", "0,1p,1", "--in-ray-task",
          "--out", str(tmp_path)],
         cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -86,5 +86,6 @@ def test_rllib_learner_overhead_benchmark_runs_on_cpu(tmp_path):
     assert frames_per_s["1p"] > frames_per_s["1"]  # physics-only steps outpace rendering ones (it rendered nothing)
     md = (tmp_path / "gpu_rllib_learner.md").read_text()
     assert "| 4x8 | rllib async threads | 0 |" in md and "| 4x8 | rllib async threads | 1 |" in md
+    assert "Learner's process: a Ray worker (one task, --in-ray-task); pid " in md and "switch interval 5 ms" in md
     assert "Renderers' GL (render procs = 1): " in md and "(render procs = 1p): none (physics only" in md
     assert "run_backward" in (tmp_path / "profile.txt").read_text()

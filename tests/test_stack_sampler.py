@@ -76,3 +76,19 @@ def test_stack_sampler_records_a_busy_thread_and_not_itself(tmp_path):
     assert 0 < share <= 1
     assert not any(name.startswith("smac-stack-sampler") for name in found), found.keys()
     assert "MainThread" in found  # the other threads are sampled too
+    heading = next(line for line in files[0].read_text().splitlines() if line.startswith("## thread busy-thread:"))
+    on_cpu = float(heading.split("on CPU ")[1].split("%")[0]) / 100
+    running = float(heading.split("running (R) in ")[1].split("%")[0]) / 100
+    assert on_cpu > 0.2 and running > 0.2, heading  # a pure-Python busy loop: on the CPU whenever it holds the GIL
+    idle = next(line for line in files[0].read_text().splitlines() if line.startswith("## thread MainThread:"))
+    assert float(idle.split("on CPU ")[1].split("%")[0]) < 30, idle  # the main thread sleeps
+
+
+def test_thread_cpu_reads_this_thread():
+    import threading
+
+    from smac_rllib.stack_sampler import thread_cpu
+
+    state, cpu_s = thread_cpu(threading.get_native_id())
+    assert state == "R" and cpu_s >= 0  # the calling thread is running while it reads its own stat
+    assert thread_cpu(None) is None and thread_cpu(2**31 - 7) is None
