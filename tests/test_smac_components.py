@@ -84,6 +84,23 @@ def test_inference_only_copy_has_no_critic_and_acts_uniformly_only_while_flagged
     torch.testing.assert_close(runner.forward_inference(obs)[Columns.ACTIONS], full.forward_inference(obs)[Columns.ACTIONS])
 
 
+def test_cached_train_mode_still_switches_every_submodule():
+    """``CachedTrainModeMixin`` (lean_update.py) skips ``train()``'s walk only when nothing would change: eval() and
+    train() on the root still reach every submodule, and a submodule switched on its own is switched back."""
+    module = tiny_config().build_learner(spaces=SPACES).module[DEFAULT_MODULE_ID]
+    module.train()
+    assert all(m.training for m in module.modules())
+    module.eval()
+    assert not any(m.training for m in module.modules())
+    module.train()
+    module.train()  # the cached no-op
+    assert all(m.training for m in module.modules())
+    module.qf.q1.eval()  # behind the root's back
+    module.train()
+    assert all(m.training for m in module.modules())
+    assert module.train() is module
+
+
 def test_learner_update_changes_weights_and_stays_finite():
     learner = tiny_config().build_learner(spaces=SPACES)
     module = learner.module[DEFAULT_MODULE_ID]

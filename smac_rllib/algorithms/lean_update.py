@@ -19,6 +19,11 @@ forward + backward took ~22 ms, and besides the per-tensor Adam (~3.4 ms) RLlib 
 
 Put it after ``ReplayLearnerMixin`` and before RLlib's learner: ``class L(ReplayLearnerMixin, LeanUpdateMixin, SACTorchLearner)``.
 Only for learners that skip non-finite updates themselves (they must set ``self._skip_update`` before applying).
+
+On the module side, ``CachedTrainModeMixin``: RLlib's ``TorchRLModule.forward_train`` calls ``self.train()`` before
+every update, and torch's ``train`` sets the flag on every submodule through ``nn.Module.__setattr__`` (~40 of them
+in the state module, 4,100 calls per 100 updates in a cProfile, ~2% of a K=0 update). The mixin skips that walk
+when every submodule already is in the asked mode.
 """
 
 from __future__ import annotations
@@ -112,3 +117,17 @@ class LeanUpdateMixin:
                     targets.append(target)
                     mains.append(main_buffers[name])
         return targets, mains
+
+
+class CachedTrainModeMixin:
+    """``nn.Module.train(mode)`` that returns at once when the module and all its submodules already are in ``mode``
+    (checked on the submodule list of the last real walk, so a submodule switched on its own is still caught).
+    Put it before ``TorchRLModule``: ``class M(CachedTrainModeMixin, TorchRLModule, ...)``."""
+
+    def train(self, mode: bool = True):
+        modules = self.__dict__.get("_train_mode_modules")  # not an attribute nn.Module would register
+        if modules is not None and all(m.training == mode for m in modules):
+            return self
+        out = super().train(mode)
+        self.__dict__["_train_mode_modules"] = tuple(self.modules())  # self first
+        return out

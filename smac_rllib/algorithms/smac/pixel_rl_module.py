@@ -30,10 +30,11 @@ from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
 from torch import nn
 
 from smac_rllib import pixel_update
+from smac_rllib.algorithms.lean_update import CachedTrainModeMixin
 from smac_rllib.losses import Q_NEXT_TARGET, Q_PRED
 
 
-class SMACPixelTorchRLModule(TorchRLModule, InferenceOnlyAPI, TargetNetworkAPI, QNetAPI):
+class SMACPixelTorchRLModule(CachedTrainModeMixin, TorchRLModule, InferenceOnlyAPI, TargetNetworkAPI, QNetAPI):
     framework = "torch"
 
     def setup(self):

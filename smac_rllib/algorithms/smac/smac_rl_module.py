@@ -18,6 +18,7 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
 from torch import nn
 
+from smac_rllib.algorithms.lean_update import CachedTrainModeMixin
 from smac_rllib.algorithms.twin_q_module import TwinQModuleAPI
 from smac_rllib.losses import ACTION_LOG_STD, LOG_W, LOG_W_NEXT, Q_NEXT_TARGET, Q_PI, Q_PRED  # train forward keys
 from smac_rllib.models.critic import TwinQ, frozen
@@ -25,7 +26,7 @@ from smac_rllib.models.latent_policy import LatentPolicy
 
 
 
-class SMACTorchRLModule(TorchRLModule, TwinQModuleAPI):
+class SMACTorchRLModule(CachedTrainModeMixin, TorchRLModule, TwinQModuleAPI):
     framework = "torch"
 
     def setup(self):
