@@ -20,7 +20,9 @@ def start_stack_sampler(out_dir: str, interval_s: float = 0.005, every_s: float 
     wall time goes (a torch op's Python line, a lock, a wait), beside what the other threads were doing then.
     On Linux each thread's heading also has its CPU time over the sampled wall time and the share of samples in
     which the kernel had it running (``R``): a thread that sits in a torch op's line while not running is waiting
-    (for the GIL, a driver lock, the GPU), one that runs there is slow on the CPU (``thread_cpu``).
+    (for the GIL, a driver lock, the GPU), one that runs there is slow on the CPU (``thread_cpu``). The file's first
+    line is the process's garbage collections so far, per generation: count and seconds (``gc.callbacks``); a
+    collection holds the GIL, so every other thread waits through it.
     On with ``SMAC_PROFILE_THREADS=<dir>`` in the learner's environment."""
     global _SAMPLER_STARTED
     if _SAMPLER_STARTED:
@@ -30,6 +32,7 @@ def start_stack_sampler(out_dir: str, interval_s: float = 0.005, every_s: float 
     running: collections.Counter = collections.Counter()  # samples in which the thread was in state R
     cpu_first: dict[str, tuple[float, float]] = {}  # name: (wall, CPU seconds) at its first sample
     cpu_last: dict[str, tuple[float, float]] = {}
+    gc_stats = _watch_gc()
 
     def run() -> None:
         me, last = threading.get_ident(), time.perf_counter()  # the sampler leaves itself out
@@ -56,7 +59,7 @@ def start_stack_sampler(out_dir: str, interval_s: float = 0.005, every_s: float 
                         counts[f"{name}, innermost smac_rllib line"][ours] += 1
             if time.perf_counter() - last > every_s:
                 last = time.perf_counter()
-                lines = []
+                lines = [f"# gc: {gc_stats.summary()}; wall {time.perf_counter() - gc_stats.since:.1f} s since the sampler started"]
                 for name, counter in sorted(counts.items()):
                     total = sum(counter.values())
                     cpu = ""
@@ -70,6 +73,36 @@ def start_stack_sampler(out_dir: str, interval_s: float = 0.005, every_s: float 
                     f.write("\n".join(lines) + "\n")
 
     threading.Thread(target=run, name="smac-stack-sampler", daemon=True).start()
+
+
+class _GCStats:
+    """Counts and times this process's garbage collections per generation, from ``gc.callbacks``."""
+
+    def __init__(self):
+        self.since = time.perf_counter()
+        self.count = [0, 0, 0]
+        self.seconds = [0.0, 0.0, 0.0]
+        self._start: float | None = None
+
+    def __call__(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._start = time.perf_counter()
+        elif self._start is not None:
+            generation = min(int(info.get("generation", 2)), 2)
+            self.count[generation] += 1
+            self.seconds[generation] += time.perf_counter() - self._start
+            self._start = None
+
+    def summary(self) -> str:
+        return ", ".join(f"gen{g} {self.count[g]} x, {self.seconds[g]:.3f} s" for g in range(3))
+
+
+def _watch_gc() -> _GCStats:
+    import gc
+
+    stats = _GCStats()
+    gc.callbacks.append(stats)
+    return stats
 
 
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100

@@ -24,6 +24,9 @@ def busy_work():
     while True:
         for i in range(1000):
             x += i * i
+        for _ in range(100):  # reference cycles, freed only by the collector: it runs now and then
+            cycle = []
+            cycle.append(cycle)
 
 
 threading.Thread(target=busy_work, name="busy-thread", daemon=True).start()
@@ -76,6 +79,8 @@ def test_stack_sampler_records_a_busy_thread_and_not_itself(tmp_path):
     assert 0 < share <= 1
     assert not any(name.startswith("smac-stack-sampler") for name in found), found.keys()
     assert "MainThread" in found  # the other threads are sampled too
+    first = files[0].read_text().splitlines()[0]
+    assert first.startswith("# gc: gen0 ") and int(first.split("gen0 ")[1].split(" x")[0]) > 0, first
     heading = next(line for line in files[0].read_text().splitlines() if line.startswith("## thread busy-thread:"))
     on_cpu = float(heading.split("on CPU ")[1].split("%")[0]) / 100
     running = float(heading.split("running (R) in ")[1].split("%")[0]) / 100
