@@ -291,7 +291,7 @@ def async_threads_s_per_update(learner, replay, args, device: str) -> float:
     return elapsed / args.iters
 
 
-def run_size(args, batch_B: int, batch_T: int, device: str) -> tuple[list[dict], str, dict[int, str]]:
+def run_size(args, batch_B: int, batch_T: int, device: str) -> tuple[list[dict], str, dict[str, str]]:
     from ray.rllib.core import DEFAULT_MODULE_ID
     from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
 
@@ -367,7 +367,7 @@ def process_facts() -> str:
             f"{sys.getswitchinterval() * 1e3:g} ms, " + ", ".join(f"{k}={os.environ.get(k, '(unset)')}" for k in env))
 
 
-def run_size_here(args, batch_B: int, batch_T: int, device: str) -> tuple[list[dict], str, dict[int, str], str]:
+def run_size_here(args, batch_B: int, batch_T: int, device: str) -> tuple[list[dict], str, dict[str, str], str]:
     """``run_size`` plus this process's facts; what the Ray task runs (``--in-ray-task``) and the plain run calls."""
     if device == "cpu":
         torch.set_num_threads(1)
@@ -377,7 +377,7 @@ def run_size_here(args, batch_B: int, batch_T: int, device: str) -> tuple[list[d
     return (*run_size(args, batch_B, batch_T, device), process_facts())
 
 
-def run_size_in_ray_task(args, batch_B: int, batch_T: int, device: str) -> tuple[list[dict], str, dict[int, str], str]:
+def run_size_in_ray_task(args, batch_B: int, batch_T: int, device: str) -> tuple[list[dict], str, dict[str, str], str]:
     """``run_size_here`` in a Ray worker process: a local ``ray.init`` and one task (``num_gpus=1`` on CUDA). The task
     imports this file as a module (its directory on ``sys.path``), so its renderers' ``render_loop`` is picklable
     by reference for their spawned processes."""
@@ -401,7 +401,7 @@ def render_procs_list(text: str) -> list[str]:
     """``--render-procs``: ``N`` or a comma list ``0,14,14p`` of counts >= 0; ``Np``: N physics-only processes
     (``render_loop(pixels=False)``: the same stepping, no GL context, no frames rendered)."""
     values = [x.strip() for x in text.split(",")]
-    if not all(v.removesuffix("p").isdigit() for v in values):
+    if not all(v.removesuffix("p").isdecimal() and v.removesuffix("p").isascii() for v in values):
         raise argparse.ArgumentTypeError(f"{text!r}: give a count >= 0 or a comma list of them, e.g. 0,14 "
                                          "(14p: 14 physics-only processes that render nothing)")
     return values
@@ -417,7 +417,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--iters", type=int, default=10)
     parser.add_argument("--profile-iters", type=int, default=5)
-    parser.add_argument("--render-procs", type=render_procs_list, default=[0],
+    parser.add_argument("--render-procs", type=render_procs_list, default="0",
                         help="renderer processes beside the learner during the timed section; a comma list "
                              "(e.g. 0,14) runs the timed section once per value on the same learner; 14p: 14 physics-only "
                              "processes (state observations, nothing rendered, no GL context)")

@@ -18,9 +18,10 @@ def start_stack_sampler(out_dir: str, interval_s: float = 0.005, every_s: float 
     the innermost Python frame of every thread of this process, and every ``every_s`` writes, per thread, the
     share of samples at each ``file:line function`` to ``out_dir/stacks-<pid>.txt``. Where the update thread's
     wall time goes (a torch op's Python line, a lock, a wait), beside what the other threads were doing then.
-    On Linux each thread's heading also has its CPU time over the sampled wall time and the share of samples in
-    which the kernel had it running (``R``): a thread that sits in a torch op's line while not running is waiting
-    (for the GIL, a driver lock, the GPU), one that runs there is slow on the CPU (``thread_cpu``). The file's first
+    Each thread's heading also has its CPU time over the sampled wall time (``thread_cpu_seconds``) and, on Linux,
+    the share of state reads (every 10th sample) in which the kernel had it running (``R``, ``thread_cpu``): a
+    thread that sits in a torch op's line while not running is waiting (for the GIL, a driver lock, the GPU), one
+    that runs there is slow on the CPU. The file's first
     line is the process's garbage collections so far, per generation: count and seconds (``gc.callbacks``); a
     collection holds the GIL, so every other thread waits through it.
     On with ``SMAC_PROFILE_THREADS=<dir>`` in the learner's environment."""
@@ -29,48 +30,74 @@ def start_stack_sampler(out_dir: str, interval_s: float = 0.005, every_s: float 
         return
     _SAMPLER_STARTED = True
     counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
-    running: collections.Counter = collections.Counter()  # samples in which the thread was in state R
-    cpu_first: dict[str, tuple[float, float]] = {}  # name: (wall, CPU seconds) at its first sample
-    cpu_last: dict[str, tuple[float, float]] = {}
+    running, state_samples = collections.Counter(), collections.Counter()  # per name: state R / state read
+    spans: dict[int, list] = {}  # thread ident: [name, wall, CPU s at its first sample, wall, CPU s at its last]
+    errors: list = [0, ""]
     gc_stats = _watch_gc()
+    state_every = 10  # the scheduler state is read from /proc (file I/O releases the GIL): every 10th tick only
+
+    def sample(me: int, tick: int) -> None:
+        threads = {t.ident: t for t in threading.enumerate()}
+        for ident, frame in sys._current_frames().items():
+            if ident == me:
+                continue
+            code = frame.f_code
+            where = f"{code.co_filename.rsplit('site-packages/', 1)[-1]}:{frame.f_lineno} {code.co_name}"
+            thread = threads.get(ident)
+            name = thread.name if thread is not None else str(ident)
+            counts[name][where] += 1
+            cpu_s = thread_cpu_seconds(ident)
+            if cpu_s is not None:  # per ident: a name reused by a new thread adds its own span
+                now = time.perf_counter()
+                span = spans.setdefault(ident, [name, now, cpu_s, now, cpu_s])
+                span[0], span[3], span[4] = name, now, cpu_s
+            if tick % state_every == 0 and thread is not None:
+                state = thread_cpu(thread.native_id)
+                if state is not None:
+                    state_samples[name] += 1
+                    running[name] += state[0] == "R"
+            while frame is not None and "smac_rllib" not in frame.f_code.co_filename:
+                frame = frame.f_back
+            if frame is not None:  # the innermost line of ours on that stack
+                code = frame.f_code
+                ours = f"{code.co_filename.rsplit('smac_rllib/', 1)[-1]}:{frame.f_lineno} {code.co_name}"
+                counts[f"{name}, innermost smac_rllib line"][ours] += 1
+
+    def cpu_share(name: str) -> str:
+        wall_s = sum(s[3] - s[1] for s in spans.values() if s[0] == name)
+        if wall_s <= 0:
+            return ""
+        cpu_s = sum(s[4] - s[2] for s in spans.values() if s[0] == name)
+        out = f"; on CPU {cpu_s / wall_s:.0%} of wall"
+        if state_samples[name]:
+            out += f", running (R) in {running[name] / state_samples[name]:.0%} of {state_samples[name]} state reads"
+        return out
+
+    def write() -> None:
+        lines = [f"# gc: {gc_stats.summary()}; wall {time.perf_counter() - gc_stats.since:.1f} s since the sampler started"
+                 + (f"; sampler errors: {errors[0]} (last: {errors[1]})" if errors[0] else "")]
+        for name, counter in sorted(counts.items()):
+            total = sum(counter.values())
+            cpu = cpu_share(name) if not name.endswith(", innermost smac_rllib line") else ""
+            lines.append(f"## thread {name}: {total} samples every {interval_s * 1e3:.0f} ms{cpu}")
+            lines += [f"{n / total:7.3f}  {where}" for where, n in counter.most_common(25)]
+        os.makedirs(out_dir, exist_ok=True)
+        with open(os.path.join(out_dir, f"stacks-{os.getpid()}.txt"), "w") as f:
+            f.write("\n".join(lines) + "\n")
 
     def run() -> None:
-        me, last = threading.get_ident(), time.perf_counter()  # the sampler leaves itself out
+        me, last, tick = threading.get_ident(), time.perf_counter(), 0  # the sampler leaves itself out
         while True:
             time.sleep(interval_s)
-            threads = {t.ident: t for t in threading.enumerate()}
-            for ident, frame in sys._current_frames().items():
-                if ident != me:
-                    code = frame.f_code
-                    where = f"{code.co_filename.rsplit('site-packages/', 1)[-1]}:{frame.f_lineno} {code.co_name}"
-                    thread = threads.get(ident)
-                    name = thread.name if thread is not None else str(ident)
-                    counts[name][where] += 1
-                    state_cpu = thread_cpu(thread.native_id) if thread is not None else None
-                    if state_cpu is not None:
-                        running[name] += state_cpu[0] == "R"
-                        cpu_last[name] = (time.perf_counter(), state_cpu[1])
-                        cpu_first.setdefault(name, cpu_last[name])
-                    while frame is not None and "smac_rllib" not in frame.f_code.co_filename:
-                        frame = frame.f_back
-                    if frame is not None:  # the innermost line of ours on that stack
-                        code = frame.f_code
-                        ours = f"{code.co_filename.rsplit('smac_rllib/', 1)[-1]}:{frame.f_lineno} {code.co_name}"
-                        counts[f"{name}, innermost smac_rllib line"][ours] += 1
-            if time.perf_counter() - last > every_s:
-                last = time.perf_counter()
-                lines = [f"# gc: {gc_stats.summary()}; wall {time.perf_counter() - gc_stats.since:.1f} s since the sampler started"]
-                for name, counter in sorted(counts.items()):
-                    total = sum(counter.values())
-                    cpu = ""
-                    if name in cpu_first and cpu_last[name][0] > cpu_first[name][0]:
-                        wall_s, cpu_s = (b - a for a, b in zip(cpu_first[name], cpu_last[name]))
-                        cpu = f"; on CPU {cpu_s / wall_s:.0%} of wall, running (R) in {running[name] / total:.0%} of samples"
-                    lines.append(f"## thread {name}: {total} samples every {interval_s * 1e3:.0f} ms{cpu}")
-                    lines += [f"{n / total:7.3f}  {where}" for where, n in counter.most_common(25)]
-                os.makedirs(out_dir, exist_ok=True)
-                with open(os.path.join(out_dir, f"stacks-{os.getpid()}.txt"), "w") as f:
-                    f.write("\n".join(lines) + "\n")
+            tick += 1
+            try:
+                sample(me, tick)
+                if time.perf_counter() - last > every_s:
+                    last = time.perf_counter()
+                    write()
+            except Exception as err:  # noqa: BLE001 -- a profiler must not die silently, nor stop the run
+                errors[0] += 1
+                errors[1] = f"{type(err).__name__}: {err}"
 
     threading.Thread(target=run, name="smac-stack-sampler", daemon=True).start()
 
@@ -108,6 +135,15 @@ def _watch_gc() -> _GCStats:
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
+def thread_cpu_seconds(ident: int) -> float | None:
+    """CPU seconds of one thread of this process (by ``threading`` ident, i.e. its pthread id), from its
+    per-thread CPU clock: no file I/O, so the GIL is not released (POSIX; None elsewhere or when it has gone)."""
+    try:
+        return time.clock_gettime(time.pthread_getcpuclockid(ident))
+    except (AttributeError, OSError, OverflowError, ValueError):
+        return None
+
+
 def thread_cpu(native_id: int | None) -> tuple[str, float] | None:
     """(scheduler state letter, user + system CPU seconds) of one thread of this process, from
     ``/proc/self/task/<tid>/stat`` (Linux; None elsewhere or when the thread has gone)."""
@@ -116,6 +152,6 @@ def thread_cpu(native_id: int | None) -> tuple[str, float] | None:
     try:
         with open(f"/proc/self/task/{native_id}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()  # after "pid (comm)": state is field 3, utime 14, stime 15
-    except OSError:
+    except (OSError, IndexError):
         return None
     return fields[0], (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS

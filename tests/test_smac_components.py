@@ -99,6 +99,14 @@ def test_cached_train_mode_still_switches_every_submodule():
     module.train()
     assert all(m.training for m in module.modules())
     assert module.train() is module
+    module.eval()
+    module.extra_head = torch.nn.Linear(2, 2)  # a submodule added later (training by default) joins the check
+    module.eval()
+    assert not module.extra_head.training
+    module.train()
+    module.extra_head = torch.nn.Linear(2, 2).eval()  # and one replaced
+    module.train()
+    assert module.extra_head.training
 
 
 def test_learner_update_changes_weights_and_stays_finite():

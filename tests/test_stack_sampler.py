@@ -84,6 +84,7 @@ def test_stack_sampler_records_a_busy_thread_and_not_itself(tmp_path):
     heading = next(line for line in files[0].read_text().splitlines() if line.startswith("## thread busy-thread:"))
     on_cpu = float(heading.split("on CPU ")[1].split("%")[0]) / 100
     running = float(heading.split("running (R) in ")[1].split("%")[0]) / 100
+    assert "sampler errors" not in files[0].read_text().splitlines()[0]
     assert on_cpu > 0.2 and running > 0.2, heading  # a pure-Python busy loop: on the CPU whenever it holds the GIL
     idle = next(line for line in files[0].read_text().splitlines() if line.startswith("## thread MainThread:"))
     assert float(idle.split("on CPU ")[1].split("%")[0]) < 30, idle  # the main thread sleeps
@@ -92,7 +93,11 @@ def test_stack_sampler_records_a_busy_thread_and_not_itself(tmp_path):
 def test_thread_cpu_reads_this_thread():
     import threading
 
-    from smac_rllib.stack_sampler import thread_cpu
+    from smac_rllib.stack_sampler import thread_cpu, thread_cpu_seconds
+
+    first = thread_cpu_seconds(threading.get_ident())
+    sum(i * i for i in range(200_000))  # some CPU work on this thread
+    assert thread_cpu_seconds(threading.get_ident()) > first >= 0
 
     state, cpu_s = thread_cpu(threading.get_native_id())
     assert state == "R" and cpu_s >= 0  # the calling thread is running while it reads its own stat

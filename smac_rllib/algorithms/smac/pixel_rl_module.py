@@ -70,18 +70,6 @@ class SMACPixelTorchRLModule(CachedTrainModeMixin, TorchRLModule, InferenceOnlyA
         else:
             _prepare_for_acting(self)
 
-    def train(self, mode: bool = True):
-        """``nn.Module.train``, but a no-op when the mode is unchanged.
-
-        RLlib's ``forward_exploration``/``forward_inference`` call ``eval()`` (and ``train()`` after, if the
-        module was training) around every acting step; the recursion over ~40 submodules cost ~6% of a 1-env
-        acting step. No submodule behaves differently in train and eval mode (no dropout, no batch norm), and
-        every mode change goes through this root, so skipping the unchanged case changes nothing computed.
-        """
-        if mode == self.training:
-            return self
-        return super().train(mode)
-
     # --- RLlib APIs -------------------------------------------------------------------------------------
     def get_non_inference_attributes(self) -> list[str]:
         return ["world_model.decoder", "world_model.reward_head", "qf", "target_qf", "log_alpha"]
