@@ -19,11 +19,11 @@ def start_stack_sampler(out_dir: str, interval_s: float = 0.005, every_s: float 
     share of samples at each ``file:line function`` to ``out_dir/stacks-<pid>.txt``. Where the update thread's
     wall time goes (a torch op's Python line, a lock, a wait), beside what the other threads were doing then.
     Each thread's heading also has its CPU time over the sampled wall time (``thread_cpu_seconds``) and, on Linux,
-    the share of state reads (every 10th sample) in which the kernel had it running (``R``, ``thread_cpu``): a
+    the share of state reads (every 10th sample) in which the kernel had it running (``R``, ``thread_state``): a
     thread that sits in a torch op's line while not running is waiting (for the GIL, a driver lock, the GPU), one
-    that runs there is slow on the CPU. The file's first
-    line is the process's garbage collections so far, per generation: count and seconds (``gc.callbacks``); a
-    collection holds the GIL, so every other thread waits through it.
+    that runs there is slow on the CPU. The file's first line is the process's garbage collections so far, per
+    generation: count and seconds (``gc.callbacks``); a collection holds the GIL, so every other thread waits
+    through it.
     On with ``SMAC_PROFILE_THREADS=<dir>`` in the learner's environment."""
     global _SAMPLER_STARTED
     if _SAMPLER_STARTED:
@@ -52,10 +52,10 @@ def start_stack_sampler(out_dir: str, interval_s: float = 0.005, every_s: float 
                 span = spans.setdefault(ident, [name, now, cpu_s, now, cpu_s])
                 span[0], span[3], span[4] = name, now, cpu_s
             if tick % state_every == 0 and thread is not None:
-                state = thread_cpu(thread.native_id)
+                state = thread_state(thread.native_id)
                 if state is not None:
                     state_samples[name] += 1
-                    running[name] += state[0] == "R"
+                    running[name] += state == "R"
             while frame is not None and "smac_rllib" not in frame.f_code.co_filename:
                 frame = frame.f_back
             if frame is not None:  # the innermost line of ours on that stack
@@ -132,9 +132,6 @@ def _watch_gc() -> _GCStats:
     return stats
 
 
-_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-
 def thread_cpu_seconds(ident: int) -> float | None:
     """CPU seconds of one thread of this process (by ``threading`` ident, i.e. its pthread id), from its
     per-thread CPU clock: no file I/O, so the GIL is not released (POSIX; None elsewhere or when it has gone)."""
@@ -144,14 +141,13 @@ def thread_cpu_seconds(ident: int) -> float | None:
         return None
 
 
-def thread_cpu(native_id: int | None) -> tuple[str, float] | None:
-    """(scheduler state letter, user + system CPU seconds) of one thread of this process, from
+def thread_state(native_id: int | None) -> str | None:
+    """The scheduler state letter (``R`` running, ``S`` sleeping, ...) of one thread of this process, from
     ``/proc/self/task/<tid>/stat`` (Linux; None elsewhere or when the thread has gone)."""
     if native_id is None:
         return None
     try:
         with open(f"/proc/self/task/{native_id}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()  # after "pid (comm)": state is field 3, utime 14, stime 15
+            return f.read().rsplit(")", 1)[1].split()[0]  # after "pid (comm)": the state, field 3
     except (OSError, IndexError):
         return None
-    return fields[0], (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
