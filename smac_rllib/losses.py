@@ -176,7 +176,7 @@ def soft_actor_critic_losses(
 
 @torch.no_grad()
 def loss_metrics(fwd_out: dict, out: Losses, *, target_entropy: float, num_particles: int, settings: ObjectiveSettings) -> dict:
-    """Metrics as 0-d tensors (no host sync here), prefixed by component (critic/, actor/, alpha/, estimator/)."""
+    """Metrics as 0-d tensors (no host sync here; the two constants as floats), prefixed by component (critic/, actor/, alpha/, estimator/)."""
     q_pred_T2_B = fwd_out[Q_PRED]
     metrics = {
         "critic/loss": out.critic,
@@ -190,12 +190,12 @@ def loss_metrics(fwd_out: dict, out: Losses, *, target_entropy: float, num_parti
         "actor/gaussian_entropy_at_s0": gaussian_entropy(fwd_out[ACTION_LOG_STD]).mean(),
         "alpha/loss": out.alpha,
         "alpha/value": out.alpha_value,
-        "alpha/target_entropy": torch.tensor(float(target_entropy)),
+        "alpha/target_entropy": float(target_entropy),  # constants as Python floats: no tensor per update
         f"estimator/entropy_{settings.estimator}": out.entropy_B.mean(),
         "estimator/conditional_entropy": out.cond_entropy_B.mean(),
-        "estimator/num_particles": torch.tensor(float(num_particles)),
+        "estimator/num_particles": float(num_particles),
     }
     if out.mlmc_delta_L1_B is not None:  # estimator "mlmc" with K >= 1
         for level, delta_B in enumerate(out.mlmc_delta_L1_B):
             metrics[f"estimator/mlmc_delta_level{level}"] = delta_B.mean()  # Eq. (7) residuals
-    return {k: v.detach() for k, v in metrics.items()}  # no graph kept alive by a metric
+    return {k: v.detach() if torch.is_tensor(v) else v for k, v in metrics.items()}  # no graph kept alive by a metric

@@ -201,3 +201,62 @@ def test_default_config_is_the_papers():
     assert (c.actor_lr, c.critic_lr, c.alpha_lr, c.tau, c.gamma) == (3e-4, 3e-4, 3e-4, 0.005, 0.99)
     assert (c.num_particles, c.latent_dim, c.estimator, c.beta, c.hidden_dim, c.critic_loss) == (16, 16, "mlmc", 0.0, 256, "mse")
     assert c.replay_buffer_config["type"] == "EpisodeReplayBuffer"  # uniform, not prioritized
+
+
+def test_lean_update_matches_rllibs_own_update(monkeypatch):
+    """``LeanUpdateMixin`` (lean_update.py: its ``update``, numpy->tensor conversion, ``postprocess_gradients``,
+    ``apply_gradients``, Polyak averaging and ``push_metric`` logging) against RLlib's own methods on the same
+    learner class: after three updates the weights, Adam's moments and the target critics agree, and so does every
+    reduced metric (throughputs, which depend on wall time, aside)."""
+    import tree
+    from ray.rllib.algorithms.dqn.dqn_learner import DQNLearner
+    from ray.rllib.core.learner.learner import Learner
+    from ray.rllib.core.learner.torch.torch_learner import TorchLearner
+
+    from smac_rllib.algorithms import lean_update, replay_learner
+    from smac_rllib.algorithms.smac import smac_learner
+
+    lean = tiny_config().build_learner(spaces=SPACES)
+
+    class RLlibPath(type(lean)):
+        update = Learner.update
+        postprocess_gradients = Learner.postprocess_gradients
+
+        def apply_gradients(self, gradients_dict):
+            if not self._skip_update:
+                TorchLearner.apply_gradients(self, gradients_dict)
+
+        def after_gradient_based_update(self, *, timesteps):
+            DQNLearner.after_gradient_based_update(self, timesteps=timesteps)
+            self.device_metrics.flush(self.metrics)
+
+    reference = tiny_config().build_learner(spaces=SPACES)
+    reference.__class__ = RLlibPath
+    reference.set_state(lean.get_state())
+
+    def log_value(metrics, key, value, **kwargs):  # what push_metric stands for
+        metrics.log_value(key, value, **kwargs)
+
+    timesteps = {"num_env_steps_sampled_lifetime": 10_000}
+    for seed in range(3):
+        batch = learner_batch(fake_batch(seed))
+        torch.manual_seed(seed)
+        ours = lean.update(batch=batch, timesteps=timesteps)
+        with monkeypatch.context() as patch:
+            for module in (lean_update, replay_learner, smac_learner):
+                patch.setattr(module, "push_metric", log_value)
+            torch.manual_seed(seed)
+            theirs = reference.update(batch=batch, timesteps=timesteps)
+    state, ref_state = lean.module[DEFAULT_MODULE_ID].state_dict(), reference.module[DEFAULT_MODULE_ID].state_dict()
+    for key in state:
+        torch.testing.assert_close(state[key], ref_state[key], rtol=1e-5, atol=1e-6, msg=key)
+    for name, optimizer in lean._named_optimizers.items():
+        for p_state, ref_p_state in zip(optimizer.state.values(), reference._named_optimizers[name].state.values()):
+            torch.testing.assert_close(p_state["exp_avg_sq"], ref_p_state["exp_avg_sq"], rtol=1e-5, atol=1e-9)
+    flat = {path: v for path, v in tree.flatten_with_path(ours) if "throughput" not in str(path)}
+    ref_flat = {path: v for path, v in tree.flatten_with_path(theirs) if "throughput" not in str(path)}
+    assert flat.keys() == ref_flat.keys()
+    assert len(flat) > 30
+    for path, value in flat.items():
+        a, b = (float(v.peek() if hasattr(v, "peek") else v) for v in (value, ref_flat[path]))
+        assert np.isclose(a, b, rtol=1e-4, atol=1e-6, equal_nan=True), (path, a, b)

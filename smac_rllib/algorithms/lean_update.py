@@ -31,10 +31,40 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from ray.rllib.core.learner.learner import Learner
+import numpy as np
+from ray.rllib.core.learner.learner import LR_KEY, Learner
+from ray.rllib.core.learner.torch.torch_learner import TorchLearner
 from ray.rllib.core.rl_module.apis import TargetNetworkAPI
-from ray.rllib.policy.sample_batch import MultiAgentBatch
-from ray.rllib.utils.metrics import LAST_TARGET_UPDATE_TS, NUM_ENV_STEPS_SAMPLED_LIFETIME, NUM_TARGET_UPDATES
+from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
+from ray.rllib.utils.metrics import (
+    ALL_MODULES,
+    LAST_TARGET_UPDATE_TS,
+    MODULE_TRAIN_BATCH_SIZE_MEAN,
+    NUM_ENV_STEPS_SAMPLED_LIFETIME,
+    NUM_ENV_STEPS_TRAINED,
+    NUM_ENV_STEPS_TRAINED_LIFETIME,
+    NUM_MODULE_STEPS_TRAINED,
+    NUM_MODULE_STEPS_TRAINED_LIFETIME,
+    NUM_TARGET_UPDATES,
+    WEIGHTS_SEQ_NO,
+)
+from ray.rllib.utils.metrics.stats.base import StatsBase
+
+
+def push_metric(metrics, key: tuple, value, **create_kwargs) -> None:
+    """``MetricsLogger.log_value(key, value, **create_kwargs)``: for a key already logged, straight to its ``Stats``
+    object's ``push`` (what ``log_value`` ends with, after a ``tree.flatten`` of the key, two walks of the nested
+    stats dict and its keyword checks, ~25 us each on one CPU thread); the first time, ``log_value`` creates it.
+    The kwargs only matter then, as in ``log_value``."""
+    node = metrics.stats
+    for k in key:
+        node = node.get(k) if isinstance(node, dict) else None
+        if node is None:
+            break
+    if isinstance(node, StatsBase):
+        node.push(value)
+    else:
+        metrics.log_value(key, value, **create_kwargs)
 
 
 class LeanUpdateMixin:
@@ -56,17 +86,59 @@ class LeanUpdateMixin:
         timesteps = timesteps or {}
         self.before_gradient_based_update(timesteps=timesteps)
         self._weights_seq_no += 1
-        if any(not isinstance(v, torch.Tensor) or v.device != self._device
-               for policy_batch in batch.policy_batches.values() for v in policy_batch.values()):
-            batch = self._convert_batch_type(batch)  # numpy -> tensors on the learner's device, as RLlib's update
+        batch = self._lean_tensor_batch(batch)
         _, loss_per_module, _ = self._update(batch.policy_batches)
-        self._log_steps_trained_metrics(batch)
+        self._lean_log_steps_trained(batch)
         for mid, loss in loss_per_module.items():
-            self.metrics.log_value(key=(mid, self.TOTAL_LOSS_KEY), value=loss, window=1)
+            push_metric(self.metrics, (mid, self.TOTAL_LOSS_KEY), loss, window=1)
         self.after_gradient_based_update(timesteps=timesteps)
         if not _no_metrics_reduce:
             return self.metrics.reduce()
         return None
+
+    def _lean_tensor_batch(self, batch: MultiAgentBatch) -> MultiAgentBatch:
+        """The batch as tensors on the learner's device: RLlib's ``_convert_batch_type`` (``convert_to_torch_tensor``:
+        ``from_numpy``, float64 -> float32, ``.to(device)``) without its ``tree`` walk for the flat numpy batch a
+        replay hands a CPU learner; tensors already on the device pass through; anything else goes to RLlib's."""
+        cpu = self._device is None or self._device.type == "cpu"
+        converted = {}
+        for mid, policy_batch in batch.policy_batches.items():
+            columns = {}
+            for name, v in policy_batch.items():
+                if isinstance(v, torch.Tensor) and (v.device == self._device or (cpu and v.device.type == "cpu")):
+                    columns[name] = v
+                elif cpu and isinstance(v, np.ndarray) and v.dtype.kind in "fiub":
+                    t = torch.from_numpy(v) if v.flags.writeable else torch.from_numpy(v.copy())
+                    columns[name] = t.float() if t.is_floating_point() and t.dtype != torch.float16 else t
+                else:
+                    return self._convert_batch_type(batch)
+            converted[mid] = columns
+        if all(all(c is policy_batch[n] for n, c in cols.items()) for cols, policy_batch in
+               ((converted[m], batch.policy_batches[m]) for m in converted)):
+            return batch
+        return MultiAgentBatch({mid: SampleBatch(cols) for mid, cols in converted.items()}, env_steps=batch.env_steps())
+
+    def _lean_log_steps_trained(self, batch: MultiAgentBatch) -> None:
+        """``Learner._log_steps_trained_metrics``: the same keys, values and reductions, through ``push_metric``."""
+        m = self.metrics
+        for mid, module_batch in batch.policy_batches.items():
+            size = len(module_batch)
+            push_metric(m, (mid, WEIGHTS_SEQ_NO), self._weights_seq_no, window=1)
+            push_metric(m, (mid, MODULE_TRAIN_BATCH_SIZE_MEAN), size, reduce="mean")
+            push_metric(m, (mid, NUM_MODULE_STEPS_TRAINED), size, reduce="sum")
+            push_metric(m, (mid, NUM_MODULE_STEPS_TRAINED_LIFETIME), size, reduce="lifetime_sum", with_throughput=True)
+            push_metric(m, (ALL_MODULES, NUM_MODULE_STEPS_TRAINED), size, reduce="sum", with_throughput=True)
+            push_metric(m, (ALL_MODULES, NUM_MODULE_STEPS_TRAINED_LIFETIME), size, reduce="lifetime_sum", with_throughput=True)
+        push_metric(m, (ALL_MODULES, NUM_ENV_STEPS_TRAINED), batch.env_steps(), reduce="sum", with_throughput=True)
+        push_metric(m, (ALL_MODULES, NUM_ENV_STEPS_TRAINED_LIFETIME), batch.env_steps(), reduce="lifetime_sum", with_throughput=True)
+
+    def postprocess_gradients(self, gradients_dict):
+        """RLlib's, which regroups the gradients per optimizer only to hand them to ``postprocess_gradients_for_module``;
+        when that is RLlib's own and has nothing to do (no ``grad_clip``, no ``log_gradients``), they pass as they are."""
+        if type(self).postprocess_gradients_for_module is Learner.postprocess_gradients_for_module and all(
+                (c := self.config.get_config_for_module(mid)).grad_clip is None and not c.log_gradients for mid in self.module.keys()):
+            return dict(gradients_dict)
+        return super().postprocess_gradients(gradients_dict)
 
     def apply_gradients(self, gradients_dict) -> None:
         if self._grad_scalers is not None or self._lr_scheduler_classes is not None:
@@ -78,9 +150,15 @@ class LeanUpdateMixin:
                 self.get_optimizer(module_id, optimizer_name).step()
 
     def after_gradient_based_update(self, *, timesteps: dict[str, Any]) -> None:
-        """``Learner``'s (learning-rate schedules) + Polyak averaging of every target network, as DQNLearner's
-        (``target_network_update_freq``, the same metrics) but without the state-dict round trips."""
-        Learner.after_gradient_based_update(self, timesteps=timesteps)
+        """``TorchLearner``'s (learning-rate schedules, the lr metrics) + Polyak averaging of every target network,
+        as DQNLearner's (``target_network_update_freq``, the same metrics) but without the state-dict round trips."""
+        if self._lr_schedulers or any(s.use_schedule for s in self._optimizer_lr_schedules.values()):
+            TorchLearner.after_gradient_based_update(self, timesteps=timesteps)  # RLlib's schedule paths, unchanged
+        else:  # constant learning rates: Learner's loop, logging each optimizer's lr through push_metric
+            for module_id, optimizer_names in self._module_optimizers.items():
+                for optimizer_name in optimizer_names:
+                    push_metric(self.metrics, (module_id, f"{optimizer_name[len(module_id) + 1:]}_{LR_KEY}"),
+                                self._get_optimizer_lr(self._named_optimizers[optimizer_name]), reduce="mean")
         timestep = timesteps.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0)
         for module_id, module in self.module._rl_modules.items():
             config = self.config.get_config_for_module(module_id)
@@ -90,33 +168,34 @@ class LeanUpdateMixin:
             targets, mains = self._target_param_lists(module_id, module)
             with torch.no_grad():
                 torch._foreach_lerp_(targets, mains, config.tau)  # target <- target + tau (main - target)
-            self.metrics.log_value((module_id, NUM_TARGET_UPDATES), 1, reduce="lifetime_sum")
+            push_metric(self.metrics, (module_id, NUM_TARGET_UPDATES), 1, reduce="lifetime_sum")
             self.last_update_ts_by_mid[module_id] = timestep
-            self.metrics.log_value((module_id, LAST_TARGET_UPDATE_TS), timestep, reduce="max")
+            push_metric(self.metrics, (module_id, LAST_TARGET_UPDATE_TS), timestep, reduce="max")
 
     def _target_param_lists(self, module_id, module) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
         """(target tensors, main tensors) of every target pair: the parameters (the same objects for the module's
-        life, so cached) and the floating buffers (re-read: ``.to(device)`` replaces buffer objects)."""
+        life, so cached) and the floating buffers, re-read from their owners' ``_buffers`` through cached
+        (owner, name) slots (``.to(device)`` replaces buffer objects, not the modules that hold them)."""
         cache = self.__dict__.setdefault("_lean_target_params", {})
         key = (module_id, id(module))
-        pairs = module.get_target_network_pairs()
         if key not in cache:
-            targets, mains = [], []
-            for main_net, target_net in pairs:
+            targets, mains, buffer_slots = [], [], []
+            for main_net, target_net in module.get_target_network_pairs():
                 main_params, target_params = dict(main_net.named_parameters()), dict(target_net.named_parameters())
                 if main_params.keys() != target_params.keys():
                     raise ValueError(f"the target network of {module_id!r} does not match its main network")
                 targets += [target_params[name] for name in main_params]
                 mains += [main_params[name] for name in main_params]
-            cache[key] = (targets, mains)
-        targets, mains = list(cache[key][0]), list(cache[key][1])
-        for main_net, target_net in pairs:
-            main_buffers = dict(main_net.named_buffers())
-            for name, target in target_net.named_buffers():
-                if target.is_floating_point():
-                    targets.append(target)
-                    mains.append(main_buffers[name])
-        return targets, mains
+                main_owners = dict(main_net.named_modules())
+                for owner_name, target_owner in target_net.named_modules():
+                    for name, buffer in target_owner._buffers.items():
+                        if buffer is not None and buffer.is_floating_point():
+                            buffer_slots.append((target_owner._buffers, main_owners[owner_name]._buffers, name))
+            cache[key] = (targets, mains, buffer_slots)
+        targets, mains, buffer_slots = cache[key]
+        if not buffer_slots:
+            return targets, mains
+        return targets + [t[name] for t, _, name in buffer_slots], mains + [m[name] for _, m, name in buffer_slots]
 
 
 class CachedTrainModeMixin:
