@@ -16,6 +16,13 @@ forward + backward took ~22 ms, and besides the per-tensor Adam (~3.4 ms) RLlib 
   learner always takes (one ``MultiAgentBatch``, one epoch, no minibatches) straight to ``_update``, logging the
   same ``MetricsLogger`` values (steps trained, weights sequence number, total loss); anything else goes to
   RLlib's ``update`` unchanged. Left out: the Prometheus learner histogram and counters.
+- Each ``MetricsLogger.log_value`` (~30 per update: steps trained, learning rates, target updates, the loss
+  diagnostics) flattens its key with ``tree``, walks the nested stats dict twice and re-checks its keywords before
+  the ``Stats.push`` it ends with. ``push_metric`` goes straight to the push once the key exists (the first call
+  is ``log_value`` itself); ``_lean_tensor_batch`` converts a flat numpy batch without ``tree``; RLlib's
+  ``postprocess_gradients`` regroups all gradients per optimizer even with no clipping to do, here they pass.
+  ``tests/test_smac_components.py::test_lean_update_matches_rllibs_own_update`` holds all of it to RLlib's own
+  methods: the same weights, Adam moments, target critics and reduced metrics.
 
 Put it after ``ReplayLearnerMixin`` and before RLlib's learner: ``class L(ReplayLearnerMixin, LeanUpdateMixin, SACTorchLearner)``.
 Only for learners that skip non-finite updates themselves (they must set ``self._skip_update`` before applying).
