@@ -237,11 +237,16 @@ def test_lean_update_matches_rllibs_own_update(monkeypatch):
     def log_value(metrics, key, value, **kwargs):  # what push_metric stands for
         metrics.log_value(key, value, **kwargs)
 
+    def not_on_the_lean_path(*args, **kwargs):
+        raise AssertionError("the lean update fell back to RLlib's conversion or log_value")
+
     timesteps = {"num_env_steps_sampled_lifetime": 10_000}
+    lean._convert_batch_type = not_on_the_lean_path
     for seed in range(3):
         batch = learner_batch(fake_batch(seed))
         torch.manual_seed(seed)
         ours = lean.update(batch=batch, timesteps=timesteps)
+        lean.metrics.log_value = not_on_the_lean_path  # every key exists after the first update: push_metric only
         with monkeypatch.context() as patch:
             for module in (lean_update, replay_learner, smac_learner):
                 patch.setattr(module, "push_metric", log_value)
@@ -252,7 +257,8 @@ def test_lean_update_matches_rllibs_own_update(monkeypatch):
         torch.testing.assert_close(state[key], ref_state[key], rtol=1e-5, atol=1e-6, msg=key)
     for name, optimizer in lean._named_optimizers.items():
         for p_state, ref_p_state in zip(optimizer.state.values(), reference._named_optimizers[name].state.values()):
-            torch.testing.assert_close(p_state["exp_avg_sq"], ref_p_state["exp_avg_sq"], rtol=1e-5, atol=1e-9)
+            for field in ("step", "exp_avg", "exp_avg_sq"):
+                torch.testing.assert_close(p_state[field], ref_p_state[field], rtol=1e-5, atol=1e-9)
     flat = {path: v for path, v in tree.flatten_with_path(ours) if "throughput" not in str(path)}
     ref_flat = {path: v for path, v in tree.flatten_with_path(theirs) if "throughput" not in str(path)}
     assert flat.keys() == ref_flat.keys()

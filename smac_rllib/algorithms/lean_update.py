@@ -64,7 +64,7 @@ def push_metric(metrics, key: tuple, value, **create_kwargs) -> None:
     stats dict and its keyword checks, ~25 us each on one CPU thread); the first time, ``log_value`` creates it.
     The kwargs only matter then, as in ``log_value``."""
     node = metrics.stats
-    for k in key:
+    for k in (key,) if isinstance(key, str) else key:
         node = node.get(k) if isinstance(node, dict) else None
         if node is None:
             break
@@ -112,7 +112,7 @@ class LeanUpdateMixin:
         for mid, policy_batch in batch.policy_batches.items():
             columns = {}
             for name, v in policy_batch.items():
-                if isinstance(v, torch.Tensor) and (v.device == self._device or (cpu and v.device.type == "cpu")):
+                if isinstance(v, torch.Tensor) and v.dtype != torch.float64 and (v.device == self._device or (cpu and v.device.type == "cpu")):
                     columns[name] = v
                 elif cpu and isinstance(v, np.ndarray) and v.dtype.kind in "fiub":
                     t = torch.from_numpy(v) if v.flags.writeable else torch.from_numpy(v.copy())
@@ -144,7 +144,7 @@ class LeanUpdateMixin:
         when that is RLlib's own and has nothing to do (no ``grad_clip``, no ``log_gradients``), they pass as they are."""
         if type(self).postprocess_gradients_for_module is Learner.postprocess_gradients_for_module and all(
                 (c := self.config.get_config_for_module(mid)).grad_clip is None and not c.log_gradients for mid in self.module.keys()):
-            return dict(gradients_dict)
+            return {ref: g for ref, g in gradients_dict.items() if g is not None}  # as RLlib's per-optimizer filter
         return super().postprocess_gradients(gradients_dict)
 
     def apply_gradients(self, gradients_dict) -> None:
@@ -161,11 +161,15 @@ class LeanUpdateMixin:
         as DQNLearner's (``target_network_update_freq``, the same metrics) but without the state-dict round trips."""
         if self._lr_schedulers or any(s.use_schedule for s in self._optimizer_lr_schedules.values()):
             TorchLearner.after_gradient_based_update(self, timesteps=timesteps)  # RLlib's schedule paths, unchanged
-        else:  # constant learning rates: Learner's loop, logging each optimizer's lr through push_metric
+        else:  # constant learning rates: Learner's loop (the lr set from its scheduler, then logged) through push_metric
             for module_id, optimizer_names in self._module_optimizers.items():
                 for optimizer_name in optimizer_names:
+                    optimizer = self._named_optimizers[optimizer_name]
+                    schedule = self._optimizer_lr_schedules.get(optimizer)
+                    if schedule is not None:  # e.g. a restored optimizer state with another lr goes back to the config's
+                        self._set_optimizer_lr(optimizer, lr=schedule.get_current_value())
                     push_metric(self.metrics, (module_id, f"{optimizer_name[len(module_id) + 1:]}_{LR_KEY}"),
-                                self._get_optimizer_lr(self._named_optimizers[optimizer_name]), reduce="mean")
+                                self._get_optimizer_lr(optimizer), reduce="mean")
         timestep = timesteps.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0)
         for module_id, module in self.module._rl_modules.items():
             config = self.config.get_config_for_module(module_id)
@@ -193,10 +197,11 @@ class LeanUpdateMixin:
                     raise ValueError(f"the target network of {module_id!r} does not match its main network")
                 targets += [target_params[name] for name in main_params]
                 mains += [main_params[name] for name in main_params]
-                main_owners = dict(main_net.named_modules())
+                main_owners, seen = dict(main_net.named_modules()), set()
                 for owner_name, target_owner in target_net.named_modules():
                     for name, buffer in target_owner._buffers.items():
-                        if buffer is not None and buffer.is_floating_point():
+                        if buffer is not None and buffer.is_floating_point() and id(buffer) not in seen:  # shared: once
+                            seen.add(id(buffer))
                             buffer_slots.append((target_owner._buffers, main_owners[owner_name]._buffers, name))
             cache[key] = (targets, mains, buffer_slots)
         targets, mains, buffer_slots = cache[key]
