@@ -151,3 +151,58 @@ def thread_state(native_id: int | None) -> str | None:
             return f.read().rsplit(")", 1)[1].split()[0]  # after "pid (comm)": the state, field 3
     except (OSError, IndexError):
         return None
+
+
+def op_probe(device, calls: int = 200, python_loops: int = 200_000) -> dict[str, float]:
+    """Times a fixed workload in the calling thread, to compare one process's host-side speed with another's
+    (docs/gpu.md, "Next session (5)"): ``linear_us``, the wall microseconds per ``F.linear`` call (1650 x 230 @
+    230 -> 300, the RSSM's shape at B=50, K+1=33; synchronized at the end on CUDA); ``linear_cpu_us``, this thread's
+    CPU microseconds per call over the same loop; ``python_ns``, nanoseconds per iteration of a pure-Python loop (no
+    torch: the interpreter's own speed there). Imports torch lazily (this module is standard library only)."""
+    import torch
+
+    x = torch.randn(1650, 230, device=device)
+    w = torch.randn(300, 230, device=device)
+    torch.nn.functional.linear(x, w)  # warm: the first call may load a kernel
+    if x.device.type == "cuda":
+        torch.cuda.synchronize(x.device)
+    cpu0, wall0 = time.thread_time(), time.perf_counter()
+    for _ in range(calls):
+        torch.nn.functional.linear(x, w)
+    if x.device.type == "cuda":
+        torch.cuda.synchronize(x.device)
+    wall_s, cpu_s = time.perf_counter() - wall0, time.thread_time() - cpu0
+    start, total = time.perf_counter(), 0
+    for i in range(python_loops):
+        total += i & 7
+    python_s = time.perf_counter() - start
+    return {"linear_us": wall_s / calls * 1e6, "linear_cpu_us": cpu_s / calls * 1e6,
+            "python_ns": python_s / python_loops * 1e9}
+
+
+def maybe_op_probe(device, updates_done: int) -> None:
+    """With ``SMAC_OP_PROBE=<n>`` set, every n-th update (from the update thread, replay_learner.py) runs
+    ``op_probe`` and prints one line to stderr: ``[op-probe pid=… update=…] linear_us=… linear_cpu_us=… python_ns=…``."""
+    every = os.environ.get("SMAC_OP_PROBE")
+    if not every or updates_done % max(int(every), 1):
+        return
+    result = op_probe(device)
+    print(f"[op-probe pid={os.getpid()} update={updates_done}] "
+          + " ".join(f"{k}={v:.2f}" for k, v in result.items()) + "; " + dispatch_facts(), file=sys.stderr, flush=True)
+
+
+def dispatch_facts() -> str:
+    """What in this thread could put extra Python or checks on every torch call: a profile or trace hook, torch
+    function modes on the stack (e.g. a ``torch.device`` context or ``set_default_device``), anomaly detection,
+    deterministic algorithms, the autograd profiler, the default device and dtype."""
+    import torch
+
+    facts = {
+        "profile_hook": sys.getprofile(), "trace_hook": sys.gettrace(),
+        "torch_function_modes": torch._C._len_torch_function_stack(),
+        "anomaly": torch.is_anomaly_enabled(), "deterministic": torch.are_deterministic_algorithms_enabled(),
+        "autograd_profiler": torch.autograd.profiler._is_profiler_enabled,
+        "default_device": torch.get_default_device() if hasattr(torch, "get_default_device") else "?",
+        "default_dtype": torch.get_default_dtype(),
+    }
+    return " ".join(f"{k}={v}" for k, v in facts.items())

@@ -102,3 +102,24 @@ def test_thread_cpu_reads_this_thread():
     state = thread_state(threading.get_native_id())
     assert state == "R"  # the calling thread is running while it reads its own stat
     assert thread_state(None) is None and thread_state(2**31 - 7) is None
+
+
+def test_op_probe_times_a_fixed_loop_and_prints_only_when_asked(monkeypatch, capsys):
+    """``op_probe`` (docs/gpu.md, "Next session (5)") gives positive per-call times, CPU <= wall (+ clock slack) on the
+    CPU; ``maybe_op_probe`` prints one line every n-th update with ``SMAC_OP_PROBE=n`` and nothing without it."""
+    from smac_rllib.stack_sampler import maybe_op_probe, op_probe
+
+    result = op_probe("cpu", calls=20, python_loops=20_000)
+    assert set(result) == {"linear_us", "linear_cpu_us", "python_ns"}
+    assert all(v > 0 for v in result.values())
+    assert result["python_ns"] < 1e5  # 100 us per trivial loop iteration would be a broken clock, not a slow machine
+    monkeypatch.delenv("SMAC_OP_PROBE", raising=False)
+    maybe_op_probe(None, 10)
+    assert capsys.readouterr().err == ""
+    monkeypatch.setenv("SMAC_OP_PROBE", "5")
+    maybe_op_probe(None, 7)
+    assert capsys.readouterr().err == ""
+    maybe_op_probe(None, 10)
+    line = capsys.readouterr().err.strip()
+    assert line.startswith("[op-probe pid=") and "update=10]" in line and "linear_us=" in line and "python_ns=" in line
+    assert "torch_function_modes=0" in line and "profile_hook=None" in line

@@ -30,7 +30,7 @@ from ray.rllib.utils.metrics import NUM_AGENT_STEPS_SAMPLED_LIFETIME, NUM_ENV_ST
 
 from smac_rllib.algorithms.lean_update import push_metric
 from smac_rllib.replay import make_replay, sample_train_batch
-from smac_rllib.stack_sampler import start_stack_sampler
+from smac_rllib.stack_sampler import maybe_op_probe, start_stack_sampler
 
 
 class DeviceMetrics:
@@ -282,6 +282,7 @@ class ReplayLearnerMixin:
             with self._cond:
                 self._updates_done += 1
                 self._cond.notify_all()
+            maybe_op_probe(self._device, self._updates_done)  # off unless SMAC_OP_PROBE=<n> (docs/gpu.md)
 
     def _next_staged(self):
         while True:
