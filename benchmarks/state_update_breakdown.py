@@ -43,27 +43,18 @@ def main() -> None:
     ts = {"num_env_steps_sampled_lifetime": 10**6}
     loss_metrics = losses.loss_metrics
 
-    from smac_rllib.algorithms import lean_update, replay_learner
-    from smac_rllib.algorithms.smac import smac_learner
-
-    pushers = (lean_update, replay_learner, smac_learner)  # modules that log through lean_update.push_metric
-    push_metric = lean_update.push_metric
     clock = time.perf_counter if args.clock == "wall" else time.thread_time
 
     def update(learner, *, diagnostics: bool, logging: bool) -> None:
-        log_value = learner.metrics.log_value
         if not diagnostics:
             losses.loss_metrics = lambda *a, **kw: {}
-        if not logging:
+        if not logging:  # every MetricsLogger call of the update goes through this one method (LeanMetricsLogger)
             learner.metrics.log_value = lambda *a, **kw: None
-            for module in pushers:
-                module.push_metric = lambda *a, **kw: None
         try:
             learner.update(batch=mab, timesteps=ts, _no_metrics_reduce=True)
         finally:
-            losses.loss_metrics, learner.metrics.log_value = loss_metrics, log_value
-            for module in pushers:
-                module.push_metric = push_metric
+            losses.loss_metrics = loss_metrics
+            learner.metrics.__dict__.pop("log_value", None)
 
     variants = {
         "RLlib learner update": lambda: update(full, diagnostics=True, logging=True),

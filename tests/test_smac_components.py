@@ -203,18 +203,18 @@ def test_default_config_is_the_papers():
     assert c.replay_buffer_config["type"] == "EpisodeReplayBuffer"  # uniform, not prioritized
 
 
-def test_lean_update_matches_rllibs_own_update(monkeypatch):
+def test_lean_update_matches_rllibs_own_update():
     """``LeanUpdateMixin`` (lean_update.py: its ``update``, numpy->tensor conversion, ``postprocess_gradients``,
-    ``apply_gradients``, Polyak averaging and ``push_metric`` logging) against RLlib's own methods on the same
-    learner class: after three updates the weights, Adam's moments and the target critics agree, and so does every
-    reduced metric (throughputs, which depend on wall time, aside)."""
+    ``apply_gradients``, Polyak averaging and ``LeanMetricsLogger``) against RLlib's own methods and ``MetricsLogger``
+    on the same learner class: after three updates the weights, Adam's moments and the target critics agree, and so
+    does every reduced metric (throughputs, which depend on wall time, aside)."""
     import tree
     from ray.rllib.algorithms.dqn.dqn_learner import DQNLearner
     from ray.rllib.core.learner.learner import Learner
     from ray.rllib.core.learner.torch.torch_learner import TorchLearner
+    from ray.rllib.utils.metrics.metrics_logger import MetricsLogger
 
-    from smac_rllib.algorithms import lean_update, replay_learner
-    from smac_rllib.algorithms.smac import smac_learner
+    from smac_rllib.algorithms.lean_update import LeanMetricsLogger
 
     lean = tiny_config().build_learner(spaces=SPACES)
 
@@ -232,10 +232,9 @@ def test_lean_update_matches_rllibs_own_update(monkeypatch):
 
     reference = tiny_config().build_learner(spaces=SPACES)
     reference.__class__ = RLlibPath
+    reference.metrics.__class__ = MetricsLogger  # RLlib's log_value for the reference
     reference.set_state(lean.get_state())
-
-    def log_value(metrics, key, value, **kwargs):  # what push_metric stands for
-        metrics.log_value(key, value, **kwargs)
+    assert type(lean.metrics) is LeanMetricsLogger and type(reference.metrics) is MetricsLogger
 
     def not_on_the_lean_path(*args, **kwargs):
         raise AssertionError("the lean update fell back to RLlib's conversion or log_value")
@@ -246,12 +245,10 @@ def test_lean_update_matches_rllibs_own_update(monkeypatch):
         batch = learner_batch(fake_batch(seed))
         torch.manual_seed(seed)
         ours = lean.update(batch=batch, timesteps=timesteps)
-        lean.metrics.log_value = not_on_the_lean_path  # every key exists after the first update: push_metric only
-        with monkeypatch.context() as patch:
-            for module in (lean_update, replay_learner, smac_learner):
-                patch.setattr(module, "push_metric", log_value)
-            torch.manual_seed(seed)
-            theirs = reference.update(batch=batch, timesteps=timesteps)
+        lean.metrics._maybe_create_stats_object = not_on_the_lean_path  # every key exists after update 1: pushes only
+        torch.manual_seed(seed)
+        theirs = reference.update(batch=batch, timesteps=timesteps)
+    assert type(reference.metrics) is MetricsLogger
     state, ref_state = lean.module[DEFAULT_MODULE_ID].state_dict(), reference.module[DEFAULT_MODULE_ID].state_dict()
     for key in state:
         torch.testing.assert_close(state[key], ref_state[key], rtol=1e-5, atol=1e-6, msg=key)

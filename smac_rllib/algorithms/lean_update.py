@@ -18,11 +18,13 @@ forward + backward took ~22 ms, and besides the per-tensor Adam (~3.4 ms) RLlib 
   RLlib's ``update`` unchanged. Left out: the Prometheus learner histogram and counters.
 - Each ``MetricsLogger.log_value`` (~30 per update: steps trained, learning rates, target updates, the loss
   diagnostics) flattens its key with ``tree``, walks the nested stats dict twice and re-checks its keywords before
-  the ``Stats.push`` it ends with. ``push_metric`` goes straight to the push once the key exists (the first call
-  is ``log_value`` itself); ``_lean_tensor_batch`` converts a flat numpy batch without ``tree``; RLlib's
+  the ``Stats.push`` it ends with. ``LeanMetricsLogger.log_value`` goes straight to the push once the key exists
+  (the first call is RLlib's own); ``LeanMetricsMixin`` makes every learner's ``metrics`` one, so RLlib's own
+  logging code (steps trained, learning rates) takes it too; ``_lean_tensor_batch`` converts a flat numpy batch
+  without ``tree``; RLlib's
   ``postprocess_gradients`` regroups all gradients per optimizer even with no clipping to do, here they pass.
   ``tests/test_smac_components.py::test_lean_update_matches_rllibs_own_update`` holds all of it to RLlib's own
-  methods: the same weights, Adam moments, target critics and reduced metrics.
+  methods and ``MetricsLogger``: the same weights, Adam moments, target critics and reduced metrics.
 
 Put it after ``ReplayLearnerMixin`` and before RLlib's learner: ``class L(ReplayLearnerMixin, LeanUpdateMixin, SACTorchLearner)``.
 Only for learners that skip non-finite updates themselves (they must set ``self._skip_update`` before applying).
@@ -37,44 +39,55 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
 import numpy as np
-from ray.rllib.core.learner.learner import LR_KEY, Learner
+import torch
+from ray._common.deprecation import DEPRECATED_VALUE
+from ray.rllib.core.learner.learner import Learner
 from ray.rllib.core.learner.torch.torch_learner import TorchLearner
 from ray.rllib.core.rl_module.apis import TargetNetworkAPI
 from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
-from ray.rllib.utils.metrics import (
-    ALL_MODULES,
-    LAST_TARGET_UPDATE_TS,
-    MODULE_TRAIN_BATCH_SIZE_MEAN,
-    NUM_ENV_STEPS_SAMPLED_LIFETIME,
-    NUM_ENV_STEPS_TRAINED,
-    NUM_ENV_STEPS_TRAINED_LIFETIME,
-    NUM_MODULE_STEPS_TRAINED,
-    NUM_MODULE_STEPS_TRAINED_LIFETIME,
-    NUM_TARGET_UPDATES,
-    WEIGHTS_SEQ_NO,
-)
+from ray.rllib.utils.metrics import LAST_TARGET_UPDATE_TS, NUM_ENV_STEPS_SAMPLED_LIFETIME, NUM_TARGET_UPDATES
+from ray.rllib.utils.metrics.metrics_logger import MetricsLogger
 from ray.rllib.utils.metrics.stats.base import StatsBase
 
-
-def push_metric(metrics, key: tuple, value, **create_kwargs) -> None:
-    """``MetricsLogger.log_value(key, value, **create_kwargs)``: for a key already logged, straight to its ``Stats``
-    object's ``push`` (what ``log_value`` ends with, after a ``tree.flatten`` of the key, two walks of the nested
-    stats dict and its keyword checks, ~25 us each on one CPU thread); the first time, ``log_value`` creates it.
-    The kwargs only matter then, as in ``log_value``."""
-    node = metrics.stats
-    for k in (key,) if isinstance(key, str) else key:
-        node = node.get(k) if isinstance(node, dict) else None
-        if node is None:
-            break
-    if isinstance(node, StatsBase):
-        node.push(value)
-    else:
-        metrics.log_value(key, value, **create_kwargs)
+_WARNED_EACH_CALL = ("clear_on_reduce", "throughput_ema_coeff", "reduce_per_index_on_aggregate")  # when given
 
 
-class LeanUpdateMixin:
+class LeanMetricsLogger(MetricsLogger):
+    """RLlib's ``MetricsLogger`` whose ``log_value`` of a key already logged goes straight to its ``Stats`` object's
+    ``push`` (what RLlib's ends with, after a ``tree.flatten`` of the key, two walks of the nested stats dict and its
+    keyword checks, ~25 us each on one CPU thread). The first call for a key is RLlib's, which creates it: the
+    keywords (reduce, window, ...) only matter then, as in RLlib's; deprecated ones (warned on every call) go to
+    RLlib's too. Everything else is RLlib's logger."""
+
+    def log_value(self, key, value, **kwargs) -> None:
+        node = self.stats
+        for k in (key,) if isinstance(key, str) else key:
+            node = node.get(k) if isinstance(node, dict) else None
+            if node is None:
+                break
+        if isinstance(node, StatsBase) and all(kwargs.get(k, DEPRECATED_VALUE) is DEPRECATED_VALUE for k in _WARNED_EACH_CALL):
+            node.push(value)
+        else:
+            super().log_value(key, value, **kwargs)
+
+
+class LeanMetricsMixin:
+    """A learner whose ``metrics`` is always a ``LeanMetricsLogger``: the ``MetricsLogger`` RLlib's ``Learner``
+    creates (in ``__init__`` and ``_reset``) becomes one as it is assigned. Any other logger is kept as given."""
+
+    @property
+    def metrics(self) -> MetricsLogger:
+        return self.__dict__["metrics"]
+
+    @metrics.setter
+    def metrics(self, logger: MetricsLogger) -> None:
+        if type(logger) is MetricsLogger:
+            logger.__class__ = LeanMetricsLogger  # a subclass with no state of its own
+        self.__dict__["metrics"] = logger
+
+
+class LeanUpdateMixin(LeanMetricsMixin):
     def update(self, batch=None, batches=None, batch_refs=None, episodes=None, episodes_refs=None, data_iterators=None,
                training_data=None, *, timesteps: dict[str, Any] | None = None, num_total_minibatches: int = 0,
                num_epochs: int = 1, minibatch_size: int | None = None, shuffle_batch_per_epoch: bool = False,
@@ -95,9 +108,9 @@ class LeanUpdateMixin:
         self._weights_seq_no += 1
         batch = self._lean_tensor_batch(batch)
         _, loss_per_module, _ = self._update(batch.policy_batches)
-        self._lean_log_steps_trained(batch)
+        self._log_steps_trained_metrics(batch)
         for mid, loss in loss_per_module.items():
-            push_metric(self.metrics, (mid, self.TOTAL_LOSS_KEY), loss, window=1)
+            self.metrics.log_value((mid, self.TOTAL_LOSS_KEY), loss, window=1)
         self.after_gradient_based_update(timesteps=timesteps)
         if not _no_metrics_reduce:
             return self.metrics.reduce()
@@ -108,7 +121,7 @@ class LeanUpdateMixin:
         ``from_numpy``, float64 -> float32, ``.to(device)``) without its ``tree`` walk for the flat numpy batch a
         replay hands a CPU learner; tensors already on the device pass through; anything else goes to RLlib's."""
         cpu = self._device is None or self._device.type == "cpu"
-        converted = {}
+        converted, changed = {}, False
         for mid, policy_batch in batch.policy_batches.items():
             columns = {}
             for name, v in policy_batch.items():
@@ -117,27 +130,13 @@ class LeanUpdateMixin:
                 elif cpu and isinstance(v, np.ndarray) and v.dtype.kind in "fiub":
                     t = torch.from_numpy(v) if v.flags.writeable else torch.from_numpy(v.copy())
                     columns[name] = t.float() if t.is_floating_point() and t.dtype != torch.float16 else t
+                    changed = True
                 else:
                     return self._convert_batch_type(batch)
             converted[mid] = columns
-        if all(all(c is policy_batch[n] for n, c in cols.items()) for cols, policy_batch in
-               ((converted[m], batch.policy_batches[m]) for m in converted)):
+        if not changed:  # every column already a tensor on the device
             return batch
         return MultiAgentBatch({mid: SampleBatch(cols) for mid, cols in converted.items()}, env_steps=batch.env_steps())
-
-    def _lean_log_steps_trained(self, batch: MultiAgentBatch) -> None:
-        """``Learner._log_steps_trained_metrics``: the same keys, values and reductions, through ``push_metric``."""
-        m = self.metrics
-        for mid, module_batch in batch.policy_batches.items():
-            size = len(module_batch)
-            push_metric(m, (mid, WEIGHTS_SEQ_NO), self._weights_seq_no, window=1)
-            push_metric(m, (mid, MODULE_TRAIN_BATCH_SIZE_MEAN), size, reduce="mean")
-            push_metric(m, (mid, NUM_MODULE_STEPS_TRAINED), size, reduce="sum")
-            push_metric(m, (mid, NUM_MODULE_STEPS_TRAINED_LIFETIME), size, reduce="lifetime_sum", with_throughput=True)
-            push_metric(m, (ALL_MODULES, NUM_MODULE_STEPS_TRAINED), size, reduce="sum", with_throughput=True)
-            push_metric(m, (ALL_MODULES, NUM_MODULE_STEPS_TRAINED_LIFETIME), size, reduce="lifetime_sum", with_throughput=True)
-        push_metric(m, (ALL_MODULES, NUM_ENV_STEPS_TRAINED), batch.env_steps(), reduce="sum", with_throughput=True)
-        push_metric(m, (ALL_MODULES, NUM_ENV_STEPS_TRAINED_LIFETIME), batch.env_steps(), reduce="lifetime_sum", with_throughput=True)
 
     def postprocess_gradients(self, gradients_dict):
         """RLlib's, which regroups the gradients per optimizer only to hand them to ``postprocess_gradients_for_module``;
@@ -159,17 +158,7 @@ class LeanUpdateMixin:
     def after_gradient_based_update(self, *, timesteps: dict[str, Any]) -> None:
         """``TorchLearner``'s (learning-rate schedules, the lr metrics) + Polyak averaging of every target network,
         as DQNLearner's (``target_network_update_freq``, the same metrics) but without the state-dict round trips."""
-        if self._lr_schedulers or any(s.use_schedule for s in self._optimizer_lr_schedules.values()):
-            TorchLearner.after_gradient_based_update(self, timesteps=timesteps)  # RLlib's schedule paths, unchanged
-        else:  # constant learning rates: Learner's loop (the lr set from its scheduler, then logged) through push_metric
-            for module_id, optimizer_names in self._module_optimizers.items():
-                for optimizer_name in optimizer_names:
-                    optimizer = self._named_optimizers[optimizer_name]
-                    schedule = self._optimizer_lr_schedules.get(optimizer)
-                    if schedule is not None:  # e.g. a restored optimizer state with another lr goes back to the config's
-                        self._set_optimizer_lr(optimizer, lr=schedule.get_current_value())
-                    push_metric(self.metrics, (module_id, f"{optimizer_name[len(module_id) + 1:]}_{LR_KEY}"),
-                                self._get_optimizer_lr(optimizer), reduce="mean")
+        TorchLearner.after_gradient_based_update(self, timesteps=timesteps)
         timestep = timesteps.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0)
         for module_id, module in self.module._rl_modules.items():
             config = self.config.get_config_for_module(module_id)
@@ -179,9 +168,9 @@ class LeanUpdateMixin:
             targets, mains = self._target_param_lists(module_id, module)
             with torch.no_grad():
                 torch._foreach_lerp_(targets, mains, config.tau)  # target <- target + tau (main - target)
-            push_metric(self.metrics, (module_id, NUM_TARGET_UPDATES), 1, reduce="lifetime_sum")
+            self.metrics.log_value((module_id, NUM_TARGET_UPDATES), 1, reduce="lifetime_sum")
             self.last_update_ts_by_mid[module_id] = timestep
-            push_metric(self.metrics, (module_id, LAST_TARGET_UPDATE_TS), timestep, reduce="max")
+            self.metrics.log_value((module_id, LAST_TARGET_UPDATE_TS), timestep, reduce="max")
 
     def _target_param_lists(self, module_id, module) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
         """(target tensors, main tensors) of every target pair: the parameters (the same objects for the module's

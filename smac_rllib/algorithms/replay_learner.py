@@ -28,7 +28,7 @@ import torch
 from ray.rllib.policy.sample_batch import SampleBatch
 from ray.rllib.utils.metrics import NUM_AGENT_STEPS_SAMPLED_LIFETIME, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
-from smac_rllib.algorithms.lean_update import push_metric
+from smac_rllib.algorithms.lean_update import LeanMetricsMixin
 from smac_rllib.replay import make_replay, sample_train_batch
 from smac_rllib.stack_sampler import maybe_op_probe, start_stack_sampler
 
@@ -65,9 +65,9 @@ class DeviceMetrics:
         for i, (kind, key, value, log_kwargs) in enumerate(rows):
             value = host.get(i, value)
             if kind == "dict":  # what log_dict({name: value}, key=k) does for one flat entry, without its tree walk
-                push_metric(metrics_logger, (*_as_tuple(key[0]), key[1]), value, **(_log_dict_defaults() | log_kwargs))
+                metrics_logger.log_value((*_as_tuple(key[0]), key[1]), value, **(_log_dict_defaults() | log_kwargs))
             else:
-                push_metric(metrics_logger, _as_tuple(key), value, **log_kwargs)
+                metrics_logger.log_value(_as_tuple(key), value, **log_kwargs)
 
 
 def _as_tuple(key) -> tuple:
@@ -90,7 +90,7 @@ def _log_dict_defaults() -> dict:
 _LOG_DICT_DEFAULTS = None
 
 
-class ReplayLearnerMixin:
+class ReplayLearnerMixin(LeanMetricsMixin):
     """Put before a TorchLearner: ``class L(ReplayLearnerMixin, SACTorchLearner)``."""
 
     def build(self) -> None:

@@ -19,7 +19,7 @@ from ray.rllib.core.learner.torch.torch_learner import TorchLearner
 from ray.rllib.utils.metrics import ALL_MODULES
 
 from smac_rllib import losses
-from smac_rllib.algorithms.lean_update import LeanUpdateMixin, push_metric
+from smac_rllib.algorithms.lean_update import LeanUpdateMixin
 from smac_rllib.algorithms.replay_learner import ReplayLearnerMixin
 from smac_rllib.optim import adam
 
@@ -79,7 +79,7 @@ class SMACTorchLearner(ReplayLearnerMixin, LeanUpdateMixin, SACTorchLearner):
         self._skip_update = not bool(torch.isfinite(torch.cat(checked)).all()) if checked else False  # one host sync
         self._consecutive_nonfinite = self._consecutive_nonfinite + 1 if self._skip_update else 0
         # under ALL_MODULES, as RLlib lays out learner results: learners/<module_id or __all_modules__>/...
-        push_metric(self.metrics, (ALL_MODULES, "nonfinite_updates_skipped"), int(self._skip_update), reduce="lifetime_sum")
+        self.metrics.log_value((ALL_MODULES, "nonfinite_updates_skipped"), int(self._skip_update), reduce="lifetime_sum")
         limit = self.config.max_consecutive_nonfinite_updates
         if self._skip_update and self._consecutive_nonfinite >= limit:
             raise NonFiniteUpdateError(
