@@ -182,19 +182,27 @@ def op_probe(device, calls: int = 200, python_loops: int = 200_000) -> dict[str,
 
 def maybe_op_probe(device, updates_done: int) -> None:
     """With ``SMAC_OP_PROBE=<n>`` set, every n-th update (from the update thread, replay_learner.py) runs
-    ``op_probe`` and prints one line to stderr: ``[op-probe pid=… update=…] linear_us=… linear_cpu_us=… python_ns=…``."""
+    ``op_probe`` and prints one line to stderr: ``[op-probe pid=… update=…] linear_us=… linear_cpu_us=… python_ns=…;``
+    and ``dispatch_facts``; with ``SMAC_PROFILE_THREADS=<dir>`` also appends it to ``<dir>/op-probe-<pid>.txt``."""
     every = os.environ.get("SMAC_OP_PROBE")
     if not every or updates_done % max(int(every), 1):
         return
     result = op_probe(device)
-    print(f"[op-probe pid={os.getpid()} update={updates_done}] "
-          + " ".join(f"{k}={v:.2f}" for k, v in result.items()) + "; " + dispatch_facts(), file=sys.stderr, flush=True)
+    line = (f"[op-probe pid={os.getpid()} update={updates_done}] "
+            + " ".join(f"{k}={v:.2f}" for k, v in result.items()) + "; " + dispatch_facts())
+    print(line, file=sys.stderr, flush=True)
+    out_dir = os.environ.get("SMAC_PROFILE_THREADS")  # the CLI keeps workers' stderr off the driver: also to a file
+    if out_dir:
+        os.makedirs(out_dir, exist_ok=True)
+        with open(os.path.join(out_dir, f"op-probe-{os.getpid()}.txt"), "a") as f:
+            f.write(line + "\n")
 
 
 def dispatch_facts() -> str:
     """What in this thread could put extra Python or checks on every torch call: a profile or trace hook, torch
     function modes on the stack (e.g. a ``torch.device`` context or ``set_default_device``), anomaly detection,
-    deterministic algorithms, the autograd profiler, the default device and dtype."""
+    deterministic algorithms, the autograd profiler, the default device and dtype, and what RLlib's ``set_torch_seed``
+    sets when a config has a seed (cuDNN's flags; ``CUBLAS_WORKSPACE_CONFIG`` on CUDA)."""
     import torch
 
     facts = {
@@ -204,5 +212,7 @@ def dispatch_facts() -> str:
         "autograd_profiler": torch.autograd.profiler._is_profiler_enabled,
         "default_device": torch.get_default_device() if hasattr(torch, "get_default_device") else "?",
         "default_dtype": torch.get_default_dtype(),
+        "cudnn_deterministic": torch.backends.cudnn.deterministic, "cudnn_benchmark": torch.backends.cudnn.benchmark,
+        "CUBLAS_WORKSPACE_CONFIG": os.environ.get("CUBLAS_WORKSPACE_CONFIG", "(unset)"),
     }
     return " ".join(f"{k}={v}" for k, v in facts.items())
