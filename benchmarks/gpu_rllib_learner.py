@@ -218,6 +218,7 @@ def make_config(args, batch_B: int, batch_T: int, device: str):
                   batch_size_B=batch_B, batch_length_T=batch_T, async_learning=False)
         .learners(num_learners=0, num_gpus_per_learner=1 if device == "cuda" else 0)
         .debugging(seed=args.seed)  # a seed makes RLlib's Learner seed torch: set_torch_seed's CUDA settings, as live runs
+        .training(cuda_deterministic=args.cuda_deterministic)  # True keeps them (our learner's build undoes them)
     )
 
 
@@ -433,6 +434,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="config seed (the tuned examples set 0): RLlib's Learner then calls set_torch_seed, which on "
                              "CUDA sets CUBLAS_WORKSPACE_CONFIG=:4096:8 and cudnn.deterministic, on CPU "
                              "use_deterministic_algorithms(True); default None, as the earlier sessions ran")
+    parser.add_argument("--cuda-deterministic", action="store_true",
+                        help="keep the CUDA settings of RLlib's seeding (the learner's build undoes them by default; "
+                             "before 2026-11-27 every seeded run kept them)")
     parser.add_argument("--in-ray-task", action="store_true",
                         help="run the learner in a Ray worker process (one task, num_gpus=1 on CUDA), as in a live run")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "gpu")
@@ -455,7 +459,7 @@ def main(argv: list[str] | None = None) -> None:
              f"Command: `python benchmarks/gpu_rllib_learner.py {' '.join(argv if argv is not None else sys.argv[1:])}`", "",
              f"Device: {name}, torch {torch.__version__}; preset `{args.preset}`, K={args.num_particles} {args.particle_mode}, "
              f"{args.warmup} warm-up + {args.iters} timed rounds, modes interleaved, medians; synchronous timing; "
-             f"config seed {args.seed}.", "",
+             f"config seed {args.seed}, cuda_deterministic {args.cuda_deterministic}.", "",
              f"Learner's process: {'a Ray worker (one task, --in-ray-task)' if args.in_ray_task else 'this script'}; "
              + "; ".join(sorted(facts)), "",
              f"`{THREADS_MODE}` is its own block after the interleaved rounds: the learner's stager + update threads "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -263,3 +265,22 @@ def test_lean_update_matches_rllibs_own_update():
     for path, value in flat.items():
         a, b = (float(v.peek() if hasattr(v, "peek") else v) for v in (value, ref_flat[path]))
         assert np.isclose(a, b, rtol=1e-4, atol=1e-6, equal_nan=True), (path, a, b)
+
+
+@pytest.mark.parametrize("cuda_deterministic", [False, True])
+def test_seeded_learner_keeps_rllibs_cuda_determinism_settings_only_when_asked(monkeypatch, cuda_deterministic):
+    """RLlib's seeding (``set_torch_seed``, from ``Learner.__init__`` with a config seed) on a CUDA torch sets
+    ``CUBLAS_WORKSPACE_CONFIG=:4096:8`` and ``cudnn.deterministic`` (1.4-1.7x slower pixel updates on an H100,
+    docs/gpu.md); our learners' ``build`` undoes both unless ``cuda_deterministic=True``. The CUDA branch of RLlib's
+    own seeding runs here on the CPU build by reporting a CUDA version (its ``torch.cuda`` seeding is lazy)."""
+    monkeypatch.setattr(torch.version, "cuda", "13.0")
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    monkeypatch.setattr(torch.backends.cudnn, "deterministic", False)
+    monkeypatch.setattr(torch.backends.cudnn, "benchmark", False)
+    config = tiny_config().debugging(seed=3).training(cuda_deterministic=cuda_deterministic)
+    learner = config.build_learner(spaces=SPACES)
+    assert learner.config.seed == 3
+    if cuda_deterministic:
+        assert os.environ.get("CUBLAS_WORKSPACE_CONFIG") == ":4096:8" and torch.backends.cudnn.deterministic
+    else:
+        assert "CUBLAS_WORKSPACE_CONFIG" not in os.environ and not torch.backends.cudnn.deterministic

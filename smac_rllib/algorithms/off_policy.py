@@ -49,7 +49,7 @@ def set_provided(config, kwargs: dict, names) -> None:
             setattr(config, name, value)
 
 
-ASYNC_FIELDS = {  # name: (default, meaning) -- set through training(...) on SMACConfig and SACBaselineConfig
+ASYNC_FIELDS = {  # name: (default, meaning) -- the loop's fields, set through training(...) on all our configs
     "async_learning": (True, "act and learn at the same time (docs/design.md §8); False = the synchronous loop "
                              "(sample, update, sync), reproducible step by step"),
     "weight_sync_every_updates": (None, "async: updates between weight syncs to the env runners; None = the "
@@ -57,13 +57,17 @@ ASYNC_FIELDS = {  # name: (default, meaning) -- set through training(...) on SMA
                                         "loop's cadence (states)"),
     "async_max_lead_env_steps": (None, "async: how many env steps the runners may sample ahead of the updates "
                                        "(rate limiter slack); None = 2 x fragment x envs x runners"),
+    "cuda_deterministic": (False, "keep what RLlib's seeding sets on a CUDA learner (CUBLAS_WORKSPACE_CONFIG=:4096:8, "
+                                  "cuDNN deterministic): 1.4-1.7x slower pixel updates on an H100 "
+                                  "(docs/gpu.md); False = the seeds only"),
 }
 
 
 def async_field_errors(config) -> list[str]:
     errors = []
-    if not isinstance(config.async_learning, bool):
-        errors.append(f"async_learning={config.async_learning!r} must be true or false")
+    for name in ("async_learning", "cuda_deterministic"):
+        if not isinstance(getattr(config, name), bool):
+            errors.append(f"{name}={getattr(config, name)!r} must be true or false")
     for name in ("weight_sync_every_updates", "async_max_lead_env_steps"):
         value = getattr(config, name)
         if value is not None and not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
