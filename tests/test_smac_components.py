@@ -284,3 +284,19 @@ def test_seeded_learner_keeps_rllibs_cuda_determinism_settings_only_when_asked(m
         assert os.environ.get("CUBLAS_WORKSPACE_CONFIG") == ":4096:8" and torch.backends.cudnn.deterministic
     else:
         assert "CUBLAS_WORKSPACE_CONFIG" not in os.environ and not torch.backends.cudnn.deterministic
+
+
+def test_nonfinite_gradients_flag_checks_entries_and_leaves_gradients_as_they_are():
+    """``nonfinite_gradients_flag`` (smac_learner.py): False for finite gradients, which stay bitwise the same, even
+    when a norm would overflow (1e30 squared); True for one inf or one NaN entry anywhere."""
+    from smac_rllib.algorithms.smac.smac_learner import nonfinite_gradients_flag
+
+    torch.manual_seed(0)
+    grads = [torch.randn(7, 3), torch.randn(5), torch.full((4,), 1e30)]
+    copies = [g.clone() for g in grads]
+    assert not bool(nonfinite_gradients_flag(grads))
+    assert all(torch.equal(g, c) for g, c in zip(grads, copies))
+    for bad in (float("inf"), float("-inf"), float("nan")):
+        broken = [g.clone() for g in grads]
+        broken[1][3] = bad
+        assert bool(nonfinite_gradients_flag(broken)), bad

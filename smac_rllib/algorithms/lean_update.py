@@ -50,7 +50,7 @@ from ray.rllib.utils.metrics import LAST_TARGET_UPDATE_TS, NUM_ENV_STEPS_SAMPLED
 from ray.rllib.utils.metrics.metrics_logger import MetricsLogger
 from ray.rllib.utils.metrics.stats.base import StatsBase
 
-_WARNED_EACH_CALL = ("clear_on_reduce", "throughput_ema_coeff", "reduce_per_index_on_aggregate")  # when given
+_WARNED_EACH_CALL = frozenset({"clear_on_reduce", "throughput_ema_coeff", "reduce_per_index_on_aggregate"})  # if set
 
 
 class LeanMetricsLogger(MetricsLogger):
@@ -66,7 +66,8 @@ class LeanMetricsLogger(MetricsLogger):
             node = node.get(k) if isinstance(node, dict) else None
             if node is None:
                 break
-        if isinstance(node, StatsBase) and all(kwargs.get(k, DEPRECATED_VALUE) is DEPRECATED_VALUE for k in _WARNED_EACH_CALL):
+        if isinstance(node, StatsBase) and (_WARNED_EACH_CALL.isdisjoint(kwargs) or all(
+                kwargs.get(k, DEPRECATED_VALUE) is DEPRECATED_VALUE for k in _WARNED_EACH_CALL)):  # log_dict passes them unset
             node.push(value)
         else:
             super().log_value(key, value, **kwargs)
@@ -149,8 +150,11 @@ class LeanUpdateMixin(LeanMetricsMixin):
     def apply_gradients(self, gradients_dict) -> None:
         if self._grad_scalers is not None or self._lr_scheduler_classes is not None:
             return super().apply_gradients(gradients_dict)  # RLlib's scaler and scheduler paths, unchanged
+        params = self._params
         for pid, grad in gradients_dict.items():  # finite: checked before (the update is skipped otherwise)
-            self._params[pid].grad = grad
+            param = params[pid]
+            if param.grad is not grad:  # from backward they are the parameters' own: the setter's checks are skipped
+                param.grad = grad
         for module_id, optimizer_names in self._module_optimizers.items():
             for optimizer_name in optimizer_names:
                 self.get_optimizer(module_id, optimizer_name).step()
