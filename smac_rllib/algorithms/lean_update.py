@@ -20,7 +20,7 @@ forward + backward took ~22 ms, and besides the per-tensor Adam (~3.4 ms) RLlib 
   diagnostics) flattens its key with ``tree``, walks the nested stats dict twice and re-checks its keywords before
   the ``Stats.push`` it ends with. ``LeanMetricsLogger.log_value`` goes straight to the push once the key exists
   (the first call is RLlib's own); ``LeanMetricsMixin`` makes every learner's ``metrics`` one, so RLlib's own
-  logging code (steps trained, learning rates) takes it too; ``_lean_tensor_batch`` converts a flat numpy batch
+  logging code (steps trained, learning rates) takes it too; ``_lean_tensor_columns`` converts a flat numpy batch
   without ``tree``; RLlib's
   ``postprocess_gradients`` regroups all gradients per optimizer even with no clipping to do, here they pass.
   ``tests/test_smac_components.py::test_lean_update_matches_rllibs_own_update`` holds all of it to RLlib's own
@@ -45,7 +45,7 @@ from ray._common.deprecation import DEPRECATED_VALUE
 from ray.rllib.core.learner.learner import Learner
 from ray.rllib.core.learner.torch.torch_learner import TorchLearner
 from ray.rllib.core.rl_module.apis import TargetNetworkAPI
-from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
+from ray.rllib.policy.sample_batch import MultiAgentBatch
 from ray.rllib.utils.metrics import LAST_TARGET_UPDATE_TS, NUM_ENV_STEPS_SAMPLED_LIFETIME, NUM_TARGET_UPDATES
 from ray.rllib.utils.metrics.metrics_logger import MetricsLogger
 from ray.rllib.utils.metrics.stats.base import StatsBase
@@ -107,9 +107,8 @@ class LeanUpdateMixin(LeanMetricsMixin):
         timesteps = timesteps or {}
         self.before_gradient_based_update(timesteps=timesteps)
         self._weights_seq_no += 1
-        batch = self._lean_tensor_batch(batch)
-        _, loss_per_module, _ = self._update(batch.policy_batches)
-        self._log_steps_trained_metrics(batch)
+        _, loss_per_module, _ = self._update(self._lean_tensor_columns(batch))
+        self._log_steps_trained_metrics(batch)  # sizes and env steps: the same as the tensors' batch
         for mid, loss in loss_per_module.items():
             self.metrics.log_value((mid, self.TOTAL_LOSS_KEY), loss, window=1)
         self.after_gradient_based_update(timesteps=timesteps)
@@ -117,12 +116,13 @@ class LeanUpdateMixin(LeanMetricsMixin):
             return self.metrics.reduce()
         return None
 
-    def _lean_tensor_batch(self, batch: MultiAgentBatch) -> MultiAgentBatch:
-        """The batch as tensors on the learner's device: RLlib's ``_convert_batch_type`` (``convert_to_torch_tensor``:
-        ``from_numpy``, float64 -> float32, ``.to(device)``) without its ``tree`` walk for the flat numpy batch a
-        replay hands a CPU learner; tensors already on the device pass through; anything else goes to RLlib's."""
+    def _lean_tensor_columns(self, batch: MultiAgentBatch) -> dict[str, dict[str, torch.Tensor]]:
+        """``{module_id: {column: tensor on the learner's device}}``, what ``_update`` reads: RLlib's
+        ``_convert_batch_type`` (``convert_to_torch_tensor``: ``from_numpy``, float64 -> float32, ``.to(device)``)
+        without its ``tree`` walk or a new ``SampleBatch`` for the flat numpy batch a replay hands a CPU learner;
+        tensors already on the device pass through; anything else goes to RLlib's."""
         cpu = self._device is None or self._device.type == "cpu"
-        converted, changed = {}, False
+        converted = {}
         for mid, policy_batch in batch.policy_batches.items():
             columns = {}
             for name, v in policy_batch.items():
@@ -131,13 +131,10 @@ class LeanUpdateMixin(LeanMetricsMixin):
                 elif cpu and isinstance(v, np.ndarray) and v.dtype.kind in "fiub":
                     t = torch.from_numpy(v) if v.flags.writeable else torch.from_numpy(v.copy())
                     columns[name] = t.float() if t.is_floating_point() and t.dtype != torch.float16 else t
-                    changed = True
                 else:
-                    return self._convert_batch_type(batch)
+                    return self._convert_batch_type(batch).policy_batches
             converted[mid] = columns
-        if not changed:  # every column already a tensor on the device
-            return batch
-        return MultiAgentBatch({mid: SampleBatch(cols) for mid, cols in converted.items()}, env_steps=batch.env_steps())
+        return converted
 
     def postprocess_gradients(self, gradients_dict):
         """RLlib's, which regroups the gradients per optimizer only to hand them to ``postprocess_gradients_for_module``;
