@@ -167,6 +167,18 @@ def env_steps_per_s(num_runners: int, steps: int) -> float:
     return sampled_steps_per_s(config, steps, warmup_steps=100)
 
 
+def ratio_interval(ours_s: list[float], theirs_s: list[float], resamples: int = 2000, seed: int = 0) -> tuple[float, float]:
+    """95% bootstrap interval of median(theirs) / median(ours), the rate ratio of two variants, from their per-update
+    seconds (resampled independently). It covers this run's per-update noise, not drift between runs."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    ours, theirs = np.asarray(ours_s), np.asarray(theirs_s)
+    ratios = (np.median(rng.choice(theirs, (resamples, len(theirs))), axis=1)
+              / np.median(rng.choice(ours, (resamples, len(ours))), axis=1))
+    return float(np.quantile(ratios, 0.025)), float(np.quantile(ratios, 0.975))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--updates", type=int, default=30, help="timed updates per learner (after 3 warm-up)")
@@ -212,9 +224,10 @@ def main() -> None:
         ours = rate[f"SMAC K={k}"]
         for suffix in ("", ", fused Adam"):
             name = f"SMAC K={k}, plain loop{suffix}"
+            low, high = ratio_interval(times[f"SMAC K={k}"], times[name])
             rows.append(dict(what=f"plain PyTorch loop updates/s, batch {args.batch}", variant=name, rate=round(rate[name], 2),
-                             ratio_to_sac=f"RLlib learner / plain loop = {ours / rate[name]:.3f} (with means: "
-                                          f"{mean_rate[f'SMAC K={k}'] / mean_rate[name]:.3f})"))
+                             ratio_to_sac=f"RLlib learner / plain loop = {ours / rate[name]:.3f} [{low:.3f}, {high:.3f}] "
+                                          f"(with means: {mean_rate[f'SMAC K={k}'] / mean_rate[name]:.3f})"))
     rows += sample_and_update_rates(ls, args.batch, args.updates)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     for n in (1, 2):
@@ -228,7 +241,7 @@ def main() -> None:
              f"Machine: 2-core CPU, torch 1 thread, local learners, one process, variants interleaved; load average at start "
              f"{os.getloadavg()[0]:.1f}. SMAC: latent 16, width 256, mlmc; SAC: width 400. Rates: 1 / (median seconds per "
              f"update + the learner's once-per-iteration metrics reduce / {args.updates}).", "",
-             "| measure | variant | rate | ratio (to SAC; plain-loop rows: our learner's rate / the loop's; replay rows: to the episode path) |", "|---|---|---|---|"]
+             "| measure | variant | rate | ratio (to SAC; plain-loop rows: our learner's rate / the loop's [95% bootstrap interval of the ratio of median update times, this run's updates]; replay rows: to the episode path) |", "|---|---|---|---|"]
     lines += [f"| {r['what']} | {r['variant']} | {r['rate']} | {r['ratio_to_sac']} |" for r in rows]
     (args.out / "state_speed.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
