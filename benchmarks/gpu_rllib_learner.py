@@ -376,12 +376,11 @@ def run_size_here(args, batch_B: int, batch_T: int, device: str) -> tuple[list[d
     import smac_rllib
 
     smac_rllib.register()
-    from smac_rllib.stack_sampler import dispatch_facts, op_probe
+    from smac_rllib.stack_sampler import op_probe_report
 
     rows, profile, gl = run_size(args, batch_B, batch_T, device)
-    probe = op_probe(device)  # the same fixed op loop the live run's update thread runs under SMAC_OP_PROBE
-    return rows, profile, gl, process_facts() + ", op probe (main thread, after the runs): " + " ".join(
-        f"{k}={v:.2f}" for k, v in probe.items()) + "; " + dispatch_facts()
+    # the same fixed op loop the live run's update thread runs under SMAC_OP_PROBE
+    return rows, profile, gl, process_facts() + ", op probe (main thread, after the runs): " + op_probe_report(device)
 
 
 def run_size_in_ray_task(args, batch_B: int, batch_T: int, device: str) -> tuple[list[dict], str, dict[str, str], str]:

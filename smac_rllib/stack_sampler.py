@@ -180,16 +180,24 @@ def op_probe(device, calls: int = 200, python_loops: int = 200_000) -> dict[str,
             "python_ns": python_s / python_loops * 1e9}
 
 
-def maybe_op_probe(device, updates_done: int) -> None:
-    """With ``SMAC_OP_PROBE=<n>`` set, every n-th update (from the update thread, replay_learner.py) runs
-    ``op_probe`` and prints one line to stderr: ``[op-probe pid=… update=…] linear_us=… linear_cpu_us=… python_ns=…;``
-    and ``dispatch_facts``; with ``SMAC_PROFILE_THREADS=<dir>`` also appends it to ``<dir>/op-probe-<pid>.txt``."""
+def op_probe_every() -> int:
+    """``SMAC_OP_PROBE=<n>``: probe every n-th update (0 = off); read once, when the update thread starts."""
     every = os.environ.get("SMAC_OP_PROBE")
-    if not every or updates_done % max(int(every), 1):
+    return max(int(every), 1) if every else 0
+
+
+def op_probe_report(device) -> str:
+    """``op_probe`` and ``dispatch_facts`` as one line: ``linear_us=… linear_cpu_us=… python_ns=…; profile_hook=…``."""
+    return " ".join(f"{k}={v:.2f}" for k, v in op_probe(device).items()) + "; " + dispatch_facts()
+
+
+def maybe_op_probe(device, updates_done: int, every: int) -> None:
+    """Every ``every``-th update (from the update thread, replay_learner.py; 0 = never) prints
+    ``[op-probe pid=… update=…] `` + ``op_probe_report`` to stderr; with ``SMAC_PROFILE_THREADS=<dir>`` it also
+    appends the line to ``<dir>/op-probe-<pid>.txt``."""
+    if not every or updates_done % every:
         return
-    result = op_probe(device)
-    line = (f"[op-probe pid={os.getpid()} update={updates_done}] "
-            + " ".join(f"{k}={v:.2f}" for k, v in result.items()) + "; " + dispatch_facts())
+    line = f"[op-probe pid={os.getpid()} update={updates_done}] " + op_probe_report(device)
     print(line, file=sys.stderr, flush=True)
     out_dir = os.environ.get("SMAC_PROFILE_THREADS")  # the CLI keeps workers' stderr off the driver: also to a file
     if out_dir:

@@ -105,21 +105,23 @@ def test_thread_cpu_reads_this_thread():
 
 
 def test_op_probe_times_a_fixed_loop_and_prints_only_when_asked(monkeypatch, capsys):
-    """``op_probe`` (docs/gpu.md, "Next session (5)") gives positive per-call times, CPU <= wall (+ clock slack) on the
-    CPU; ``maybe_op_probe`` prints one line every n-th update with ``SMAC_OP_PROBE=n`` and nothing without it."""
-    from smac_rllib.stack_sampler import maybe_op_probe, op_probe
+    """``op_probe`` (docs/gpu.md, "Next session (5)") gives positive per-call times on the CPU; ``maybe_op_probe``
+    prints one line every n-th update with ``SMAC_OP_PROBE=n`` (read by ``op_probe_every``) and nothing without it."""
+    from smac_rllib.stack_sampler import maybe_op_probe, op_probe, op_probe_every
 
     result = op_probe("cpu", calls=20, python_loops=20_000)
     assert set(result) == {"linear_us", "linear_cpu_us", "python_ns"}
     assert all(v > 0 for v in result.values())
     assert result["python_ns"] < 1e5  # 100 us per trivial loop iteration would be a broken clock, not a slow machine
     monkeypatch.delenv("SMAC_OP_PROBE", raising=False)
-    maybe_op_probe(None, 10)
+    assert op_probe_every() == 0
+    maybe_op_probe(None, 10, op_probe_every())
     assert capsys.readouterr().err == ""
     monkeypatch.setenv("SMAC_OP_PROBE", "5")
-    maybe_op_probe(None, 7)
+    assert op_probe_every() == 5
+    maybe_op_probe(None, 7, op_probe_every())
     assert capsys.readouterr().err == ""
-    maybe_op_probe(None, 10)
+    maybe_op_probe(None, 10, op_probe_every())
     line = capsys.readouterr().err.strip()
     assert line.startswith("[op-probe pid=") and "update=10]" in line and "linear_us=" in line and "python_ns=" in line
     assert "torch_function_modes=0" in line and "profile_hook=None" in line

@@ -30,7 +30,7 @@ from ray.rllib.utils.metrics import NUM_AGENT_STEPS_SAMPLED_LIFETIME, NUM_ENV_ST
 
 from smac_rllib.algorithms.lean_update import LeanMetricsMixin
 from smac_rllib.replay import make_replay, sample_train_batch
-from smac_rllib.stack_sampler import maybe_op_probe, start_stack_sampler
+from smac_rllib.stack_sampler import maybe_op_probe, op_probe_every, start_stack_sampler
 
 
 class DeviceMetrics:
@@ -275,6 +275,7 @@ class ReplayLearnerMixin(LeanMetricsMixin):
                 self._cond.notify_all()
 
     def _update_loop(self) -> None:
+        probe_every = op_probe_every()  # 0 unless SMAC_OP_PROBE=<n> (docs/gpu.md)
         while True:
             with self._cond:
                 self._cond.wait_for(lambda: self._stop or self._updates_done < self._granted)
@@ -303,7 +304,7 @@ class ReplayLearnerMixin(LeanMetricsMixin):
             with self._cond:
                 self._updates_done += 1
                 self._cond.notify_all()
-            maybe_op_probe(self._device, self._updates_done)  # off unless SMAC_OP_PROBE=<n> (docs/gpu.md)
+            maybe_op_probe(self._device, self._updates_done, probe_every)
 
     def _next_staged(self):
         while True:

@@ -87,12 +87,10 @@ class SMACTorchLearner(ReplayLearnerMixin, LeanUpdateMixin, SACTorchLearner):
         if scaler is not None:  # fp16: scale the loss; overflowing scaled gradients are the scaler's to skip
             loss_per_module = {mid: scaler.scale(loss) for mid, loss in loss_per_module.items()}
         grads = TorchLearner.compute_gradients(self, loss_per_module, **kwargs)  # single backward of the sum
-        nonfinite = torch.zeros((), dtype=torch.bool, device=self._device)
-        if checked:
-            nonfinite = ~torch.isfinite(torch.cat(checked)).all()
+        flags = [~torch.isfinite(torch.cat(checked)).all()] if checked else []
         if scaler is None and grads:
-            nonfinite = nonfinite | nonfinite_gradients_flag([g for g in grads.values() if g is not None])
-        self._skip_update = bool(nonfinite)  # one host sync
+            flags.append(nonfinite_gradients_flag([g for g in grads.values() if g is not None]))
+        self._skip_update = bool(torch.stack(flags).any()) if flags else False  # one host sync
         self._consecutive_nonfinite = self._consecutive_nonfinite + 1 if self._skip_update else 0
         # under ALL_MODULES, as RLlib lays out learner results: learners/<module_id or __all_modules__>/...
         self.metrics.log_value((ALL_MODULES, "nonfinite_updates_skipped"), int(self._skip_update), reduce="lifetime_sum")
