@@ -31,7 +31,7 @@ from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
 from torch import nn
 
 from smac_rllib import losses
-from smac_rllib.algorithms.replay_learner import ReplayLearnerMixin
+from smac_rllib.algorithms.replay_learner import ReplayLearnerMixin, td_discount
 from smac_rllib.algorithms.sac_baseline import SACBaselineConfig
 from smac_rllib.algorithms.twin_q_module import TwinQModuleAPI
 from smac_rllib.models.critic import TwinQ, frozen
@@ -139,7 +139,7 @@ class PolicySACTorchLearner(ReplayLearnerMixin, SACTorchLearner):
 
     def compute_loss_for_module(self, *, module_id, config, batch: dict[str, Any], fwd_out: dict[str, Any]) -> torch.Tensor:
         module = self._module[module_id].unwrapped()
-        discount_B = config.gamma ** batch["n_step"] if "n_step" in batch else config.gamma
+        discount_B = td_discount(config, batch)
         alpha = module.log_alpha.exp().detach()
         target_entropy = float(self.target_entropy[module_id])
         target_B = losses.td_target(

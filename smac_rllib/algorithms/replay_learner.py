@@ -90,6 +90,15 @@ def relax_seeded_cuda_settings(config) -> None:
     torch.backends.cudnn.deterministic = False  # torch's default; RLlib leaves cudnn.benchmark at its default too
 
 
+def td_discount(config, batch):
+    """The TD target's discount: ``gamma ** n_step`` per transition (RLlib SAC's ``n_step`` column) or, where every
+    transition is 1-step (``n_step=1``, the paper's and the only one our replay takes, ``replay.make_replay``), the
+    float ``gamma`` itself: no ``pow`` over the batch and a scalar multiply in the target (the same float32 values)."""
+    if config.n_step == 1 or "n_step" not in batch:
+        return config.gamma
+    return config.gamma ** batch["n_step"]
+
+
 def _as_tuple(key) -> tuple:
     return tuple(key) if isinstance(key, (tuple, list)) else (key,)
 

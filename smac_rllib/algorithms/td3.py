@@ -34,7 +34,7 @@ from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
 from smac_rllib import losses
 from smac_rllib.algorithms.off_policy import OffPolicyLoop
 from smac_rllib.algorithms.policy_sac import check_flat_spaces
-from smac_rllib.algorithms.replay_learner import ReplayLearnerMixin
+from smac_rllib.algorithms.replay_learner import ReplayLearnerMixin, td_discount
 from smac_rllib.algorithms.sac_baseline import SACBaselineConfig
 from smac_rllib.algorithms.twin_q_module import TwinQModuleAPI
 from smac_rllib.models.critic import TwinQ, frozen
@@ -177,7 +177,7 @@ class TD3TorchLearner(ReplayLearnerMixin, TorchLearner):
             module.unwrapped().actor_step = self._actor_step
 
     def compute_loss_for_module(self, *, module_id, config, batch: dict[str, Any], fwd_out: dict[str, Any]) -> torch.Tensor:
-        discount_B = config.gamma ** batch["n_step"] if "n_step" in batch else config.gamma
+        discount_B = td_discount(config, batch)
         target_B = td3_target(batch[Columns.REWARDS], batch[Columns.TERMINATEDS], fwd_out[Q_NEXT_TARGET], discount_B=discount_B)
         critic = losses.critic_loss(fwd_out[Q_PRED], target_B, kind=config.critic_loss)
         metrics = {"critic/loss": critic, "critic/q_mean": fwd_out[Q_PRED].mean(), "critic/target_mean": target_B.mean()}

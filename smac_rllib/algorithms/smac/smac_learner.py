@@ -20,7 +20,7 @@ from ray.rllib.utils.metrics import ALL_MODULES
 
 from smac_rllib import losses
 from smac_rllib.algorithms.lean_update import LeanUpdateMixin
-from smac_rllib.algorithms.replay_learner import ReplayLearnerMixin
+from smac_rllib.algorithms.replay_learner import ReplayLearnerMixin, td_discount
 from smac_rllib.optim import adam
 
 
@@ -29,10 +29,11 @@ class NonFiniteUpdateError(FloatingPointError):
 
 
 def nonfinite_gradients_flag(grads: list[torch.Tensor]) -> torch.Tensor:
-    """A bool scalar tensor, True iff some entry of some gradient is inf or NaN, without a host sync: torch's AMP check
-    (``_amp_foreach_non_finite_check_and_unscale_``, the one op GradScaler runs, at scale 1, so the gradients stay as
-    they are; ~2x quicker on the CPU than per-tensor norms, and an overflowing norm of finite entries does not
-    count); where that op is missing, a norm per tensor (finite iff all its entries are, short of overflow)."""
+    """A bool scalar tensor, True iff some entry of some tensor (the gradients, and the losses with them) is inf or
+    NaN, without a host sync: torch's AMP check (``_amp_foreach_non_finite_check_and_unscale_``, the one op
+    GradScaler runs, at scale 1, so the tensors stay as they are; ~2x quicker on the CPU than per-tensor norms, and an
+    overflowing norm of finite entries does not count); where that op is missing, a norm per tensor (finite iff all
+    its entries are, short of overflow)."""
     found = torch.zeros(1, device=grads[0].device)
     try:
         torch._amp_foreach_non_finite_check_and_unscale_(grads, found, torch.ones(1, device=grads[0].device))
@@ -62,7 +63,7 @@ class SMACTorchLearner(ReplayLearnerMixin, LeanUpdateMixin, SACTorchLearner):
             )
 
     def compute_loss_for_module(self, *, module_id, config, batch: dict[str, Any], fwd_out: dict[str, Any]) -> torch.Tensor:
-        discount_B = config.gamma ** batch["n_step"] if "n_step" in batch else config.gamma
+        discount_B = td_discount(config, batch)
         return self._soft_actor_critic_losses(
             module_id, config, fwd_out, batch[Columns.REWARDS], batch[Columns.TERMINATEDS], discount_B
         )
@@ -87,10 +88,10 @@ class SMACTorchLearner(ReplayLearnerMixin, LeanUpdateMixin, SACTorchLearner):
         if scaler is not None:  # fp16: scale the loss; overflowing scaled gradients are the scaler's to skip
             loss_per_module = {mid: scaler.scale(loss) for mid, loss in loss_per_module.items()}
         grads = TorchLearner.compute_gradients(self, loss_per_module, **kwargs)  # single backward of the sum
-        flags = [~torch.isfinite(torch.cat(checked)).all()] if checked else []
-        if scaler is None and grads:
-            flags.append(nonfinite_gradients_flag([g for g in grads.values() if g is not None]))
-        self._skip_update = bool(torch.stack(flags).any()) if flags else False  # one host sync
+        # the losses (a new tensor: the check's in-place x1 touches no graph) and, without fp16's scaler, the gradients
+        checked = ([torch.cat(checked).float()] if checked else []) + (
+            [g for g in grads.values() if g is not None] if scaler is None else [])
+        self._skip_update = bool(nonfinite_gradients_flag(checked)) if checked else False  # one op, one host sync
         self._consecutive_nonfinite = self._consecutive_nonfinite + 1 if self._skip_update else 0
         # under ALL_MODULES, as RLlib lays out learner results: learners/<module_id or __all_modules__>/...
         self.metrics.log_value((ALL_MODULES, "nonfinite_updates_skipped"), int(self._skip_update), reduce="lifetime_sum")
