@@ -120,3 +120,26 @@ def test_experiment_lvp_covers_all_four_modes_gaussian_collapses(tmp_path):
     assert lvp["modes_covered"] == 4, lvp
     assert gauss["modes_covered"] in (1, 2), gauss
     assert lvp["kl_to_target"] < 0.5 < gauss["kl_to_target"]
+
+
+def test_benchmark_driver_writes_rows_and_reads_finished_runs_back(tmp_path):
+    """``benchmarks/multimodal.py``: one CSV row per (K, seed) with the run's own numbers; a second call reads the
+    finished runs back instead of re-running them (the same wall time recorded), and the summary counts the seeds."""
+    import csv
+    import json
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import multimodal as bench
+
+    args = ["--particles", "2", "--seeds", "0", "1", "--steps", "20", "--out", str(tmp_path)]
+    bench.main(args)
+    rows = list(csv.DictReader(open(tmp_path / "multimodal.csv")))
+    assert [(r["K"], r["seed"], r["steps"]) for r in rows] == [("2", "0", "20"), ("2", "1", "20")]
+    run0 = json.loads((tmp_path / "runs" / "K2_seed0" / "multimodal.json").read_text())
+    assert float(rows[0]["lvp_kl"]) == run0["lvp"]["kl_to_target"] and int(rows[0]["lvp_modes"]) == run0["lvp"]["modes_covered"]
+    bench.main(args)
+    assert list(csv.DictReader(open(tmp_path / "multimodal.csv"))) == rows  # read back: nothing re-ran
+    table = (tmp_path / "multimodal.md").read_text()
+    assert "| 2 | 2 |" in table
