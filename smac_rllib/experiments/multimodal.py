@@ -1,7 +1,7 @@
 """Multi-modal one-step task of the paper's Appendix B.1 (Figure 7): a latent-variable policy trained with
 the MLMC entropy (Eq. 7) covers all four optimal actions; a tanh-Gaussian SAC policy collapses onto one.
 
-    python -m smac_rllib.experiments.multimodal --out DIR [--seed S] [--steps N]
+    python -m smac_rllib.experiments.multimodal --out DIR [--seed S] [--steps N] [--particles K] [--estimator E]
 
 writes ``DIR/multimodal.json`` (modes covered, per-mode fractions, grid KL to the target, settings, wall time)
 and ``DIR/multimodal.png`` (target density | LVP samples | Gaussian samples).
@@ -37,7 +37,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from smac_rllib.estimators import mlmc_entropy, mlmc_levels
+from smac_rllib.estimators import ESTIMATORS, entropy_estimate, mlmc_levels
 
 ACTION_DIM = 2
 
@@ -51,6 +51,7 @@ class MultimodalConfig:
     alpha: float = 0.1  # entropy temperature; target ∝ exp(r / alpha) has 96% of its mass within 0.2 of a centre
     bump_width: float = 0.2  # w of each reward bump; each target mode has std ≈ w * sqrt(alpha) ≈ 0.063
     num_particles: int = 16  # K fresh latents for the MLMC entropy (power of two, Eq. 7); reference code: num_p
+    estimator: str = "mlmc"  # the LVP's marginal entropy: mlmc (Eq. 7), nested (Eq. 6); naive / iwae: upper bounds (ablation)
     latent_dim: int = 4  # D of s ~ q(s) = N(mu, diag sigma^2)
     hidden: int = 32  # width of the 2-layer MLP s -> (mean, log_std)
     latent_init_std: float = 1.0  # initial sigma of q(s)
@@ -199,7 +200,8 @@ class TanhGaussianPolicy(nn.Module):
 
 # -------------------------------------------------------------------------------------------------- losses
 def lvp_loss(policy: LatentVariablePolicy, cfg: MultimodalConfig) -> tuple[torch.Tensor, dict[str, float]]:
-    """-(E[r(a)] + alpha * H_MLMC), the one-step max-entropy objective with the marginal entropy of Eq. (7).
+    """-(E[r(a)] + alpha * H_MLMC), the one-step max-entropy objective with the marginal entropy of Eq. (7)
+    (or ``cfg.estimator``'s: the nested bound of Eq. 6, or an upper bound for the ablation).
 
     No stop-gradient anywhere: a (through s0 and the noise) and every fresh s_k are reparameterized, so the
     gradient flows through all K+1 rows of log_w, as in SMAC's actor loss.
@@ -207,7 +209,7 @@ def lvp_loss(policy: LatentVariablePolicy, cfg: MultimodalConfig) -> tuple[torch
     u_B_A, s0_B_D = policy.sample(cfg.batch_size)
     r_B = reward(torch.tanh(u_B_A), mode_centres(), cfg.bump_width)
     log_w_K1_B = policy.log_w(u_B_A, s0_B_D, cfg.num_particles)
-    entropy_B = mlmc_entropy(log_w_K1_B)  # Eq. (7)
+    entropy_B = entropy_estimate(log_w_K1_B, cfg.estimator)  # Eq. (7) by default
     loss = -(r_B + cfg.alpha * entropy_B).mean()
     return loss, {"reward": r_B.mean().item(), "entropy": entropy_B.mean().item()}
 
@@ -309,7 +311,8 @@ def plot(path: Path, log_t_G: torch.Tensor, grid_size: int, lvp_N_A: torch.Tenso
 # ------------------------------------------------------------------------------------------------ driver
 def run(out_dir: Path, cfg: MultimodalConfig) -> dict:
     """Train both policies on the same budget, evaluate, write multimodal.json and multimodal.png."""
-    mlmc_levels(cfg.num_particles)  # raises with the nearest valid K
+    if cfg.estimator == "mlmc":
+        mlmc_levels(cfg.num_particles)  # raises with the nearest valid K
     start = time.perf_counter()
     out_dir.mkdir(parents=True, exist_ok=True)
 
@@ -334,10 +337,11 @@ def run(out_dir: Path, cfg: MultimodalConfig) -> dict:
         "seed": cfg.seed,
         "steps": cfg.steps,
         "K": cfg.num_particles,
+        "estimator": cfg.estimator,
         "alpha": cfg.alpha,
         "config": dataclasses.asdict(cfg),
     }
-    titles = (f"LVP + MLMC (K={cfg.num_particles}): {result['lvp']['modes_covered']}/4 modes",
+    titles = (f"LVP + {cfg.estimator} (K={cfg.num_particles}): {result['lvp']['modes_covered']}/4 modes",
               f"tanh-Gaussian (SAC): {result['gaussian']['modes_covered']}/4 modes")
     plot(out_dir / "multimodal.png", log_t_G, cfg.grid_size, lvp_N_A, gauss_N_A, titles)
     result["wall_time_s"] = round(time.perf_counter() - start, 2)
@@ -367,17 +371,20 @@ def parse_args(argv: list[str] | None) -> tuple[Path, MultimodalConfig]:
     parser.add_argument("--seed", type=int, default=defaults.seed)
     parser.add_argument("--steps", type=_positive_int, default=defaults.steps, help="Adam steps per policy")
     parser.add_argument("--particles", type=_positive_int, default=defaults.num_particles,
-                        help="K for the MLMC entropy, a power of two")
+                        help="K fresh latents for the entropy estimate (a power of two for mlmc)")
+    parser.add_argument("--estimator", choices=sorted(ESTIMATORS), default=defaults.estimator,
+                        help="the LVP's marginal entropy: mlmc (Eq. 7, default), nested (Eq. 6), naive / iwae (upper bounds)")
     parser.add_argument("--alpha", type=float, default=defaults.alpha, help="entropy temperature (> 0)")
     args = parser.parse_args(argv)
     try:
-        mlmc_levels(args.particles)
+        if args.estimator == "mlmc":
+            mlmc_levels(args.particles)
     except ValueError as err:
         parser.error(f"--particles: {err}")
     if not args.alpha > 0:
         parser.error(f"--alpha must be > 0, got {args.alpha} (try {defaults.alpha})")
     cfg = dataclasses.replace(defaults, seed=args.seed, steps=args.steps, num_particles=args.particles,
-                              alpha=args.alpha)
+                              estimator=args.estimator, alpha=args.alpha)
     return args.out, cfg
 
 
