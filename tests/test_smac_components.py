@@ -300,3 +300,16 @@ def test_nonfinite_gradients_flag_checks_entries_and_leaves_gradients_as_they_ar
         broken = [g.clone() for g in grads]
         broken[1][3] = bad
         assert bool(nonfinite_gradients_flag(broken)), bad
+
+
+def test_td_discount_is_the_float_gamma_for_one_step_replays_and_gamma_to_the_n_otherwise():
+    """``replay_learner.td_discount``: with ``n_step=1`` (our replay's only kind) the float gamma, whatever the batch
+    holds; otherwise RLlib SAC's ``gamma ** n_step`` per transition; without the column, gamma."""
+    from types import SimpleNamespace
+
+    from smac_rllib.algorithms.replay_learner import td_discount
+
+    n_step_B = torch.tensor([1.0, 2.0, 3.0])
+    assert td_discount(SimpleNamespace(gamma=0.99, n_step=1), {"n_step": torch.ones(3)}) == 0.99
+    assert torch.allclose(td_discount(SimpleNamespace(gamma=0.9, n_step=3), {"n_step": n_step_B}), torch.tensor([0.9, 0.81, 0.729]))
+    assert td_discount(SimpleNamespace(gamma=0.9, n_step=(1, 3)), {}) == 0.9
