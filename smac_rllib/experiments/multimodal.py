@@ -309,10 +309,15 @@ def plot(path: Path, log_t_G: torch.Tensor, grid_size: int, lvp_N_A: torch.Tenso
 
 
 # ------------------------------------------------------------------------------------------------ driver
+def check_particles(estimator: str, num_particles: int) -> None:
+    """Eq. 7 needs K a power of two (``mlmc_levels`` raises with the nearest valid K); the other estimators take any K >= 1."""
+    if estimator == "mlmc":
+        mlmc_levels(num_particles)
+
+
 def run(out_dir: Path, cfg: MultimodalConfig) -> dict:
     """Train both policies on the same budget, evaluate, write multimodal.json and multimodal.png."""
-    if cfg.estimator == "mlmc":
-        mlmc_levels(cfg.num_particles)  # raises with the nearest valid K
+    check_particles(cfg.estimator, cfg.num_particles)
     start = time.perf_counter()
     out_dir.mkdir(parents=True, exist_ok=True)
 
@@ -377,8 +382,7 @@ def parse_args(argv: list[str] | None) -> tuple[Path, MultimodalConfig]:
     parser.add_argument("--alpha", type=float, default=defaults.alpha, help="entropy temperature (> 0)")
     args = parser.parse_args(argv)
     try:
-        if args.estimator == "mlmc":
-            mlmc_levels(args.particles)
+        check_particles(args.estimator, args.particles)
     except ValueError as err:
         parser.error(f"--particles: {err}")
     if not args.alpha > 0:

@@ -28,18 +28,18 @@ class NonFiniteUpdateError(FloatingPointError):
     pass
 
 
-def nonfinite_gradients_flag(grads: list[torch.Tensor]) -> torch.Tensor:
+def nonfinite_gradients_flag(tensors: list[torch.Tensor]) -> torch.Tensor:
     """A bool scalar tensor, True iff some entry of some tensor (the gradients, and the losses with them) is inf or
     NaN, without a host sync: torch's AMP check (``_amp_foreach_non_finite_check_and_unscale_``, the one op
     GradScaler runs, at scale 1, so the tensors stay as they are; ~2x quicker on the CPU than per-tensor norms, and an
     overflowing norm of finite entries does not count); where that op is missing, a norm per tensor (finite iff all
     its entries are, short of overflow)."""
-    found = torch.zeros(1, device=grads[0].device)
+    found = torch.zeros(1, device=tensors[0].device)
     try:
-        torch._amp_foreach_non_finite_check_and_unscale_(grads, found, torch.ones(1, device=grads[0].device))
+        torch._amp_foreach_non_finite_check_and_unscale_(tensors, found, torch.ones(1, device=tensors[0].device))
         return found[0] > 0
     except (AttributeError, NotImplementedError, RuntimeError):  # an older torch or an unsupported device / dtype
-        return ~torch.isfinite(torch.stack(torch._foreach_norm(grads))).all()
+        return ~torch.isfinite(torch.stack(torch._foreach_norm(tensors))).all()
 
 
 class SMACTorchLearner(ReplayLearnerMixin, LeanUpdateMixin, SACTorchLearner):
@@ -89,9 +89,9 @@ class SMACTorchLearner(ReplayLearnerMixin, LeanUpdateMixin, SACTorchLearner):
             loss_per_module = {mid: scaler.scale(loss) for mid, loss in loss_per_module.items()}
         grads = TorchLearner.compute_gradients(self, loss_per_module, **kwargs)  # single backward of the sum
         # the losses (a new tensor: the check's in-place x1 touches no graph) and, without fp16's scaler, the gradients
-        checked = ([torch.cat(checked).float()] if checked else []) + (
+        tensors = ([torch.cat(checked).float()] if checked else []) + (
             [g for g in grads.values() if g is not None] if scaler is None else [])
-        self._skip_update = bool(nonfinite_gradients_flag(checked)) if checked else False  # one op, one host sync
+        self._skip_update = bool(nonfinite_gradients_flag(tensors)) if tensors else False  # one op, one host sync
         self._consecutive_nonfinite = self._consecutive_nonfinite + 1 if self._skip_update else 0
         # under ALL_MODULES, as RLlib lays out learner results: learners/<module_id or __all_modules__>/...
         self.metrics.log_value((ALL_MODULES, "nonfinite_updates_skipped"), int(self._skip_update), reduce="lifetime_sum")
