@@ -27,6 +27,17 @@ LOG_W = "log_w_K1_B"  # log pi(a|s_k) for the action sampled at x
 ACTION_LOG_STD = "action_log_std_B_A"
 Q_NEXT_TARGET = "q_next_target_T2_B"  # Qbar_i(x', a' ~ pi), no gradient
 LOG_W_NEXT = "log_w_next_K1_B"  # at x', no gradient
+VALID_NEXT = "valid_next_B"  # optional bool mask, broadcast from the right: which transitions count (pixels: (B, T-1))
+
+
+def masked_mean(x: torch.Tensor, mask_B: torch.Tensor | None = None) -> torch.Tensor:
+    """Mean of ``x`` over the entries where ``mask_B`` (broadcast from the right over x's leading dims) is True; the
+    plain mean without a mask; 0 if nothing is valid. ``torch.where``, not a product, so a NaN or inf outside the mask
+    cannot leak in (0 * NaN = NaN), nor into the gradient; and no data-dependent shape or host sync (GPU_SPEED.md B2)."""
+    if mask_B is None:
+        return x.mean()
+    mask = mask_B.expand_as(x)
+    return torch.where(mask, x, 0.0).sum() / mask.sum().clamp(min=1)
 
 
 def td_target(
@@ -48,21 +59,28 @@ def td_target(
     return (reward_B + discount_B * not_done_B * soft_value_B).detach()
 
 
-def critic_loss(q_pred_T2_B: torch.Tensor, target_B: torch.Tensor, *, kind: str = "mse") -> torch.Tensor:
+def critic_loss(q_pred_T2_B: torch.Tensor, target_B: torch.Tensor, *, kind: str = "mse",
+                valid_B: torch.Tensor | None = None) -> torch.Tensor:
     """Sum over the twin critics of the mean regression loss to the (detached) TD target.
 
-    ``B`` may be several dims (pixels with ``critic_particles="all"``: (K+1, M) particle x transition pairs,
-    averaged like the reference's ``F.mse_loss`` over (K+1, B, T-1), ``visual_control/smac.py:158``).
+    ``B`` may be several dims (pixels with ``critic_particles="all"``: (K+1, B, T-1) particle x transition grids,
+    averaged like the reference's ``F.mse_loss`` over the valid (K+1, B, T-1), ``visual_control/smac.py:158``);
+    ``valid_B`` (bool, broadcast from the right) masks out the entries that are no transition (``masked_mean``).
     "mse" is the paper's / pytorch_sac's; "huber" (delta 1) is RLlib SAC's default, offered as an option.
     """
-    target_T2_B = target_B.detach().unsqueeze(0).expand_as(q_pred_T2_B)
-    if kind == "mse":
-        per_critic = F.mse_loss(q_pred_T2_B, target_T2_B, reduction="none").flatten(1).mean(dim=1)
-    elif kind == "huber":
-        per_critic = F.huber_loss(q_pred_T2_B, target_T2_B, reduction="none", delta=1.0).flatten(1).mean(dim=1)
-    else:
+    if kind not in ("mse", "huber"):
         raise ValueError(f"critic loss kind={kind!r} is unknown; use 'mse' or 'huber'")
-    return per_critic.sum()
+    error_T2_B = q_pred_T2_B - target_B.detach().unsqueeze(0)
+    if valid_B is not None:
+        error_T2_B = torch.where(valid_B, error_T2_B, 0.0)  # where, not a product: no NaN from outside the mask
+    if kind == "mse":
+        per_entry_T2_B = error_T2_B.square()
+    else:
+        per_entry_T2_B = F.huber_loss(error_T2_B, torch.zeros_like(error_T2_B), reduction="none", delta=1.0)
+    if valid_B is None:
+        return per_entry_T2_B.flatten(1).mean(dim=1).sum()
+    count = valid_B.expand(q_pred_T2_B.shape[1:]).sum().clamp(min=1)  # valid entries per critic
+    return (per_entry_T2_B.flatten(1).sum(dim=1) / count).sum()
 
 
 def actor_loss(
@@ -163,7 +181,7 @@ def soft_actor_critic_losses(
     """Critic (TD target of Eq. 10/12), actor (Eq. 11) and temperature losses from a training forward pass."""
     alpha = log_alpha.exp().detach()
     target_B = soft_td_target(fwd_out, reward_next_B, terminated_next_B, alpha=alpha, discount_B=discount_B, settings=settings)
-    critic = critic_loss(fwd_out[Q_PRED], target_B, kind=settings.critic_loss)
+    critic = critic_loss(fwd_out[Q_PRED], target_B, kind=settings.critic_loss, valid_B=fwd_out.get(VALID_NEXT))
     log_w_K1_B = fwd_out[LOG_W]
     entropy_B, mlmc_delta_L1_B = settings.entropy_and_mlmc_levels(log_w_K1_B)  # H~ of Eq. (6)/(7)
     cond_entropy_B = estimators.conditional_entropy(log_w_K1_B)
@@ -177,13 +195,13 @@ def soft_actor_critic_losses(
 @torch.no_grad()
 def loss_metrics(fwd_out: dict, out: Losses, *, target_entropy: float, num_particles: int, settings: ObjectiveSettings) -> dict:
     """Metrics as 0-d tensors (no host sync here; the two constants as floats), prefixed by component (critic/, actor/, alpha/, estimator/)."""
-    q_pred_T2_B = fwd_out[Q_PRED]
+    q_pred_T2_B, valid_B = fwd_out[Q_PRED], fwd_out.get(VALID_NEXT)  # masked where some entries are no transition
     metrics = {
         "critic/loss": out.critic,
-        "critic/q_mean": q_pred_T2_B.mean(),
-        "critic/q_max": q_pred_T2_B.max(),
-        "critic/target_mean": out.target_B.mean(),
-        "critic/td_error_abs": (q_pred_T2_B - out.target_B).abs().mean(),
+        "critic/q_mean": masked_mean(q_pred_T2_B, valid_B),
+        "critic/q_max": q_pred_T2_B.max() if valid_B is None else torch.where(valid_B, q_pred_T2_B, -torch.inf).max(),
+        "critic/target_mean": masked_mean(out.target_B, valid_B),
+        "critic/td_error_abs": masked_mean((q_pred_T2_B - out.target_B).abs(), valid_B),
         "actor/loss": out.actor,
         "actor/q_pi": fwd_out[Q_PI].mean(),
         "actor/action_std": fwd_out[ACTION_LOG_STD].exp().mean(),

@@ -2,7 +2,7 @@
 ``PixelUpdate`` runs a whole update without RLlib (``benchmarks/gpu_learner.py``, the equality test).
 
 Legend: B = batch (sequences), T = time, N = B*T flattened, K1 = K + 1 belief latents (s0 first), R = latent rows
-the critic is trained on (K1 or 1), M = valid transitions (t, t+1) inside one episode, T2 = twin critics,
+the critic is trained on (K1 or 1), Tm1 = T-1 transitions (t, t+1) per row (masked where t+1 starts an episode), T2 = twin critics,
 F = feature dim (stoch + deter), A = action dim. Frames are uint8 (B, T, 64, 64, 3).
 
 ``forward_train``: the world-model ELBO (Eq. 13) and the belief particles -- s0 = the world model's posterior
@@ -21,12 +21,12 @@ import torch
 from torch import nn
 
 from smac_rllib import estimators, losses
-from smac_rllib.losses import ACTION_LOG_STD, LOG_W, LOG_W_NEXT, Q_NEXT_TARGET, Q_PI, Q_PRED
+from smac_rllib.losses import ACTION_LOG_STD, LOG_W, LOG_W_NEXT, Q_NEXT_TARGET, Q_PI, Q_PRED, VALID_NEXT
 from smac_rllib.models.critic import TwinQ, frozen
 from smac_rllib.models.distributions import gaussian_log_prob, tanh_log_det_jacobian
 from smac_rllib.models.latent_policy import TanhGaussianHead, own_first_log_w, sample_given_params
 from smac_rllib.models.world_model import WorldModel, WorldModelConfig
-from smac_rllib.optim import adam
+from smac_rllib.optim import adam, clip_global_norm_, nonfinite_flag, step_unless_nonfinite
 
 WM_LOSS = "world_model_loss"
 WM_METRICS = "world_model_metrics"
@@ -70,26 +70,59 @@ def autocast(device: torch.device, dtype: torch.dtype | None):
     return torch.autocast(device.type, dtype=dtype or torch.bfloat16, enabled=dtype is not None)
 
 
+@dataclass
+class UpdateNoise:
+    """Every standard normal draw of one training forward pass, drawn up front (one ``randn`` per buffer, instead of one
+    per RSSM step): the eager, captured and compiled updates can then be compared on identical inputs, and a CUDA graph
+    captures five launches that draw fresh numbers at each replay. Legend as in the module doc; KB = K*B, particle-major.
+    """
+
+    posterior_B_T_S: torch.Tensor  # the world model's posterior samples s_t ~ q(s_t | h_t)
+    particles: torch.Tensor | None  # "history": (KB, T, S) re-filter draws; "step": (K, B, T, S); None for K = 0
+    actor_N_A: torch.Tensor  # u ~ pi(.|s0) for every (b, t)
+    next_action_R_B_T_A: torch.Tensor | None  # a' ~ pi(.|s_r,t+1) per latent row (critic_particles="all"); None for R = 1
+
+    @classmethod
+    def draw(cls, settings: PixelSettings, batch_B: int, length_T: int, stoch_S: int, action_A: int,
+             device: torch.device) -> "UpdateNoise":
+        K, B, T = settings.num_particles, batch_B, length_T
+        randn = lambda *shape: torch.randn(*shape, device=device)  # noqa: E731
+        particles = None if K == 0 else randn(K * B, T, stoch_S) if settings.particle_mode == "history" else randn(K, B, T, stoch_S)
+        R = K + 1 if settings.critic_particles == "all" else 1
+        return cls(randn(B, T, stoch_S), particles, randn(B * T, action_A), randn(R, B, T, action_A) if R > 1 else None)
+
+    def tensors(self) -> list[torch.Tensor]:
+        return [t for t in (self.posterior_B_T_S, self.particles, self.actor_N_A, self.next_action_R_B_T_A) if t is not None]
+
+
 def forward_train(batch: dict, *, world_model: WorldModel, actor: TanhGaussianHead, qf: TwinQ, target_qf: TwinQ,
-                  settings: PixelSettings, device: torch.device) -> dict:
-    """The training forward pass of pixel SMAC: every loss input, one pass (DDP sees everything). See the module doc."""
+                  settings: PixelSettings, device: torch.device, noise: UpdateNoise | None = None) -> dict:
+    """The training forward pass of pixel SMAC: every loss input, one pass (DDP sees everything). See the module doc.
+
+    Sync-free (no host read of a device value, no data-dependent shape): the transitions (t, t+1) that cross an episode
+    seam stay in the (B, T-1) grids and are masked out by ``VALID_NEXT`` in the losses (``smac_rllib.losses``).
+    ``noise``: the draws (default: ``UpdateNoise.draw``)."""
     action_B_T_A = batch["actions"].to(device=device, dtype=torch.float32)  # a_t, taken at x_t
     is_first_B_T = batch["is_first"].to(device)
+    B, T, A = action_B_T_A.shape
+    if noise is None:
+        noise = UpdateNoise.draw(settings, B, T, world_model.rssm.stoch_size, A, device)
     prev_action_B_T_A = torch.cat([torch.zeros_like(action_B_T_A[:, :1]), action_B_T_A[:, :-1]], dim=1)
     with autocast(device, resolve_autocast(settings.autocast, device)):  # the world model and the particle re-filter (reference smac.py:104, 213)
         wm_loss, wm_metrics, wm = world_model.loss(
-            batch["obs"], prev_action_B_T_A, batch["rewards"].to(device, torch.float32), is_first_B_T
+            batch["obs"], prev_action_B_T_A, batch["rewards"].to(device, torch.float32), is_first_B_T,
+            noise_B_T_S=noise.posterior_B_T_S,
         )  # Eq. (13)
-        latent_K1_B_T_F = belief_particles(world_model, wm, prev_action_B_T_A, is_first_B_T, settings)  # detached (Alg. 2)
+        latent_K1_B_T_F = belief_particles(world_model, wm, prev_action_B_T_A, is_first_B_T, settings, noise.particles)  # detached (Alg. 2)
     out = {WM_LOSS: wm_loss.float(), WM_METRICS: wm_metrics}
-    K1, B, T = latent_K1_B_T_F.shape[0], *action_B_T_A.shape[:2]
+    K1 = latent_K1_B_T_F.shape[0]
     latent_K1_B_T_F = latent_K1_B_T_F.float()
     latent_K1_N_F = latent_K1_B_T_F.reshape(K1, B * T, -1)
     out[PARTICLE_SPREAD] = latent_K1_N_F.std(dim=0).mean() if K1 > 1 else torch.zeros((), device=device)
 
     # Actor (trains pi only): a ~ pi(.|s0); log pi(a|s_k) for the entropy; marginal Q over the particles.
     mean_K1_N_A, log_std_K1_N_A = actor.params(latent_K1_N_F)  # every latent, one pass
-    sample = sample_given_params(mean_K1_N_A, log_std_K1_N_A)
+    sample = sample_given_params(mean_K1_N_A, log_std_K1_N_A, noise_B_A=noise.actor_N_A)
     out[LOG_W], out[ACTION_LOG_STD] = sample.log_w_K1_B, sample.action_log_std_B_A
     with frozen(qf):
         action_K1_N_A = sample.action_B_A.unsqueeze(0).expand(K1, -1, -1)
@@ -98,9 +131,9 @@ def forward_train(batch: dict, *, world_model: WorldModel, actor: TanhGaussianHe
 
     # Critic on the replayed (x_t, a_t) at R latents: all K+1 particles (reference smac.py:156) or s0 only.
     R = K1 if settings.critic_particles == "all" else 1
-    valid_B_Tm1 = ~is_first_B_T[:, 1:].bool()  # x_{t+1} continues x_t's episode (rows concatenate episodes)
+    out[VALID_NEXT] = ~is_first_B_T[:, 1:].bool()  # (B, T-1): x_{t+1} continues x_t's episode (rows concatenate episodes)
     q_pred_T2_R_B_T = qf(latent_K1_B_T_F[:R], action_B_T_A.expand(R, -1, -1, -1))
-    out[Q_PRED] = q_pred_T2_R_B_T[..., :-1][:, :, valid_B_Tm1]  # (T2, R, M)
+    out[Q_PRED] = q_pred_T2_R_B_T[..., :-1]  # (T2, R, B, T-1)
     # TD target at t+1 (Eq. 12): each latent row r acts a' ~ pi(.|s_r,t+1) (reference smac.py:149-153).
     with torch.no_grad():
         mean_R_B_T_A = mean_K1_N_A[:R].detach().reshape(R, B, T, -1)
@@ -109,24 +142,26 @@ def forward_train(batch: dict, *, world_model: WorldModel, actor: TanhGaussianHe
             next_action_R_B_T_A = sample.action_B_A.detach().reshape(1, B, T, -1)
             log_w_K1_R_B_T = sample.log_w_K1_B.detach().reshape(K1, 1, B, T)
         elif settings.td_entropy == "conditional":  # only -log pi(a'_r | s_r) is needed
-            next_action_R_B_T_A, log_w_K1_R_B_T = _own_action_log_w(mean_R_B_T_A, log_std_R_B_T_A)
+            next_action_R_B_T_A, log_w_K1_R_B_T = _own_action_log_w(mean_R_B_T_A, log_std_R_B_T_A, noise.next_action_R_B_T_A)
         else:  # every particle's own marginal estimate: K+1 log-weights per particle, own latent first
-            next_action_R_B_T_A, log_w_K1_R_B_T = own_first_log_w(mean_R_B_T_A, log_std_R_B_T_A)
+            next_action_R_B_T_A, log_w_K1_R_B_T = own_first_log_w(mean_R_B_T_A, log_std_R_B_T_A, noise.next_action_R_B_T_A)
         if settings.td_entropy == "conditional":
             log_w_K1_R_B_T = log_w_K1_R_B_T[:1]
         q_next_T2_R_B_T = target_qf(latent_K1_B_T_F[:R], next_action_R_B_T_A)
-        out[Q_NEXT_TARGET] = q_next_T2_R_B_T[..., 1:][:, :, valid_B_Tm1]  # (T2, R, M)
-        out[LOG_W_NEXT] = log_w_K1_R_B_T[..., 1:][:, :, valid_B_Tm1]  # (K+1 or 1, R, M)
-        out[REWARD_NEXT] = batch["rewards"].to(device, torch.float32)[:, 1:][valid_B_Tm1]
-        out[TERMINATED_NEXT] = batch["is_terminated"].to(device)[:, 1:][valid_B_Tm1]
+        out[Q_NEXT_TARGET] = q_next_T2_R_B_T[..., 1:]  # (T2, R, B, T-1)
+        out[LOG_W_NEXT] = log_w_K1_R_B_T[..., 1:]  # (K+1 or 1, R, B, T-1)
+        out[REWARD_NEXT] = batch["rewards"].to(device, torch.float32)[:, 1:]  # (B, T-1)
+        out[TERMINATED_NEXT] = batch["is_terminated"].to(device)[:, 1:]
     return out
 
 
-def belief_particles(world_model: WorldModel, wm, prev_action_B_T_A, is_first_B_T, settings: PixelSettings) -> torch.Tensor:
+def belief_particles(world_model: WorldModel, wm, prev_action_B_T_A, is_first_B_T, settings: PixelSettings,
+                     noise: torch.Tensor | None = None) -> torch.Tensor:
     """(K+1, B, T, F) detached belief features: s0 = the world model's posterior sample, then K particles.
 
     "history": K independent posterior trajectories filtered over the whole sequence (reference code);
     "step": K samples of s_t ~ q(s_t | h_t) around the shared deterministic path (cheap).
+    ``noise``: ``UpdateNoise.particles`` (default: drawn here).
     """
     feat0_1_B_T_F = wm.feat_B_T_F.detach().unsqueeze(0)
     K = settings.num_particles
@@ -135,18 +170,21 @@ def belief_particles(world_model: WorldModel, wm, prev_action_B_T_A, is_first_B_
     rssm = world_model.rssm
     with torch.no_grad():
         if settings.particle_mode == "history":
-            post_K = rssm.observe_particles(wm.embed_B_T_E.detach(), prev_action_B_T_A, is_first_B_T, K)
+            post_K = rssm.observe_particles(wm.embed_B_T_E.detach(), prev_action_B_T_A, is_first_B_T, K, noise_KB_T_S=noise)
             feat_K_B_T_F = rssm.get_feat(post_K)
         else:
             post = {k: v.detach() for k, v in wm.post.items()}
-            stoch_K_B_T_S = rssm.sample_stoch_particles(post, K)
+            stoch_K_B_T_S = rssm.sample_stoch_particles(post, K, noise_K_B_T_S=noise)
             feat_K_B_T_F = rssm.get_feat({"stoch": stoch_K_B_T_S, "deter": post["deter"]})
     return torch.cat([feat0_1_B_T_F, feat_K_B_T_F.to(feat0_1_B_T_F.dtype)], dim=0)
 
 
-def _own_action_log_w(mean_R_B_T_A: torch.Tensor, log_std_R_B_T_A: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def _own_action_log_w(mean_R_B_T_A: torch.Tensor, log_std_R_B_T_A: torch.Tensor,
+                      noise_R_B_T_A: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """a'_r ~ pi(.|s_r) for every latent row r, and log pi(a'_r | s_r): (R, B, T, A), (1, R, B, T)."""
-    u_R_B_T_A = mean_R_B_T_A + log_std_R_B_T_A.exp() * torch.randn_like(mean_R_B_T_A)
+    if noise_R_B_T_A is None:
+        noise_R_B_T_A = torch.randn_like(mean_R_B_T_A)
+    u_R_B_T_A = mean_R_B_T_A + log_std_R_B_T_A.exp() * noise_R_B_T_A
     log_w_R_B_T = gaussian_log_prob(u_R_B_T_A, mean_R_B_T_A, log_std_R_B_T_A) - tanh_log_det_jacobian(u_R_B_T_A)
     return torch.tanh(u_R_B_T_A), log_w_R_B_T.unsqueeze(0)
 
@@ -198,12 +236,15 @@ class PixelUpdate(nn.Module):
         update.target_qf.load_state_dict(module.target_qf.state_dict())
         return update.to(module.log_alpha.device)
 
-    def step(self, batch: dict) -> dict:
+    def step(self, batch: dict, noise: UpdateNoise | None = None) -> dict:
+        """One update; ``noise`` as ``forward_train``'s. Sync-free in fp32/bf16 with fused Adam: a non-finite loss or
+        gradient skips every optimizer's step on the device (``nonfinite_update`` = 1 in the metrics; the target
+        critics are still averaged toward the unchanged critics, as the RLlib learners do)."""
         device = self.log_alpha.device
         if self.settings.autocast == "fp16" and self.scaler is None:
             self.scaler = torch.amp.GradScaler(device.type)
         fwd_out = forward_train(batch, world_model=self.world_model, actor=self.actor, qf=self.qf, target_qf=self.target_qf,
-                                settings=self.settings, device=device)
+                                settings=self.settings, device=device, noise=noise)
         out = losses.soft_actor_critic_losses(
             fwd_out, fwd_out[REWARD_NEXT], fwd_out[TERMINATED_NEXT], log_alpha=self.log_alpha,
             target_entropy=self.target_entropy, discount_B=self.optim.gamma, settings=self.objective,
@@ -212,20 +253,36 @@ class PixelUpdate(nn.Module):
         for optimizer in self.optimizers.values():
             optimizer.zero_grad(set_to_none=True)
         (self.scaler.scale(total) if self.scaler is not None else total).backward()  # one backward (Alg. 2)
-        norms = {}
+        grads = {name: [p.grad for group in opt.param_groups for p in group["params"] if p.grad is not None]
+                 for name, opt in self.optimizers.items()}
+        norms, found_inf = {}, None
+        if self.scaler is None:  # fp16: the scaler finds and skips overflows itself
+            found_inf = nonfinite_flag([torch.stack([fwd_out[WM_LOSS], out.critic, out.actor, out.alpha]).detach()]
+                                       + [g for gs in grads.values() for g in gs])
         for name, optimizer in self.optimizers.items():
             if self.scaler is not None:
                 self.scaler.unscale_(optimizer)
-            if name != "alpha" and self.optim.grad_clip:
-                params = [p for group in optimizer.param_groups for p in group["params"]]
-                norms[f"gradients/{name}_global_norm"] = torch.nn.utils.clip_grad_norm_(params, self.optim.grad_clip)
-        for optimizer in self.optimizers.values():
-            self.scaler.step(optimizer) if self.scaler is not None else optimizer.step()
+            if name != "alpha" and self.optim.grad_clip:  # global norm per optimizer (reference smac.py:166-168)
+                norms[f"gradients/{name}_global_norm"] = clip_global_norm_(grads[name], self.optim.grad_clip)
         if self.scaler is not None:
+            for optimizer in self.optimizers.values():
+                self.scaler.step(optimizer)
             self.scaler.update()
-        with torch.no_grad():  # Polyak averaging of the target critics
-            for target, source in zip(self.target_qf.parameters(), self.qf.parameters()):
-                target.lerp_(source, self.optim.tau)
+        else:
+            step_unless_nonfinite(self.optimizers.values(), found_inf)
+        with torch.no_grad():  # Polyak averaging of the target critics: target <- target + tau (main - target)
+            torch._foreach_lerp_(self._target_params, self._main_params, self.optim.tau)
         metrics = losses.loss_metrics(fwd_out, out, target_entropy=self.target_entropy,
                                       num_particles=self.settings.num_particles, settings=self.objective)
-        return metrics | fwd_out[WM_METRICS] | norms | {"estimator/particle_feat_std": fwd_out[PARTICLE_SPREAD]}
+        extra = {"estimator/particle_feat_std": fwd_out[PARTICLE_SPREAD]}
+        if found_inf is not None:
+            extra["nonfinite_update"] = found_inf
+        return metrics | fwd_out[WM_METRICS] | norms | extra
+
+    @property
+    def _target_params(self) -> list[torch.Tensor]:
+        return list(self.target_qf.parameters())
+
+    @property
+    def _main_params(self) -> list[torch.Tensor]:
+        return list(self.qf.parameters())

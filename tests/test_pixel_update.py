@@ -11,6 +11,7 @@ from pathlib import Path
 
 import torch
 from ray.rllib.core import DEFAULT_MODULE_ID
+from ray.rllib.utils.metrics import ALL_MODULES as ALL_MODULES_KEY
 from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
 
 from smac_rllib.pixel_update import PixelUpdate
@@ -89,3 +90,148 @@ def test_rllib_learner_overhead_benchmark_runs_on_cpu(tmp_path):
     assert "Learner's process: a Ray worker (one task, --in-ray-task); pid " in md and "switch interval 5 ms" in md
     assert "Renderers' GL (render procs = 1): " in md and "(render procs = 1p): none (physics only" in md
     assert "run_backward" in (tmp_path / "profile.txt").read_text()
+
+
+# ----- the sync-free refactor (issue 26) against the frozen 58c9715 update ---------------------------------------
+def _pure_update(num_particles: int, seed: int = 0, **settings):
+    from smac_rllib.losses import ObjectiveSettings
+    from smac_rllib.pixel_update import PixelSettings, build_nets
+
+    torch.manual_seed(seed)
+    world_model, actor, qf = build_nets(2, world_model_preset="tiny", pixel_hidden_dim=16, actor_layers=2, critic_layers=2)
+    settings = PixelSettings(num_particles=num_particles, autocast=None, **settings)
+    return PixelUpdate(world_model, actor, qf, 0.0, settings=settings, objective=ObjectiveSettings(td_entropy="conditional"))
+
+
+def _batch(seed: int = 0) -> dict:
+    return {k: torch.from_numpy(v) for k, v in fake_sequences(seed).items()}
+
+
+def _noise(update, batch, seed):
+    from smac_rllib.pixel_update import UpdateNoise
+
+    B, T, A = batch["actions"].shape
+    torch.manual_seed(seed)
+    return UpdateNoise.draw(update.settings, B, T, update.world_model.rssm.stoch_size, A, torch.device("cpu"))
+
+
+def _optimizer_state(update) -> dict:
+    return {(name, i, k): v for name, opt in update.optimizers.items() for i, st in enumerate(opt.state.values())
+            for k, v in st.items()}
+
+
+import pytest  # noqa: E402
+
+
+@pytest.mark.parametrize("num_particles", [0, 32])
+def test_refactored_update_equals_the_58c9715_update_on_the_same_noise(num_particles):
+    """The sync-free update (masks instead of boolean gathers, the prior head after the observe loop, the GRU input's
+    action part precomputed, the device-side non-finite skip, the foreach clip and Polyak) against the frozen copy of
+    the update before it (tests/reference_pixel_update.py), over 2 consecutive updates on identical pre-drawn noise:
+    parameters, Adam moments and step counts, target critics and metrics at rtol 1e-5 (K=0 and K=32 history)."""
+    import copy
+
+    from tests.reference_pixel_update import reference_step
+
+    new = _pure_update(num_particles)
+    old = copy.deepcopy(new)
+    for step in range(2):
+        batch = _batch(step)
+        noise = _noise(new, batch, 10 + step)
+        ours, theirs = new.step(batch, noise), reference_step(old, batch, noise)
+        assert set(theirs) <= set(ours) and float(ours["nonfinite_update"]) == 0.0
+        for key, value in theirs.items():
+            torch.testing.assert_close(torch.as_tensor(ours[key]), torch.as_tensor(value), rtol=1e-5, atol=1e-6, msg=key)
+    for key, value in old.state_dict().items():
+        torch.testing.assert_close(new.state_dict()[key], value, rtol=1e-5, atol=1e-6, msg=key)
+    ours_opt, theirs_opt = _optimizer_state(new), _optimizer_state(old)
+    assert ours_opt.keys() == theirs_opt.keys() and any(k[2] == "step" for k in ours_opt)
+    for key, value in theirs_opt.items():
+        torch.testing.assert_close(ours_opt[key], value, rtol=1e-5, atol=1e-7, msg=str(key))
+    assert all(float(v) == 2.0 for k, v in ours_opt.items() if k[2] == "step")
+
+
+def test_a_nan_reward_skips_the_update_on_the_device_and_is_counted():
+    """A NaN in the rewards: weights, Adam moments and step counts unchanged, ``nonfinite_update`` = 1; the target
+    critics move toward the unchanged critics only (Polyak runs, as in the RLlib learners); the next finite update steps."""
+    update = _pure_update(4)
+    update.step(_batch(0))
+    before = {k: v.clone() for k, v in update.state_dict().items() if not k.startswith("target_qf")}
+    moments = {k: v.clone() for k, v in _optimizer_state(update).items()}
+    bad = _batch(1)
+    bad["rewards"][0, 5] = float("nan")
+    metrics = update.step(bad)
+    assert float(metrics["nonfinite_update"]) == 1.0
+    after = update.state_dict()
+    assert all(torch.equal(before[k], after[k]) for k in before), "a non-finite update reached the weights"
+    assert all(torch.equal(moments[k], v) for k, v in _optimizer_state(update).items())
+    assert float(update.step(_batch(2))["nonfinite_update"]) == 0.0
+    assert all(float(v) == 2.0 for k, v in _optimizer_state(update).items() if k[2] == "step")
+
+
+class _NoSync(torch.utils._python_dispatch.TorchDispatchMode):
+    """Fails on every op that reads a device value on the host or gives a data-dependent shape."""
+
+    FORBIDDEN = ("_local_scalar_dense", "nonzero", "is_nonzero", "masked_select", "item", "argwhere", "unique")
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = func.__name__.split(".")[0]
+        if name in self.FORBIDDEN:
+            raise AssertionError(f"host sync in the update: aten.{func.__name__}")
+        if name in ("index", "index_put", "index_put_") and any(
+                isinstance(i, torch.Tensor) and i.dtype == torch.bool for i in (args[1] if len(args) > 1 else []) if i is not None):
+            raise AssertionError(f"boolean index in the update: aten.{func.__name__}")
+        if name in ("_to_copy", "copy_") and any(isinstance(a, torch.Tensor) and a.device.type == "meta" for a in args):
+            raise AssertionError(f"copy to an unexpected device: aten.{func.__name__}")
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize("num_particles, mode", [(0, "history"), (4, "history"), (4, "step")])
+def test_one_update_has_no_host_sync(num_particles, mode):
+    """One whole update (forward, losses, backward, clip, the fused Adam steps with their non-finite skip, Polyak,
+    metrics) under a dispatch mode that fails on ``_local_scalar_dense`` (``.item()``, ``bool()`` of a tensor),
+    ``nonzero`` / ``is_nonzero`` / ``masked_select`` (boolean-mask gathers) and boolean indexing. On a CUDA device
+    these would be host syncs and break graph capture (GPU_SPEED.md B2). The probe is shown to fire on a gather."""
+    update = _pure_update(num_particles, particle_mode=mode)
+    batch = _batch(0)
+    update.step(batch)  # the first step creates Adam's state
+    with _NoSync():
+        update.step(batch)
+    with pytest.raises(AssertionError, match="host sync|boolean index"), _NoSync():
+        torch.randn(3)[torch.tensor([True, False, True])]
+
+
+def test_one_rllib_learner_update_has_no_host_sync():
+    """The RLlib pixel learner's update as its update thread runs it (asynchronous loop: metrics stay on the device until
+    the period's flush) under the same probe: forward, losses, the one backward, the non-finite flag and streak counter,
+    the foreach clip, the fused Adam steps skipped on the device, Polyak and the metric pushes."""
+    config = pixel_config(num_particles=4)
+    learner = config.build_learner(spaces=SPACES)
+    data = {k: torch.from_numpy(v) for k, v in fake_sequences().items()}
+    batch = lambda: MultiAgentBatch({DEFAULT_MODULE_ID: SampleBatch(dict(data))}, env_steps=18)  # noqa: E731
+    learner._async = True  # as the update thread: no per-update flush
+    ts = {"num_env_steps_sampled_lifetime": 10_000}
+    learner.update(batch=batch(), timesteps=ts, _no_metrics_reduce=True)  # Adam's state, the metric keys
+    with _NoSync():
+        learner.update(batch=batch(), timesteps=ts, _no_metrics_reduce=True)
+    learner.flush_device_metrics()
+    assert learner.metrics.peek((ALL_MODULES_KEY, "nonfinite_updates_skipped")) == 0
+
+
+def test_masked_losses_ignore_nan_outside_the_mask_in_value_and_gradient():
+    """``masked_mean`` and the masked ``critic_loss`` (smac_rllib/losses.py): the closed form on the valid entries, and a
+    NaN or inf outside the mask reaches neither the value nor the gradient (``where``, not ``0 *``)."""
+    from smac_rllib.losses import critic_loss, masked_mean
+
+    valid_B = torch.tensor([[True, False, True], [True, True, False]])
+    x = torch.tensor([[1.0, float("nan"), 3.0], [5.0, 7.0, float("inf")]])
+    assert float(masked_mean(x, valid_B)) == (1 + 3 + 5 + 7) / 4
+    assert float(masked_mean(x[:, :0], valid_B[:, :0])) == 0.0  # nothing valid: 0, not NaN
+    q_T2_R_B = torch.tensor([[[1.0, 2.0, 3.0], [0.0, 0.0, float("nan")]]] * 2, requires_grad=True)  # (2, 2, 3)
+    target_R_B = torch.tensor([[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]])
+    valid = torch.tensor([True, True, False])  # (B,) broadcast over R
+    loss = critic_loss(q_T2_R_B, target_R_B, valid_B=valid)
+    expected_per_critic = (1 + 4 + 1 + 1) / 4  # the four valid (r, b) entries
+    assert float(loss) == pytest.approx(2 * expected_per_critic)
+    loss.backward()
+    assert torch.isfinite(q_T2_R_B.grad).all() and float(q_T2_R_B.grad[..., 2].abs().sum()) == 0.0

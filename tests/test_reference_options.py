@@ -20,7 +20,7 @@ from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
 from smac_rllib import estimators, losses
 from smac_rllib.algorithms import SACBaselineConfig, SMACConfig
 from smac_rllib import pixel_update
-from smac_rllib.losses import LOG_W_NEXT, Q_NEXT_TARGET, Q_PRED, ObjectiveSettings
+from smac_rllib.losses import LOG_W_NEXT, Q_NEXT_TARGET, Q_PRED, VALID_NEXT, ObjectiveSettings
 from smac_rllib.pixel_update import REWARD_NEXT
 from smac_rllib.models.distributions import gaussian_log_prob, tanh_log_det_jacobian
 from smac_rllib.models.latent_policy import TanhGaussianHead, own_first_log_w
@@ -84,6 +84,7 @@ def _fixed_forward(monkeypatch, **training):
     latents = torch.randn(3, B, T, feat_dim, generator=torch.Generator().manual_seed(0)) + torch.arange(3.0)[:, None, None, None]
     monkeypatch.setattr(pixel_update, "belief_particles", lambda *args: latents)
     monkeypatch.setattr(torch, "randn_like", torch.zeros_like)
+    monkeypatch.setattr(torch, "randn", torch.zeros)  # UpdateNoise.draw: every pre-drawn normal is zero
     with torch.no_grad():
         out = module.forward_train(batch)
     return module, batch, latents, out
@@ -97,16 +98,17 @@ def test_critic_particles_targets_by_hand(monkeypatch, critic_particles):
     with torch.no_grad():
         for r in range(R):
             q_pred = module.qf(latents[r], batch[Columns.ACTIONS].float())[..., :-1][:, valid]
-            torch.testing.assert_close(out[Q_PRED][:, r], q_pred)  # Q(s_r,t, a_t) for particle r
+            torch.testing.assert_close(out[Q_PRED][:, r][:, valid], q_pred)  # Q(s_r,t, a_t) for particle r (grid, masked)
             mean, log_std = module.actor.params(latents[r])
             next_action = torch.tanh(mean)  # zero noise: a'_r = tanh(mean of pi(.|s_r,t+1))
             q_next = module.target_qf(latents[r], next_action)[..., 1:][:, valid]
             log_pi = (gaussian_log_prob(mean, mean, log_std) - tanh_log_det_jacobian(mean))[:, 1:][valid]
-            torch.testing.assert_close(out[Q_NEXT_TARGET][:, r], q_next)
-            torch.testing.assert_close(out[LOG_W_NEXT][0, r], log_pi)
+            torch.testing.assert_close(out[Q_NEXT_TARGET][:, r][:, valid], q_next)
+            torch.testing.assert_close(out[LOG_W_NEXT][0, r][valid], log_pi)
     assert out[Q_PRED].shape[1] == out[Q_NEXT_TARGET].shape[1] == R
     assert out[LOG_W_NEXT].shape[0] == 1  # conditional: one log-weight per particle
-    torch.testing.assert_close(out[REWARD_NEXT], batch[Columns.REWARDS][:, 1:][valid])
+    torch.testing.assert_close(out[REWARD_NEXT], batch[Columns.REWARDS][:, 1:])  # the (B, T-1) grid ...
+    assert torch.equal(out[VALID_NEXT], valid)  # ... and the mask the losses apply to it
 
 
 def test_own_first_log_weights_put_each_particles_own_latent_first():
@@ -123,8 +125,8 @@ def test_own_first_log_weights_put_each_particles_own_latent_first():
 
 def test_marginal_td_entropy_with_all_particles_has_k_plus_1_log_weights(monkeypatch):
     _, batch, _, out = _fixed_forward(monkeypatch, critic_particles="all", td_entropy="marginal")
-    num_valid = int((~batch["is_first"][:, 1:].bool()).sum())
-    assert out[LOG_W_NEXT].shape == (3, 3, num_valid)
+    B, T = batch["is_first"].shape
+    assert out[LOG_W_NEXT].shape == (3, 3, B, T - 1)
     assert torch.isfinite(estimators.mlmc_entropy(out[LOG_W_NEXT])).all()
 
 

@@ -26,8 +26,8 @@ def _inputs(rssm: RSSM, embed_dim: int, b: int = B, t: int = T):
     return torch.randn(b, t, embed_dim), torch.randn(b, t, A), torch.zeros(b, t, dtype=torch.bool)
 
 
-def _deterministic(rssm: RSSM, monkeypatch) -> None:
-    monkeypatch.setattr(rssm, "_sample", lambda mean, std: mean)  # states become functions of the inputs
+def _zero_noise(rssm: RSSM, b: int = B, t: int = T) -> torch.Tensor:
+    return torch.zeros(b, t, rssm.stoch_size)  # samples = means: states become functions of the inputs
 
 
 def _assert_states_close(a: dict, b: dict, atol: float = 1e-5) -> None:
@@ -107,43 +107,45 @@ def test_rssm_step_and_sequence_shapes(tiny):
         assert {k: tuple(v.shape) for k, v in s.items()} == dict(mean=(B, S), std=(B, S), stoch=(B, S), deter=(B, D))
         assert s["std"].min() >= c.min_std
     post, prior = rssm.observe(*_inputs(rssm, E))
-    for s in (post, prior):
-        assert s["stoch"].shape == (B, T, S) and s["deter"].shape == (B, T, D)
+    assert post["stoch"].shape == (B, T, S) and post["deter"].shape == (B, T, D)
+    assert {k: tuple(v.shape) for k, v in prior.items()} == dict(mean=(B, T, S), std=(B, T, S), deter=(B, T, D))  # no sample
     assert rssm.get_feat(post).shape == (B, T, S + D)
     assert rssm.imagine(torch.randn(B, T, A), state)["deter"].shape == (B, T, D)
 
 
 def test_observe_equals_loop_of_obs_step(tiny):
+    """``observe`` (the keep-masks and the GRU input's action part computed once, the prior head after the loop) is a
+    loop of ``obs_step`` (the one-step form env runners act with) on the same posterior draws; its prior the same."""
     rssm = tiny.rssm
     embed, action, is_first = _inputs(rssm, tiny.encoder.embed_dim)
     is_first[1, 2] = True
-    torch.manual_seed(1)
-    post, prior = rssm.observe(embed, action, is_first)
-    torch.manual_seed(1)
+    noise = torch.randn(B, T, rssm.stoch_size)
+    post, prior = rssm.observe(embed, action, is_first, noise_B_T_S=noise)
     state = rssm.initial_state(B)
     for t in range(T):
-        state, prior_t = rssm.obs_step(state, action[:, t], embed[:, t], is_first[:, t])
+        state, prior_t = rssm.obs_step(state, action[:, t], embed[:, t], is_first[:, t], noise_B_S=noise[:, t])
         _assert_states_close(state, {k: v[:, t] for k, v in post.items()})
-        _assert_states_close(prior_t, {k: v[:, t] for k, v in prior.items()})
+        for k in ("mean", "std", "deter"):
+            torch.testing.assert_close(prior_t[k], prior[k][:, t], atol=1e-5, rtol=0)
 
 
-def test_is_first_resets_state(tiny, monkeypatch):
+def test_is_first_resets_state(tiny):
     rssm = tiny.rssm
-    _deterministic(rssm, monkeypatch)
     embed, action, is_first = _inputs(rssm, tiny.encoder.embed_dim)
     is_first[:, 3] = True
-    post, _ = rssm.observe(embed, action, is_first)
+    zero, zero_tail = _zero_noise(rssm), _zero_noise(rssm, t=T - 3)
+    post, _ = rssm.observe(embed, action, is_first, noise_B_T_S=zero)
     fresh_action = action[:, 3:].clone()
     fresh_action[:, 0] = 0.0  # a_{-1} of a new episode is zero (and reset anyway)
-    post_fresh, _ = rssm.observe(embed[:, 3:], action[:, 3:], None)
-    post_fresh_zero_action, _ = rssm.observe(embed[:, 3:], fresh_action, None)
+    post_fresh, _ = rssm.observe(embed[:, 3:], action[:, 3:], None, noise_B_T_S=zero_tail)
+    post_fresh_zero_action, _ = rssm.observe(embed[:, 3:], fresh_action, None, noise_B_T_S=zero_tail)
     _assert_states_close({k: v[:, 3:] for k, v in post.items()}, post_fresh_zero_action)
     assert not torch.allclose(post_fresh["deter"][:, 0], post["deter"][:, 3])  # the action reset matters
-    post_no_reset, _ = rssm.observe(embed, action, None)
+    post_no_reset, _ = rssm.observe(embed, action, None, noise_B_T_S=zero)
     assert not torch.allclose(post_no_reset["deter"][:, 3], post["deter"][:, 3])
 
 
-def test_observe_particles(tiny, monkeypatch):
+def test_observe_particles(tiny):
     rssm, K = tiny.rssm, 4
     embed, action, is_first = _inputs(rssm, tiny.encoder.embed_dim)
     particles = rssm.observe_particles(embed, action, is_first, K)
@@ -156,10 +158,14 @@ def test_observe_particles(tiny, monkeypatch):
     assert (particles["deter"][0, :, 1:] - particles["deter"][1, :, 1:]).abs().amax() > 1e-4
     assert rssm.get_feat(particles).shape == (K, B, T, S + D)
     # Without sampling noise every particle equals the single-trajectory filter.
-    _deterministic(rssm, monkeypatch)
-    post, _ = rssm.observe(embed, action, is_first)
+    post, _ = rssm.observe(embed, action, is_first, noise_B_T_S=_zero_noise(rssm))
     post_K = {k: v.expand(K, *v.shape) for k, v in post.items()}
-    _assert_states_close(rssm.observe_particles(embed, action, is_first, K), post_K)
+    _assert_states_close(rssm.observe_particles(embed, action, is_first, K, noise_KB_T_S=_zero_noise(rssm, K * B)), post_K)
+    # With noise: particle k's trajectory is ``observe`` on rows k*B..(k+1)*B-1 of the draws (particle-major).
+    noise_KB = torch.randn(K * B, T, rssm.stoch_size)
+    particles = rssm.observe_particles(embed, action, is_first, K, noise_KB_T_S=noise_KB)
+    post_2, _ = rssm.observe(embed, action, is_first, noise_B_T_S=noise_KB[2 * B : 3 * B])
+    _assert_states_close({k: v[2] for k, v in particles.items()}, post_2)
 
 
 def test_sample_stoch_particles(tiny):

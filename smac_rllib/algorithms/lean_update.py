@@ -27,7 +27,7 @@ forward + backward took ~22 ms, and besides the per-tensor Adam (~3.4 ms) RLlib 
   methods and ``MetricsLogger``: the same weights, Adam moments, target critics and reduced metrics.
 
 Put it after ``ReplayLearnerMixin`` and before RLlib's learner: ``class L(ReplayLearnerMixin, LeanUpdateMixin, SACTorchLearner)``.
-Only for learners that skip non-finite updates themselves (they must set ``self._skip_update`` before applying).
+Only for learners that skip non-finite updates themselves (SMAC's: on the device in ``_step_optimizers``, see smac_learner.py).
 
 On the module side, ``CachedTrainModeMixin``: RLlib's ``TorchRLModule.forward_train`` calls ``self.train()`` before
 every update, and torch's ``train`` sets the flag on every submodule through ``nn.Module.__setattr__`` (~40 of them
@@ -152,9 +152,12 @@ class LeanUpdateMixin(LeanMetricsMixin):
             param = params[pid]
             if param.grad is not grad:  # from backward they are the parameters' own: the setter's checks are skipped
                 param.grad = grad
-        for module_id, optimizer_names in self._module_optimizers.items():
-            for optimizer_name in optimizer_names:
-                self.get_optimizer(module_id, optimizer_name).step()
+        self._step_optimizers([self.get_optimizer(module_id, optimizer_name)
+                               for module_id, optimizer_names in self._module_optimizers.items() for optimizer_name in optimizer_names])
+
+    def _step_optimizers(self, optimizers) -> None:
+        for optimizer in optimizers:
+            optimizer.step()
 
     def after_gradient_based_update(self, *, timesteps: dict[str, Any]) -> None:
         """``TorchLearner``'s (learning-rate schedules, the lr metrics) + Polyak averaging of every target network,

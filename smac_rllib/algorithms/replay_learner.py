@@ -43,6 +43,12 @@ class DeviceMetrics:
 
     def __init__(self):
         self._rows: list[tuple[str, tuple, Any, dict]] = []
+        self._watched: dict[str, torch.Tensor] = {}
+
+    def watch(self, name: str, value: torch.Tensor) -> None:
+        """A device scalar (the latest one given under ``name``) for the learner to check at the next ``flush``, moved
+        to the host in the same transfer as the metrics: e.g. the longest non-finite streak (smac_learner.py)."""
+        self._watched[name] = value.detach()
 
     def log(self, key: tuple, value, **log_kwargs) -> None:
         self._rows.append(("value", key, value.detach() if torch.is_tensor(value) else value, log_kwargs))
@@ -51,10 +57,13 @@ class DeviceMetrics:
         for name, value in values.items():
             self._rows.append(("dict", (key, name), value.detach() if torch.is_tensor(value) else value, log_kwargs))
 
-    def flush(self, metrics_logger) -> None:
+    def flush(self, metrics_logger) -> dict[str, float]:
+        """Logs the rows; returns the watched values (``watch``) on the host."""
         rows, self._rows = self._rows, []
+        watched, self._watched = self._watched, {}
+        rows += [("watch", name, value, {}) for name, value in watched.items()]  # ride along in the one transfer
         if not rows:
-            return
+            return {}
         tensors = [(i, v) for i, (_, _, v, _) in enumerate(rows) if torch.is_tensor(v)]
         host = {}
         if tensors:
@@ -62,12 +71,16 @@ class DeviceMetrics:
             stacked = torch.stack([v if v.dtype == torch.float32 and v.dim() == 0 and v.device == device
                                    else v.float().reshape(()).to(device) for _, v in tensors])  # most are: no extra ops
             host = dict(zip((i for i, _ in tensors), stacked.cpu().tolist()))  # the one device -> host copy
+        out = {}
         for i, (kind, key, value, log_kwargs) in enumerate(rows):
             value = host.get(i, value)
-            if kind == "dict":  # what log_dict({name: value}, key=k) does for one flat entry, without its tree walk
+            if kind == "watch":
+                out[key] = value
+            elif kind == "dict":  # what log_dict({name: value}, key=k) does for one flat entry, without its tree walk
                 metrics_logger.log_value((*_as_tuple(key[0]), key[1]), value, **(_log_dict_defaults() | log_kwargs))
             else:
                 metrics_logger.log_value(_as_tuple(key), value, **log_kwargs)
+        return out
 
 
 RLLIB_CUBLAS_WORKSPACE_CONFIG = ":4096:8"  # what ray.rllib.utils.torch_utils.set_torch_seed sets on a CUDA torch
@@ -154,7 +167,15 @@ class ReplayLearnerMixin(LeanMetricsMixin):
     def after_gradient_based_update(self, *, timesteps: dict[str, Any]) -> None:
         super().after_gradient_based_update(timesteps=timesteps)
         if not self._async:
-            self.device_metrics.flush(self.metrics)
+            self.flush_device_metrics()
+
+    def flush_device_metrics(self) -> None:
+        """The device metrics to the host (one transfer) and into RLlib's logger; then the learner's checks of the
+        watched values (``check_device_metrics``)."""
+        self.check_device_metrics(self.device_metrics.flush(self.metrics))
+
+    def check_device_metrics(self, watched: dict) -> None:
+        """Overridden by learners that watch device values (SMAC's non-finite streak)."""
 
     # --- weights and optimizer state are read and written between updates only -----------------------
     def get_state(self, *args, **kwargs):
@@ -211,7 +232,7 @@ class ReplayLearnerMixin(LeanMetricsMixin):
     def async_results(self) -> dict:
         """This period's learner results (RLlib's reduced metrics) and the async metrics of issue 11."""
         with self._update_lock:
-            self.device_metrics.flush(self.metrics)
+            self.flush_device_metrics()
             wall_s = time.perf_counter() - self._period_start
             period = {
                 "learner_busy_s": self._busy_s,

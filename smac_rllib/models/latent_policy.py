@@ -33,15 +33,20 @@ HEADS = ("sac", "dreamer")
 DREAMER_MEAN_SCALE, DREAMER_INIT_STD, DREAMER_MIN_STD = 5.0, 5.0, 1e-4  # reference ActionDecoder defaults
 
 
-def sample_given_params(mean_K1_B_A: torch.Tensor, log_std_K1_B_A: torch.Tensor, latent_K1_B_S=None) -> PolicySample:
-    """u ~ N(mean[0], std[0]), a = tanh(u), and log pi(a | s_k) under every row's Gaussian (exact, via u)."""
-    u_B_A = mean_K1_B_A[0] + log_std_K1_B_A[0].exp() * torch.randn_like(mean_K1_B_A[0])
+def sample_given_params(mean_K1_B_A: torch.Tensor, log_std_K1_B_A: torch.Tensor, latent_K1_B_S=None,
+                        noise_B_A: torch.Tensor | None = None) -> PolicySample:
+    """u ~ N(mean[0], std[0]), a = tanh(u), and log pi(a | s_k) under every row's Gaussian (exact, via u).
+    ``noise_B_A``: the standard normal draw of u (default: drawn here)."""
+    if noise_B_A is None:
+        noise_B_A = torch.randn_like(mean_K1_B_A[0])
+    u_B_A = mean_K1_B_A[0] + log_std_K1_B_A[0].exp() * noise_B_A
     log_det_B = tanh_log_det_jacobian(u_B_A)  # same for every s_k: a is fixed
     log_w_K1_B = gaussian_log_prob(u_B_A.unsqueeze(0), mean_K1_B_A, log_std_K1_B_A) - log_det_B
     return PolicySample(torch.tanh(u_B_A), log_w_K1_B, latent_K1_B_S, log_std_K1_B_A[0])
 
 
-def own_first_log_w(mean_K1_B_A: torch.Tensor, log_std_K1_B_A: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def own_first_log_w(mean_K1_B_A: torch.Tensor, log_std_K1_B_A: torch.Tensor,
+                    noise_K1_B_A: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """One action per latent, a_r = tanh(u_r), u_r ~ pi(.|s_r), with its log-weights under every latent, own first.
 
     Returns (action_K1_B_A, log_w_K1_R_B) (R = K+1 actions): log_w[0, r] = log pi(a_r | s_r), rows 1..K the
@@ -49,7 +54,9 @@ def own_first_log_w(mean_K1_B_A: torch.Tensor, log_std_K1_B_A: torch.Tensor) -> 
     reference's per-particle next action, ``visual_control/smac.py:149``, with a marginal entropy estimate).
     """
     K1 = mean_K1_B_A.shape[0]
-    u_R_B_A = mean_K1_B_A + log_std_K1_B_A.exp() * torch.randn_like(mean_K1_B_A)
+    if noise_K1_B_A is None:
+        noise_K1_B_A = torch.randn_like(mean_K1_B_A)
+    u_R_B_A = mean_K1_B_A + log_std_K1_B_A.exp() * noise_K1_B_A
     log_w_J_R_B = gaussian_log_prob(u_R_B_A.unsqueeze(0), mean_K1_B_A.unsqueeze(1), log_std_K1_B_A.unsqueeze(1))
     log_w_J_R_B = log_w_J_R_B - tanh_log_det_jacobian(u_R_B_A)  # latent j (rows) x action r (columns)
     idx = torch.arange(K1, device=u_R_B_A.device)

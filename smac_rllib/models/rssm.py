@@ -80,21 +80,15 @@ class RSSM(nn.Module):
         prev_action_B_A: torch.Tensor,
         embed_B_E: torch.Tensor,
         is_first_B: torch.Tensor | None = None,
+        noise_B_S: torch.Tensor | None = None,
     ) -> tuple[State, State]:
         """(posterior q(s_t | s_{t-1}, a_{t-1}, x_t), prior p(s_t | s_{t-1}, a_{t-1})), each a (B, ...) state.
 
         Where ``is_first_B`` (bool or 0/1) is set, ``prev_state`` and ``prev_action_B_A`` are first reset to
-        zero (the initial state). ``None`` = no resets.
+        zero (the initial state). ``None`` = no resets. ``noise_B_S``: the posterior's standard normal draw
+        (default: drawn here). One step for acting; sequences go through ``observe`` / ``filter_posteriors``.
         """
-        return self._obs_step(prev_state, prev_action_B_A, self.post_embed_in(embed_B_E), is_first_B)
-
-    def _obs_step(
-        self,
-        prev_state: State,
-        prev_action_B_A: torch.Tensor,
-        embed_proj_B_Hd: torch.Tensor,
-        is_first_B: torch.Tensor | None,
-    ) -> tuple[State, State]:
+        embed_proj_B_Hd = self.post_embed_in(embed_B_E)
         if is_first_B is not None:
             keep_B_1 = 1.0 - is_first_B.to(prev_action_B_A.dtype).unsqueeze(-1)
             prev_state = {k: v * keep_B_1 for k, v in prev_state.items()}
@@ -102,7 +96,8 @@ class RSSM(nn.Module):
         prior = self.img_step(prev_state, prev_action_B_A)
         x_B_Hd = self.post_deter_in(prior["deter"]) + embed_proj_B_Hd
         mean_B_S, std_B_S = self._gaussian(self.post_head(x_B_Hd))
-        post = dict(mean=mean_B_S, std=std_B_S, stoch=self._sample(mean_B_S, std_B_S), deter=prior["deter"])
+        stoch_B_S = self._sample(mean_B_S, std_B_S) if noise_B_S is None else mean_B_S + std_B_S * noise_B_S.to(std_B_S.dtype)
+        post = dict(mean=mean_B_S, std=std_B_S, stoch=stoch_B_S, deter=prior["deter"])
         return post, prior
 
     def _gaussian(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -119,26 +114,56 @@ class RSSM(nn.Module):
         action_B_T_A: torch.Tensor,
         is_first_B_T: torch.Tensor | None = None,
         state: State | None = None,
+        noise_B_T_S: torch.Tensor | None = None,
     ) -> tuple[State, State]:
-        """Filter a sequence: (post, prior), each a state of (B, T, ...) tensors.
+        """Filter a sequence: (post, prior), each a state of (B, T, ...) tensors; the prior has no sample
+        (``mean``, ``std``, ``deter``: what the KL of Eq. (13) needs).
 
         ``action_B_T_A[:, t]`` is the action taken BEFORE observation t (zero at episode start). ``state`` is
-        the (B, ...) state before step 0 (default: zero initial state).
+        the (B, ...) state before step 0 (default: zero initial state). ``noise_B_T_S``: the posterior's standard
+        normal draws (default: drawn here, one ``randn`` for the whole sequence).
         """
-        embed_proj_B_T_Hd = self.post_embed_in(embed_B_T_E)  # all steps in one matmul
-        return self._observe_projected(embed_proj_B_T_Hd, action_B_T_A, is_first_B_T, state)
+        post = self.filter_posteriors(self.post_embed_in(embed_B_T_E), action_B_T_A, is_first_B_T, state, noise_B_T_S)
+        mean_B_T_S, std_B_T_S = self._gaussian(self.prior_head(post["deter"]))  # p(s_t | h_t): once, on the stacked deters
+        return post, dict(mean=mean_B_T_S, std=std_B_T_S, deter=post["deter"])
 
-    def _observe_projected(self, embed_proj_B_T_Hd, action_B_T_A, is_first_B_T, state):
+    def filter_posteriors(
+        self,
+        embed_proj_B_T_Hd: torch.Tensor,
+        action_B_T_A: torch.Tensor,
+        is_first_B_T: torch.Tensor | None,
+        state: State | None = None,
+        noise_B_T_S: torch.Tensor | None = None,
+    ) -> State:
+        """The posterior filter over a sequence, (B, T, ...) states, from the projected embeddings (``post_embed_in``).
+
+        The same recurrence as a loop of ``obs_step`` (tests/test_world_model.py), with what does not depend on it
+        computed once for the whole sequence (GPU_SPEED.md, step 1): the keep-masks of ``is_first``, the action part
+        of the GRU input (``img_in``'s weight split into its stoch and action columns: the same parameters), and the
+        noise; the prior head is left out (``observe`` applies it after the loop; the particles never need it).
+        """
         B, T = action_B_T_A.shape[:2]
         if state is None:
             state = self.initial_state(B, action_B_T_A.device)
-        posts, priors = [], []
+        if noise_B_T_S is None:
+            noise_B_T_S = torch.randn(B, T, self.stoch_size, device=embed_proj_B_T_Hd.device)
+        linear = self.img_in[0]
+        w_stoch_Hd_S, w_action_Hd_A = linear.weight[:, : self.stoch_size], linear.weight[:, self.stoch_size :]
+        keep_B_T_1 = None if is_first_B_T is None else 1.0 - is_first_B_T.to(action_B_T_A.dtype).unsqueeze(-1)
+        if keep_B_T_1 is not None:
+            action_B_T_A = action_B_T_A * keep_B_T_1  # a_{t-1} reset to zero where x_t starts an episode
+        action_in_B_T_Hd = F.linear(action_B_T_A, w_action_Hd_A, linear.bias)  # all steps in one matmul
+        stoch_B_S, deter_B_D = state["stoch"], state["deter"]
+        posts = []
         for t in range(T):
-            is_first_B = None if is_first_B_T is None else is_first_B_T[:, t]
-            state, prior = self._obs_step(state, action_B_T_A[:, t], embed_proj_B_T_Hd[:, t], is_first_B)
-            posts.append(state)
-            priors.append(prior)
-        return stack_states(posts, dim=1), stack_states(priors, dim=1)
+            if keep_B_T_1 is not None:
+                stoch_B_S, deter_B_D = stoch_B_S * keep_B_T_1[:, t], deter_B_D * keep_B_T_1[:, t]
+            x_B_Hd = F.elu(F.linear(stoch_B_S, w_stoch_Hd_S) + action_in_B_T_Hd[:, t])  # img_in on [stoch, action]
+            deter_B_D = self.gru(x_B_Hd, deter_B_D)
+            mean_B_S, std_B_S = self._gaussian(self.post_head(self.post_deter_in(deter_B_D) + embed_proj_B_T_Hd[:, t]))
+            stoch_B_S = mean_B_S + std_B_S * noise_B_T_S[:, t].to(std_B_S.dtype)  # reparameterized sample
+            posts.append(dict(mean=mean_B_S, std=std_B_S, stoch=stoch_B_S, deter=deter_B_D))
+        return stack_states(posts, dim=1)
 
     def observe_particles(
         self,
@@ -147,19 +172,21 @@ class RSSM(nn.Module):
         is_first_B_T: torch.Tensor | None,
         num_particles: int,
         state: State | None = None,
+        noise_KB_T_S: torch.Tensor | None = None,
     ) -> State:
         """K independent posterior trajectories ("history" particles, reference code): a state of (K, B, T, ...).
 
         Same as ``observe`` on the inputs repeated K times along the batch, but the embedding projection is
-        computed once and shared. ``state`` (optional) is one (B, ...) state shared by all particles.
-        Call under ``torch.no_grad()`` when the particles only feed the actor/critic (Alg. 2).
+        computed once and shared, and no prior. ``state`` (optional) is one (B, ...) state shared by all particles;
+        ``noise_KB_T_S`` the posterior draws of the K*B rows, particle-major. Call under ``torch.no_grad()`` when the
+        particles only feed the actor/critic (Alg. 2).
         """
         K, (B, T) = num_particles, action_B_T_A.shape[:2]
         repeat = lambda x: x.repeat(K, *([1] * (x.dim() - 1)))  # (B, ...) -> (K*B, ...), particle-major  # noqa: E731
         embed_proj_KB_T_Hd = repeat(self.post_embed_in(embed_B_T_E))
         is_first_KB_T = None if is_first_B_T is None else repeat(is_first_B_T)
         state_KB = None if state is None else {k: repeat(v) for k, v in state.items()}
-        post, _ = self._observe_projected(embed_proj_KB_T_Hd, repeat(action_B_T_A), is_first_KB_T, state_KB)
+        post = self.filter_posteriors(embed_proj_KB_T_Hd, repeat(action_B_T_A), is_first_KB_T, state_KB, noise_KB_T_S)
         return {k: v.reshape(K, B, T, *v.shape[2:]) for k, v in post.items()}
 
     def imagine(self, action_B_T_A: torch.Tensor, state: State) -> State:
@@ -172,10 +199,12 @@ class RSSM(nn.Module):
 
     # ----- features and particles -----------------------------------------------------------------------
     @staticmethod
-    def sample_stoch_particles(post: State, num_particles: int) -> torch.Tensor:
+    def sample_stoch_particles(post: State, num_particles: int, noise_K_B_T_S: torch.Tensor | None = None) -> torch.Tensor:
         """"Step" particles: K fresh samples of s_t ~ q(s_t | h_t) around the shared deter, (K, *batch, S)."""
         mean, std = post["mean"], post["std"]
-        return mean + std * torch.randn(num_particles, *std.shape, device=std.device, dtype=std.dtype)
+        if noise_K_B_T_S is None:
+            noise_K_B_T_S = torch.randn(num_particles, *std.shape, device=std.device)
+        return mean + std * noise_K_B_T_S.to(std.dtype)
 
     @staticmethod
     def get_feat(state: State) -> torch.Tensor:

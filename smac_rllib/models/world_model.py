@@ -56,7 +56,7 @@ class WorldModelOutputs:
     """What the actor/critic need from a world-model pass; all (B, T, ...), still attached to the graph."""
 
     post: State  # posterior states q(s_t | h_t), keys mean, std, stoch, deter
-    prior: State  # prior states p(s_t | s_{t-1}, a_{t-1})
+    prior: State  # prior p(s_t | s_{t-1}, a_{t-1}): mean, std, deter (no sample: nothing uses one)
     embed_B_T_E: torch.Tensor  # conv embeddings (input of ``rssm.observe_particles``)
     feat_B_T_F: torch.Tensor  # get_feat(post)
 
@@ -89,8 +89,10 @@ class WorldModel(nn.Module):
         prev_action_B_T_A: torch.Tensor,
         reward_B_T: torch.Tensor,
         is_first_B_T: torch.Tensor,
+        noise_B_T_S: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, dict[str, torch.Tensor], WorldModelOutputs]:
         """Negative ELBO, Eq. (13), on a replayed sequence batch (conventions in the module docstring).
+        ``noise_B_T_S``: the posterior's standard normal draws (default: drawn by the RSSM).
 
         Returns (loss scalar, metrics of detached scalars prefixed ``world_model/``, outputs). Detach
         ``outputs`` before the actor/critic use them (Alg. 2: the world model is trained by Eq. (13) only).
@@ -98,7 +100,7 @@ class WorldModel(nn.Module):
         device = self.decoder.fc.weight.device
         image_B_T_H_W_C = preprocess_image(obs_B_T_H_W_C, device)
         embed_B_T_E = self.encoder(image_B_T_H_W_C)
-        post, prior = self.rssm.observe(embed_B_T_E, prev_action_B_T_A.to(device), is_first_B_T.to(device))
+        post, prior = self.rssm.observe(embed_B_T_E, prev_action_B_T_A.to(device), is_first_B_T.to(device), noise_B_T_S=noise_B_T_S)
         feat_B_T_F = self.rssm.get_feat(post)
 
         image_ll_B_T = elbo.gaussian_image_log_lik(self.decoder(feat_B_T_F), image_B_T_H_W_C)

@@ -21,7 +21,7 @@ from ray.rllib.utils.metrics import ALL_MODULES
 from smac_rllib import losses
 from smac_rllib.algorithms.lean_update import LeanUpdateMixin
 from smac_rllib.algorithms.replay_learner import ReplayLearnerMixin, td_discount
-from smac_rllib.optim import adam
+from smac_rllib.optim import adam, clip_global_norm_, nonfinite_flag, step_unless_nonfinite
 
 
 class NonFiniteUpdateError(FloatingPointError):
@@ -29,24 +29,15 @@ class NonFiniteUpdateError(FloatingPointError):
 
 
 def nonfinite_gradients_flag(tensors: list[torch.Tensor]) -> torch.Tensor:
-    """A bool scalar tensor, True iff some entry of some tensor (the gradients, and the losses with them) is inf or
-    NaN, without a host sync: torch's AMP check (``_amp_foreach_non_finite_check_and_unscale_``, the one op
-    GradScaler runs, at scale 1, so the tensors stay as they are; ~2x quicker on the CPU than per-tensor norms, and an
-    overflowing norm of finite entries does not count); where that op is missing, a norm per tensor (finite iff all
-    its entries are, short of overflow)."""
-    found = torch.zeros(1, device=tensors[0].device)
-    try:
-        torch._amp_foreach_non_finite_check_and_unscale_(tensors, found, torch.ones(1, device=tensors[0].device))
-        return found[0] > 0
-    except (AttributeError, NotImplementedError, RuntimeError):  # an older torch or an unsupported device / dtype
-        return ~torch.isfinite(torch.stack(torch._foreach_norm(tensors))).all()
+    """A bool 0-d tensor, True iff some entry of some tensor is inf or NaN (``smac_rllib.optim.nonfinite_flag``)."""
+    return nonfinite_flag(tensors) > 0
 
 
 class SMACTorchLearner(ReplayLearnerMixin, LeanUpdateMixin, SACTorchLearner):
     def build(self) -> None:
         super().build()
-        self._skip_update = False
-        self._consecutive_nonfinite = 0
+        self._found_inf = None  # this update's non-finite flag: a 0-d float tensor on the learner's device (1 = skip)
+        self._nonfinite_streak = self._nonfinite_streak_max = None  # consecutive skipped updates, on the device
 
     def optimizer_groups(self, module, config) -> list[tuple[str, list, float]]:
         """(optimizer name, parameters, learning rate): one Adam per component, each with its own loss term."""
@@ -72,7 +63,7 @@ class SMACTorchLearner(ReplayLearnerMixin, LeanUpdateMixin, SACTorchLearner):
         """Critic (TD target of Eq. 10/12) + actor (Eq. 11) + temperature losses (``smac_rllib.losses``), summed; metrics logged."""
         module = self._module[module_id].unwrapped()
         settings = losses.ObjectiveSettings.from_config(config)
-        target_entropy = float(self.target_entropy[module_id])
+        target_entropy = self._target_entropy_value(module_id)
         out = losses.soft_actor_critic_losses(
             fwd_out, reward_next_B, terminated_next_B, log_alpha=module.log_alpha, target_entropy=target_entropy,
             discount_B=discount_B, settings=settings,
@@ -81,7 +72,14 @@ class SMACTorchLearner(ReplayLearnerMixin, LeanUpdateMixin, SACTorchLearner):
         self.device_metrics.log_dict(metrics, key=module_id)  # to the host once per period (replay_learner.py)
         return out.critic + out.actor + out.alpha
 
-    # --- one backward, skip non-finite updates ----------------------------------------------------------
+    def _target_entropy_value(self, module_id) -> float:
+        """RLlib keeps the target entropy as a tensor on the learner's device: read it on the host once, not per update."""
+        cache = self.__dict__.setdefault("_target_entropy_floats", {})
+        if module_id not in cache:
+            cache[module_id] = float(self.target_entropy[module_id])
+        return cache[module_id]
+
+    # --- one backward, skip non-finite updates on the device ---------------------------------------------
     def compute_gradients(self, loss_per_module, **kwargs):
         scaler = getattr(self, "_fp16_scaler", None)
         checked = [loss_per_module[mid].detach().reshape(-1) for mid in loss_per_module if mid != ALL_MODULES]
@@ -91,23 +89,52 @@ class SMACTorchLearner(ReplayLearnerMixin, LeanUpdateMixin, SACTorchLearner):
         # the losses (a new tensor: the check's in-place x1 touches no graph) and, without fp16's scaler, the gradients
         tensors = ([torch.cat(checked).float()] if checked else []) + (
             [g for g in grads.values() if g is not None] if scaler is None else [])
-        self._skip_update = bool(nonfinite_gradients_flag(tensors)) if tensors else False  # one op, one host sync
-        self._consecutive_nonfinite = self._consecutive_nonfinite + 1 if self._skip_update else 0
+        self._found_inf = nonfinite_flag(tensors) if tensors else None  # one op, no host sync
+        if self._found_inf is not None:
+            self._count_nonfinite(self._found_inf)
+        return grads
+
+    def _count_nonfinite(self, found_inf: torch.Tensor) -> None:
+        """The skipped-update count and the longest streak of them, kept on the device; the streak is checked against
+        ``max_consecutive_nonfinite_updates`` when the device metrics reach the host (``check_device_metrics``): after
+        every update in the synchronous loop, once per reporting period in the asynchronous one (docs/design.md §8)."""
+        if self._nonfinite_streak is None:
+            self._nonfinite_streak = torch.zeros((), device=found_inf.device)
+            self._nonfinite_streak_max = torch.zeros((), device=found_inf.device)
+        self._nonfinite_streak = (self._nonfinite_streak + found_inf) * found_inf  # +1 while skipping, 0 after a step
+        self._nonfinite_streak_max = torch.maximum(self._nonfinite_streak_max, self._nonfinite_streak)
         # under ALL_MODULES, as RLlib lays out learner results: learners/<module_id or __all_modules__>/...
-        self.metrics.log_value((ALL_MODULES, "nonfinite_updates_skipped"), int(self._skip_update), reduce="lifetime_sum")
+        self.device_metrics.log((ALL_MODULES, "nonfinite_updates_skipped"), found_inf, reduce="lifetime_sum")
+        self.device_metrics.watch("nonfinite_streak_max", self._nonfinite_streak_max)
+
+    def check_device_metrics(self, watched: dict) -> None:
+        streak = int(watched.get("nonfinite_streak_max", 0))
+        if self._nonfinite_streak is not None:
+            self._nonfinite_streak_max = self._nonfinite_streak.clone()  # the next period's longest streak starts here
         limit = self.config.max_consecutive_nonfinite_updates
-        if self._skip_update and self._consecutive_nonfinite >= limit:
+        if streak >= limit:
             raise NonFiniteUpdateError(
-                f"{self._consecutive_nonfinite} consecutive SMAC updates had non-finite losses or gradients; "
+                f"{streak} consecutive SMAC updates had non-finite losses or gradients; "
                 "stopping. Lower the learning rates, set grad_clip, or check the env's rewards "
                 f"(limit: max_consecutive_nonfinite_updates={limit})"
             )
-        return grads
+
+    @property
+    def _skip_update(self) -> bool:
+        """This update's flag on the host (a sync): for the paths that branch in Python (fp16's scaler, RLlib's own
+        scaler / scheduler paths, SLAC's model-update count); the fused-Adam path skips on the device."""
+        return self._found_inf is not None and bool(self._found_inf)
 
     def apply_gradients(self, gradients_dict) -> None:
-        if self._skip_update:
-            return  # the weights and the optimizer moments stay as they were
+        if (self._grad_scalers is not None or self._lr_scheduler_classes is not None) and self._skip_update:
+            return  # RLlib's own scaler / scheduler paths: skipped on the host
         super().apply_gradients(gradients_dict)
+
+    def _step_optimizers(self, optimizers) -> None:
+        """The lean path's steps: skipped on the device where this update was non-finite (``step_unless_nonfinite``)."""
+        if self._found_inf is None:
+            return super()._step_optimizers(optimizers)
+        step_unless_nonfinite(optimizers, self._found_inf)
 
 
 class SMACPixelTorchLearner(SMACTorchLearner):
@@ -144,7 +171,9 @@ class SMACPixelTorchLearner(SMACTorchLearner):
         return fwd_out[WM_LOSS] + actor_critic_alpha  # Eq. (13) trains the world model only (belief detached)
 
     def postprocess_gradients_for_module(self, *, module_id, config=None, module_gradients_dict):
-        """Global-norm clip per optimizer at ``pixel_grad_clip`` (reference: 100 for model, actor and critic; not alpha)."""
+        """Global-norm clip per optimizer at ``pixel_grad_clip`` (reference: 100 for model, actor and critic; not alpha),
+        by torch's foreach ops (``smac_rllib.optim.clip_global_norm_``: RLlib's ``clip_gradients`` math without its
+        ``nan_to_num`` of an infinite norm, moot since such an update is skipped)."""
         if self._fp16_scaler is not None:  # unscale in place (the dict holds the .grad tensors) before clipping
             for _, optimizer in self.get_optimizers_for_module(module_id):
                 self._fp16_scaler.unscale_(optimizer)
@@ -157,7 +186,7 @@ class SMACPixelTorchLearner(SMACTorchLearner):
             if optimizer_name == "alpha":  # the reference clips model, critic and actor only (smac.py:166-168)
                 clipped.update(grads)
                 continue
-            norm = self._get_clip_function()(grads, grad_clip=clip, grad_clip_by="global_norm")
+            norm = clip_global_norm_([g for g in grads.values() if g is not None], clip)  # foreach: ~2 kernels, not ~3 per tensor
             self.device_metrics.log((module_id, f"gradients/{optimizer_name}_global_norm"), norm, window=1)
             clipped.update(grads)
         return clipped
