@@ -60,6 +60,11 @@ def build_nets(action_dim: int, *, world_model_preset="paper", pixel_hidden_dim=
     world_model = WorldModel(action_dim, WorldModelConfig.preset(world_model_preset))
     if inference_only:  # env runners filter beliefs and act: no decoder, no reward head
         del world_model.decoder, world_model.reward_head
+    else:  # frames arrive channels-last (B, T, 64, 64, 3): conv weights in the same layout spare oneDNN / cuDNN a
+        # conversion per call (identical outputs; CPU, small preset, 512 frames: encoder + decoder forward and backward
+        # 0.40 -> 0.35 s, benchmarks/results/pixel_update_speed/); env runners do the same (pixel_rl_module.py)
+        world_model.encoder.to(memory_format=torch.channels_last)
+        world_model.decoder.to(memory_format=torch.channels_last)
     feat_dim = world_model.feat_dim
     actor = TanhGaussianHead(feat_dim, action_dim, pixel_hidden_dim, actor_layers, nn.ELU, head=pixel_actor_head)  # pi(a|s)
     qf = None if inference_only else TwinQ(feat_dim, action_dim, pixel_hidden_dim, critic_layers, nn.ELU)  # Q(s, a), Eq. (12)
@@ -236,6 +241,21 @@ class PixelUpdate(nn.Module):
         update.target_qf.load_state_dict(module.target_qf.state_dict())
         return update.to(module.log_alpha.device)
 
+    @classmethod
+    def sharing(cls, module, optimizers: dict[str, torch.optim.Optimizer], *, objective: losses.ObjectiveSettings,
+                optim: OptimSettings, target_entropy: float) -> "PixelUpdate":
+        """An update of ``module``'s own nets (world model, actor, critics, target critics, log alpha) stepping the given
+        optimizers (named ``world_model``, ``critic``, ``actor``, ``alpha``): nothing is copied. What the RLlib pixel
+        learner captures in a CUDA graph (``SMACPixelTorchLearner``, smac_rllib/captured_update.py)."""
+        update = cls.__new__(cls)
+        nn.Module.__init__(update)
+        update.world_model, update.actor, update.qf, update.target_qf = module.world_model, module.actor, module.qf, module.target_qf
+        update.log_alpha = module.log_alpha
+        update.settings, update.objective, update.optim, update.target_entropy = module.settings, objective, optim, target_entropy
+        update.optimizers = dict(optimizers)
+        update.scaler = None
+        return update
+
     def step(self, batch: dict, noise: UpdateNoise | None = None) -> dict:
         """One update; ``noise`` as ``forward_train``'s. Sync-free in fp32/bf16 with fused Adam: a non-finite loss or
         gradient skips every optimizer's step on the device (``nonfinite_update`` = 1 in the metrics; the target
@@ -274,7 +294,7 @@ class PixelUpdate(nn.Module):
             torch._foreach_lerp_(self._target_params, self._main_params, self.optim.tau)
         metrics = losses.loss_metrics(fwd_out, out, target_entropy=self.target_entropy,
                                       num_particles=self.settings.num_particles, settings=self.objective)
-        extra = {"estimator/particle_feat_std": fwd_out[PARTICLE_SPREAD]}
+        extra = {"estimator/particle_feat_std": fwd_out[PARTICLE_SPREAD], "total_loss": total.detach()}
         if found_inf is not None:
             extra["nonfinite_update"] = found_inf
         return metrics | fwd_out[WM_METRICS] | norms | extra

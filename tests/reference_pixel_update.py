@@ -151,6 +151,13 @@ def _belief_particles(world_model, post, embed, feat, prev_action_B_T_A, is_firs
     return torch.cat([feat0, feat_K.to(feat0.dtype)], dim=0)
 
 
+def as_58c9715_layout(update: PixelUpdate) -> PixelUpdate:
+    """The conv weights in the layout 58c9715 kept them in (contiguous NCHW; today's are channels-last): same values."""
+    update.world_model.encoder.to(memory_format=torch.contiguous_format)
+    update.world_model.decoder.to(memory_format=torch.contiguous_format)
+    return update
+
+
 # ----- PixelUpdate.step of 58c9715 ------------------------------------------------------------------------------
 def reference_step(update: PixelUpdate, batch: dict, noise) -> dict:
     """One update of ``update``'s nets and optimizers by the 58c9715 code (fp32/bf16; no fp16 scaler)."""

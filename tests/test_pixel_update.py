@@ -131,10 +131,10 @@ def test_refactored_update_equals_the_58c9715_update_on_the_same_noise(num_parti
     parameters, Adam moments and step counts, target critics and metrics at rtol 1e-5 (K=0 and K=32 history)."""
     import copy
 
-    from tests.reference_pixel_update import reference_step
+    from tests.reference_pixel_update import as_58c9715_layout, reference_step
 
     new = _pure_update(num_particles)
-    old = copy.deepcopy(new)
+    old = as_58c9715_layout(copy.deepcopy(new))
     for step in range(2):
         batch = _batch(step)
         noise = _noise(new, batch, 10 + step)
@@ -235,3 +235,66 @@ def test_masked_losses_ignore_nan_outside_the_mask_in_value_and_gradient():
     assert float(loss) == pytest.approx(2 * expected_per_critic)
     loss.backward()
     assert torch.isfinite(q_T2_R_B.grad).all() and float(q_T2_R_B.grad[..., 2].abs().sum()) == 0.0
+
+
+def _two_updates(learner, data, seed: int):
+    results = None
+    for step in range(2):
+        torch.manual_seed(seed + step)
+        results = learner.update(batch=MultiAgentBatch({DEFAULT_MODULE_ID: SampleBatch(dict(data))}, env_steps=18),
+                                 timesteps={"num_env_steps_sampled_lifetime": 10_000})
+    return results
+
+
+def test_captured_learner_path_equals_rllibs_path_on_the_cpu():
+    """The learner's captured path (``PixelUpdate.step`` over its own module and optimizers, through ``GraphedUpdate``'s
+    static buffers and metric vector; on the CPU run eagerly, on a CUDA learner replayed from the graph) against the
+    RLlib path (learner_capture 'off'): after 2 updates on the same draws, the same weights, target critics, Adam
+    state and reduced metrics. Only the CUDA graph itself is left to the device (benchmarks/gpu_graph.py)."""
+    config = pixel_config(num_particles=4)
+    eager, captured = config.build_learner(spaces=SPACES), config.build_learner(spaces=SPACES)
+    captured.set_state(eager.get_state())
+    captured._capture_mode = "graph"  # what resolve_capture gives a CUDA learner; GraphedUpdate runs eagerly here
+    data = {k: torch.from_numpy(v) for k, v in fake_sequences().items()}
+    theirs, ours = _two_updates(eager, data, 7), _two_updates(captured, data, 7)
+    assert captured._graphed[DEFAULT_MODULE_ID].use_graph is False
+    a, b = eager.module[DEFAULT_MODULE_ID].state_dict(), captured.module[DEFAULT_MODULE_ID].state_dict()
+    for key, value in a.items():
+        torch.testing.assert_close(b[key], value, rtol=1e-5, atol=1e-6, msg=key)
+    for name in ("world_model", "critic", "actor", "alpha"):
+        sa = eager.get_optimizer(DEFAULT_MODULE_ID, name).state_dict()["state"]
+        sb = captured.get_optimizer(DEFAULT_MODULE_ID, name).state_dict()["state"]
+        for i in sa:
+            for k in sa[i]:
+                torch.testing.assert_close(sb[i][k], sa[i][k], rtol=1e-5, atol=1e-7, msg=f"{name} {i} {k}")
+    mine, yours = ours[DEFAULT_MODULE_ID], theirs[DEFAULT_MODULE_ID]
+    keys = [k for k in yours if "/" in k]  # the loss diagnostics, world-model metrics and gradient norms
+    assert {"critic/loss", "world_model/loss", "gradients/critic_global_norm", "estimator/particle_feat_std"} <= set(keys)
+    for key in keys:
+        assert math.isclose(mine[key].peek(), yours[key].peek(), rel_tol=1e-5, abs_tol=1e-6), key
+    assert ours[ALL_MODULES_KEY]["nonfinite_updates_skipped"].peek() == theirs[ALL_MODULES_KEY]["nonfinite_updates_skipped"].peek() == 0
+    captured.set_state(eager.get_state())  # a restore: the graph is captured again before the next replay
+    assert captured._graphed[DEFAULT_MODULE_ID].graph is None
+
+
+def test_learner_capture_switch_resolves_and_refuses_in_one_line():
+    from smac_rllib.captured_update import CaptureUnavailable, resolve_capture
+
+    cpu, cuda = torch.device("cpu"), torch.device("cuda")
+    assert resolve_capture("auto", cpu) == "off" and resolve_capture("off", cuda) == "off"
+    assert resolve_capture("graph", cuda) == "graph" and resolve_capture("auto", cuda, autocast="fp16") == "off"
+    with pytest.raises(CaptureUnavailable, match=r"^learner_capture='graph' needs a CUDA learner .*use 'auto' or 'off'"):
+        resolve_capture("graph", cpu)
+    with pytest.raises(CaptureUnavailable, match="fp16"):
+        resolve_capture("graph+compile", cuda, autocast="fp16")
+    config = pixel_config(num_particles=4)
+    assert config.smac_errors() == [] and config.learner_capture == "auto"
+    learner = config.build_learner(spaces=SPACES)
+    assert learner._capture_mode == "off"  # auto on the CPU: eager
+    errors = pixel_config(num_particles=4, learner_capture="graph").smac_errors()
+    assert len(errors) == 1 and "needs a CUDA learner" in errors[0] and "num_gpus_per_learner: 1" in errors[0]
+    assert "is unknown" in pixel_config(learner_capture="cudagraph").smac_errors()[0]
+    from smac_rllib.algorithms import SMACConfig
+
+    state = SMACConfig().environment("dmc/cartpole-swingup").training(learner_capture="graph")
+    assert "applies to pixel runs" in state.smac_errors()[0]

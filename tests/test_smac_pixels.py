@@ -150,8 +150,8 @@ def test_train_forward_detaches_the_belief_and_marginalizes_over_particles(parti
     batch = {k: torch.from_numpy(v) for k, v in fake_sequences().items()}
     out = module.forward_train(batch)
     assert out[LOG_W].shape == (K + 1, B * T) and out[Q_PI].shape == (B * T,)
-    num_valid = int((~batch["is_first"][:, 1:]).sum())
-    assert out[Q_PRED].shape == (2, K + 1, num_valid)  # every particle; transitions across an episode start masked out
+    assert out[Q_PRED].shape == (2, K + 1, B, T - 1)  # every particle, the full (B, T-1) grid of transitions ...
+    assert torch.equal(out["valid_next_B"], ~batch["is_first"][:, 1:])  # ... those across an episode start masked out
     assert out["particle_feat_std"] > 0  # the K particles differ
     wm_params = list(module.world_model.parameters())
     actor_terms = out[Q_PI].sum() + estimators.mlmc_entropy(out[LOG_W]).sum() + out[Q_PRED].sum()

@@ -169,12 +169,15 @@ class LeanUpdateMixin(LeanMetricsMixin):
             module = module.unwrapped()
             if not isinstance(module, TargetNetworkAPI) or timestep - self.last_update_ts_by_mid[module_id] < config.target_network_update_freq:
                 continue
-            targets, mains = self._target_param_lists(module_id, module)
-            with torch.no_grad():
-                torch._foreach_lerp_(targets, mains, config.tau)  # target <- target + tau (main - target)
+            self._average_targets(module_id, module, config.tau)
             self.metrics.log_value((module_id, NUM_TARGET_UPDATES), 1, reduce="lifetime_sum")
             self.last_update_ts_by_mid[module_id] = timestep
             self.metrics.log_value((module_id, LAST_TARGET_UPDATE_TS), timestep, reduce="max")
+
+    def _average_targets(self, module_id, module, tau: float) -> None:
+        targets, mains = self._target_param_lists(module_id, module)
+        with torch.no_grad():
+            torch._foreach_lerp_(targets, mains, tau)  # target <- target + tau (main - target)
 
     def _target_param_lists(self, module_id, module) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
         """(target tensors, main tensors) of every target pair: the parameters (the same objects for the module's

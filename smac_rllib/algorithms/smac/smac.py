@@ -56,6 +56,10 @@ _FIELDS = {  # name: (default, reference-code name / meaning) -- one home per hy
     "pixel_grad_clip": (100.0, "global-norm gradient clip per optimizer for pixels (reference: 100)"),
     "autocast": ("auto", "'auto' (bf16 on a GPU learner, fp32 on CPU) | 'bf16' | 'fp16' (with a grad scaler; the "
                          "reference's choice, smac.py:104) | None: autocast of the world model and the particle re-filter"),
+    "learner_capture": ("auto", "how the pixel learner runs its update: 'off' (eager, the reference) | 'graph' (the whole "
+                                "update captured in one CUDA graph, replayed per update; CUDA learner) | 'graph+compile' "
+                                "(the same with the RSSM step compiled by Inductor) | 'auto' (the fastest mode measured on "
+                                "a device for a CUDA learner, eager on the CPU; smac_rllib/captured_update.py)"),
 } | ASYNC_FIELDS
 _PIXEL_MODULE_FIELDS = ("world_model_preset", "particle_mode", "action_noise", "pixel_hidden_dim", "actor_layers",
                         "critic_layers", "autocast", "critic_particles", "pixel_actor_head")
@@ -186,6 +190,9 @@ class SMACConfig(SACConfig):
         errors += async_field_errors(self)
         if self.is_pixels:
             errors += self._pixel_errors()
+        elif self.learner_capture not in ("auto", "off"):
+            errors.append(f"learner_capture={self.learner_capture!r} applies to pixel runs (env_config from_pixels: true); "
+                          "remove it for a state run")
         return errors
 
     def _pixel_errors(self) -> list[str]:
@@ -210,9 +217,30 @@ class SMACConfig(SACConfig):
             errors.append(f"action_noise={self.action_noise!r} must be >= 0 (reference: 0.3)")
         if self.autocast not in _AUTOCAST:
             errors.append(f"autocast={self.autocast!r} is unknown; use 'auto', 'bf16', 'fp16' or None")
+        errors += self._capture_errors()
         if self.env_config.get("image_size", 64) != 64:
             errors.append(f"image_size={self.env_config.get('image_size')!r}: the RSSM's conv stack needs 64x64 frames; set image_size: 64")
         return errors
+
+    def _capture_errors(self) -> list[str]:
+        from smac_rllib.captured_update import CAPTURE_MODES, CaptureUnavailable, resolve_capture
+
+        mode = self.learner_capture
+        if mode not in CAPTURE_MODES:
+            return [f"learner_capture={mode!r} is unknown; use one of {list(CAPTURE_MODES)}"]
+        if mode in ("auto", "off"):
+            return []
+        gpu = self.num_gpus_per_learner if self.num_learners else (self.num_gpus_per_learner or getattr(self, "num_gpus", 0))
+        device = "cuda" if gpu else "cpu"
+        import torch
+
+        try:
+            resolve_capture(mode, torch.device(device), autocast=self.autocast, num_learners=self.num_learners)
+        except CaptureUnavailable as e:
+            return [str(e) + (" (set num_gpus_per_learner: 1)" if device == "cpu" else "")]
+        if self.target_network_update_freq:
+            return [f"learner_capture={mode!r} averages the target critics in every update; set target_network_update_freq: 0"]
+        return []
 
     def get_default_rl_module_spec(self) -> RLModuleSpec:
         if self.is_pixels:

@@ -19,8 +19,10 @@ from ray.rllib.core.learner.torch.torch_learner import TorchLearner
 from ray.rllib.utils.metrics import ALL_MODULES
 
 from smac_rllib import losses
+from smac_rllib.pixel_update import BATCH_KEYS
 from smac_rllib.algorithms.lean_update import LeanUpdateMixin
 from smac_rllib.algorithms.replay_learner import ReplayLearnerMixin, td_discount
+from smac_rllib.captured_update import GraphedUpdate, compile_rssm_step, resolve_capture
 from smac_rllib.optim import adam, clip_global_norm_, nonfinite_flag, step_unless_nonfinite
 
 
@@ -148,7 +150,63 @@ class SMACPixelTorchLearner(SMACTorchLearner):
     def build(self) -> None:
         super().build()
         fp16 = self.config.autocast == "fp16"
-        self._fp16_scaler = torch.amp.GradScaler(self._device.type if self._device is not None else "cpu") if fp16 else None
+        device = self._device if self._device is not None else torch.device("cpu")
+        self._fp16_scaler = torch.amp.GradScaler(device.type) if fp16 else None
+        # "off": RLlib's update path below; a graph mode: ``PixelUpdate.step`` over this learner's own module and
+        # optimizers, captured in one CUDA graph (smac_rllib/captured_update.py) and replayed by ``_update``
+        self._capture_mode = resolve_capture(self.config.learner_capture, device, autocast=self.config.autocast,
+                                             num_learners=self.config.num_learners)
+        self._graphed: dict[str, GraphedUpdate] = {}
+
+    # --- the captured update (learner_capture "graph" / "graph+compile") --------------------------------------
+    def _update(self, batch, **kwargs):
+        if self._capture_mode == "off":
+            return super()._update(batch, **kwargs)
+        self._compute_off_policyness(batch)
+        loss_per_module = {mid: self._captured_update(mid, columns) for mid, columns in batch.items()}
+        return {}, loss_per_module, {}
+
+    def _captured_update(self, module_id, columns: dict) -> torch.Tensor:
+        """One replay of this module's captured update; its metrics logged as RLlib's path logs them."""
+        graphed = self._graphed.get(module_id)
+        if graphed is None or not graphed.fits(columns):
+            graphed = self._graphed[module_id] = self._make_graphed(module_id, columns)
+        metrics = graphed.step(columns)
+        found_inf, total = metrics.pop("nonfinite_update"), metrics.pop("total_loss")
+        for name in [k for k in metrics if k.startswith("gradients/")]:
+            self.device_metrics.log((module_id, name), metrics.pop(name), window=1)
+        self.device_metrics.log_dict(metrics, key=module_id)
+        self._count_nonfinite(found_inf)
+        return total
+
+    def _make_graphed(self, module_id, columns: dict) -> GraphedUpdate:
+        from smac_rllib.pixel_update import OptimSettings, PixelUpdate
+
+        config = self.config.get_config_for_module(module_id)
+        module = self._module[module_id].unwrapped()
+        module.train()
+        clip = config.grad_clip if config.grad_clip is not None else config.pixel_grad_clip
+        update = PixelUpdate.sharing(
+            module, {name: self.get_optimizer(module_id, name) for name, _, _ in self.optimizer_groups(module, config)},
+            objective=losses.ObjectiveSettings.from_config(config), target_entropy=self._target_entropy_value(module_id),
+            optim=OptimSettings(config.world_model_lr, config.actor_lr, config.critic_lr, config.alpha_lr, clip or 0.0,
+                                config.tau, config.gamma),
+        )
+        if self._capture_mode == "graph+compile":
+            compile_rssm_step(module.world_model.rssm)
+        use_graph = self._device is not None and self._device.type == "cuda"  # on the CPU: the same path, eagerly (tests)
+        return GraphedUpdate(update.step, {k: columns[k] for k in BATCH_KEYS}, optimizers=list(update.optimizers.values()),
+                             state_tensors=lambda: list(update.parameters()), use_graph=use_graph)
+
+    def _average_targets(self, module_id, module, tau: float) -> None:
+        if self._capture_mode == "off":
+            super()._average_targets(module_id, module, tau)  # captured: Polyak runs inside ``PixelUpdate.step``
+
+    def set_state(self, *args, **kwargs):
+        out = super().set_state(*args, **kwargs)
+        for graphed in self._graphed.values():
+            graphed.invalidate()  # the optimizers' state tensors were replaced: capture again (captured_update.py)
+        return out
 
     def optimizer_groups(self, module, config) -> list[tuple[str, list, float]]:
         return [
