@@ -45,6 +45,7 @@ class PixelSettings:
     critic_particles: str = "all"  # "all" (reference) | "s0"
     td_entropy: str = "conditional"  # "conditional" (Eq. 12, reference) | "marginal"
     autocast: str | None = "auto"  # "auto" (bf16 on a CUDA learner, fp32 on CPU) | "bf16" | "fp16" | None/"off"
+    particle_stream: bool = True  # CUDA, "history": the particle re-filter on a side stream, overlapping the ELBO pass
 
 
 def resolve_autocast(setting: str | None, device: torch.device) -> torch.dtype | None:
@@ -72,7 +73,9 @@ def build_nets(action_dim: int, *, world_model_preset="paper", pixel_hidden_dim=
 
 
 def autocast(device: torch.device, dtype: torch.dtype | None):
-    return torch.autocast(device.type, dtype=dtype or torch.bfloat16, enabled=dtype is not None)
+    """torch.autocast; its weight-cast cache off while a CUDA graph is being captured (cached casts would outlive it)."""
+    capturing = device.type == "cuda" and torch.cuda.is_current_stream_capturing()
+    return torch.autocast(device.type, dtype=dtype or torch.bfloat16, enabled=dtype is not None, cache_enabled=not capturing)
 
 
 @dataclass
@@ -114,11 +117,25 @@ def forward_train(batch: dict, *, world_model: WorldModel, actor: TanhGaussianHe
         noise = UpdateNoise.draw(settings, B, T, world_model.rssm.stoch_size, A, device)
     prev_action_B_T_A = torch.cat([torch.zeros_like(action_B_T_A[:, :1]), action_B_T_A[:, :-1]], dim=1)
     with autocast(device, resolve_autocast(settings.autocast, device)):  # the world model and the particle re-filter (reference smac.py:104, 213)
+        image_and_embed = world_model.embed(batch["obs"])
+        side = _particle_stream(settings, device)
+        if side is not None:  # GPU_SPEED.md step 3: the K*B re-filter needs only the detached embeddings, so it runs
+            # beside the world model's own observe loop and decoder (two chains of ~T launches each; inside a CUDA
+            # graph the fork / join is captured as two parallel branches)
+            side.wait_stream(torch.cuda.current_stream(device))
+            with torch.cuda.stream(side):
+                particles_K_B_T_F = _history_particles(world_model, image_and_embed[1], prev_action_B_T_A, is_first_B_T,
+                                                       settings, noise.particles)
         wm_loss, wm_metrics, wm = world_model.loss(
             batch["obs"], prev_action_B_T_A, batch["rewards"].to(device, torch.float32), is_first_B_T,
-            noise_B_T_S=noise.posterior_B_T_S,
+            noise_B_T_S=noise.posterior_B_T_S, image_and_embed=image_and_embed,
         )  # Eq. (13)
-        latent_K1_B_T_F = belief_particles(world_model, wm, prev_action_B_T_A, is_first_B_T, settings, noise.particles)  # detached (Alg. 2)
+        if side is not None:
+            torch.cuda.current_stream(device).wait_stream(side)
+            particles_K_B_T_F.record_stream(torch.cuda.current_stream(device))  # made on the side stream, used here
+            latent_K1_B_T_F = torch.cat([wm.feat_B_T_F.detach().unsqueeze(0), particles_K_B_T_F.to(wm.feat_B_T_F.dtype)])
+        else:
+            latent_K1_B_T_F = belief_particles(world_model, wm, prev_action_B_T_A, is_first_B_T, settings, noise.particles)  # detached (Alg. 2)
     out = {WM_LOSS: wm_loss.float(), WM_METRICS: wm_metrics}
     K1 = latent_K1_B_T_F.shape[0]
     latent_K1_B_T_F = latent_K1_B_T_F.float()
@@ -175,13 +192,34 @@ def belief_particles(world_model: WorldModel, wm, prev_action_B_T_A, is_first_B_
     rssm = world_model.rssm
     with torch.no_grad():
         if settings.particle_mode == "history":
-            post_K = rssm.observe_particles(wm.embed_B_T_E.detach(), prev_action_B_T_A, is_first_B_T, K, noise_KB_T_S=noise)
-            feat_K_B_T_F = rssm.get_feat(post_K)
+            feat_K_B_T_F = _history_particles(world_model, wm.embed_B_T_E, prev_action_B_T_A, is_first_B_T, settings, noise)
         else:
             post = {k: v.detach() for k, v in wm.post.items()}
             stoch_K_B_T_S = rssm.sample_stoch_particles(post, K, noise_K_B_T_S=noise)
             feat_K_B_T_F = rssm.get_feat({"stoch": stoch_K_B_T_S, "deter": post["deter"]})
     return torch.cat([feat0_1_B_T_F, feat_K_B_T_F.to(feat0_1_B_T_F.dtype)], dim=0)
+
+
+def _history_particles(world_model: WorldModel, embed_B_T_E, prev_action_B_T_A, is_first_B_T, settings: PixelSettings,
+                       noise: torch.Tensor | None) -> torch.Tensor:
+    """(K, B, T, F) detached features of K posterior trajectories re-filtered over the sequence (reference smac.py:205-249)."""
+    rssm = world_model.rssm
+    with torch.no_grad():
+        post_K = rssm.observe_particles(embed_B_T_E.detach(), prev_action_B_T_A, is_first_B_T, settings.num_particles,
+                                       noise_KB_T_S=noise)
+        return rssm.get_feat(post_K)
+
+
+_SIDE_STREAMS: dict = {}
+
+
+def _particle_stream(settings: PixelSettings, device: torch.device):
+    """The side CUDA stream of the particle re-filter (one per device), or None (CPU, K = 0, "step", switched off)."""
+    if device.type != "cuda" or not settings.particle_stream or settings.num_particles == 0 or settings.particle_mode != "history":
+        return None
+    if device not in _SIDE_STREAMS:
+        _SIDE_STREAMS[device] = torch.cuda.Stream(device)
+    return _SIDE_STREAMS[device]
 
 
 def _own_action_log_w(mean_R_B_T_A: torch.Tensor, log_std_R_B_T_A: torch.Tensor,

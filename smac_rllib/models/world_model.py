@@ -83,6 +83,11 @@ class WorldModel(nn.Module):
         """Mean of the unit-variance Gaussian reward: (*batch, F) -> (*batch)."""
         return self.reward_head(feat).squeeze(-1)
 
+    def embed(self, obs_B_T_H_W_C: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(normalized image, conv embeddings): the encoder pass over every frame."""
+        image_B_T_H_W_C = preprocess_image(obs_B_T_H_W_C, self.decoder.fc.weight.device)
+        return image_B_T_H_W_C, self.encoder(image_B_T_H_W_C)
+
     def loss(
         self,
         obs_B_T_H_W_C: torch.Tensor,
@@ -90,16 +95,17 @@ class WorldModel(nn.Module):
         reward_B_T: torch.Tensor,
         is_first_B_T: torch.Tensor,
         noise_B_T_S: torch.Tensor | None = None,
+        image_and_embed: tuple[torch.Tensor, torch.Tensor] | None = None,
     ) -> tuple[torch.Tensor, dict[str, torch.Tensor], WorldModelOutputs]:
         """Negative ELBO, Eq. (13), on a replayed sequence batch (conventions in the module docstring).
-        ``noise_B_T_S``: the posterior's standard normal draws (default: drawn by the RSSM).
+        ``noise_B_T_S``: the posterior's standard normal draws (default: drawn by the RSSM); ``image_and_embed``:
+        ``embed(obs)`` when the caller needed the embeddings first (the particle stream, smac_rllib/pixel_update.py).
 
         Returns (loss scalar, metrics of detached scalars prefixed ``world_model/``, outputs). Detach
         ``outputs`` before the actor/critic use them (Alg. 2: the world model is trained by Eq. (13) only).
         """
-        device = self.decoder.fc.weight.device
-        image_B_T_H_W_C = preprocess_image(obs_B_T_H_W_C, device)
-        embed_B_T_E = self.encoder(image_B_T_H_W_C)
+        image_B_T_H_W_C, embed_B_T_E = image_and_embed if image_and_embed is not None else self.embed(obs_B_T_H_W_C)
+        device = image_B_T_H_W_C.device
         post, prior = self.rssm.observe(embed_B_T_E, prev_action_B_T_A.to(device), is_first_B_T.to(device), noise_B_T_S=noise_B_T_S)
         feat_B_T_F = self.rssm.get_feat(post)
 
