@@ -201,7 +201,9 @@ def test_validate_accepts_pixels_and_checks_their_settings():
 def test_default_config_is_the_papers():
     c = SMACConfig()
     assert (c.actor_lr, c.critic_lr, c.alpha_lr, c.tau, c.gamma) == (3e-4, 3e-4, 3e-4, 0.005, 0.99)
-    assert (c.num_particles, c.latent_dim, c.estimator, c.beta, c.hidden_dim, c.critic_loss) == (16, 16, "mlmc", 0.0, 256, "mse")
+    assert (c.resolved_num_particles, c.latent_dim, c.estimator, c.beta, c.hidden_dim, c.critic_loss) == (16, 16, "mlmc", 0.0, 256, "mse")
+    pixels = SMACConfig().environment("dmc/cartpole-swingup", env_config={"from_pixels": True})
+    assert pixels.resolved_num_particles == 32  # the reference's num_p (default.yaml:48)
     assert c.replay_buffer_config["type"] == "EpisodeReplayBuffer"  # uniform, not prioritized
 
 

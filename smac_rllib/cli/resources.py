@@ -170,7 +170,7 @@ def cpu_pixel_hours_per_10k_frames(config) -> float | None:
     if (config.num_gpus_per_learner or 0) > 0:
         return None
     k0, k32 = _CPU_S_PER_UPDATE_16x32
-    s_per_update = (k0 + (k32 - k0) * min(config.num_particles, 32) / 32) * config.batch_size_B * config.batch_length_T / (16 * 32)
+    s_per_update = (k0 + (k32 - k0) * min(config.resolved_num_particles, 32) / 32) * config.batch_size_B * config.batch_length_T / (16 * 32)
     action_repeat = (config.env_config or {}).get("action_repeat") or 2
     updates = 10_000 / action_repeat * config.resolved_updates_per_env_step
     return s_per_update * updates / 3600 / max(1, config.num_learners)

@@ -17,7 +17,8 @@ from smac_rllib import estimators
 from smac_rllib.algorithms.off_policy import ASYNC_FIELDS, OffPolicyLoop, async_field_errors, set_provided
 
 _FIELDS = {  # name: (default, reference-code name / meaning) -- one home per hyperparameter
-    "num_particles": (16, "K, fresh latent particles per entropy estimate (reference code: num_p); K+1 with s0"),
+    "num_particles": (None, "K, fresh latent particles per entropy estimate (reference code: num_p); K+1 with s0; "
+                      "None = 16 for states, 32 for pixels (the reference's num_p, default.yaml:48)"),
     "latent_dim": (16, "dimension of s in q(s|x) (reference code: latent_dim)"),
     "estimator": ("mlmc", "'mlmc' (Eq. 7) | 'nested' (Eq. 6) | 'naive' | 'iwae' (upper bounds, ablation only)"),
     "mlmc_average_level0": (True, "MLMC level 0 averaged over all K pairs (s0, s_k), reference code "
@@ -113,6 +114,12 @@ class SMACConfig(SACConfig):
         return 0.2 if self.is_pixels else 1.0
 
     @property
+    def resolved_num_particles(self) -> int:
+        if self.num_particles is not None:
+            return self.num_particles
+        return 32 if self.is_pixels else 16
+
+    @property
     def resolved_learning_starts(self) -> int:
         if self.num_steps_sampled_before_learning_starts is not None:
             return self.num_steps_sampled_before_learning_starts
@@ -147,14 +154,15 @@ class SMACConfig(SACConfig):
         errors = []
         if self.estimator not in estimators.ESTIMATORS:
             errors.append(f"estimator={self.estimator!r} is unknown; use one of {sorted(estimators.ESTIMATORS)}")
-        if not isinstance(self.num_particles, int) or self.num_particles < 0:
-            errors.append(f"num_particles={self.num_particles!r} must be an integer >= 0 (try 16)")
+        K = self.resolved_num_particles
+        if not isinstance(K, int) or isinstance(K, bool) or K < 0:
+            errors.append(f"num_particles={K!r} must be an integer >= 0 (try 16)")
         elif self.estimator == "mlmc":
             try:
-                estimators.mlmc_levels(self.num_particles)
+                estimators.mlmc_levels(K)
             except ValueError as e:
                 errors.append(str(e))
-        elif self.estimator in ("naive", "iwae") and self.num_particles < 1:
+        elif self.estimator in ("naive", "iwae") and K < 1:
             errors.append(f"estimator={self.estimator!r} needs num_particles >= 1 (try 16)")
         for name in ("latent_dim", "hidden_dim", "critic_hidden_dim"):
             value = getattr(self, name)
@@ -267,8 +275,9 @@ class SMACConfig(SACConfig):
 
     @property
     def _model_config_auto_includes(self) -> dict[str, Any]:
-        module_fields = ("num_particles", "latent_dim", "hidden_dim", "critic_hidden_dim", "num_hidden_layers")
+        module_fields = ("latent_dim", "hidden_dim", "critic_hidden_dim", "num_hidden_layers")
         return super()._model_config_auto_includes | {name: getattr(self, name) for name in module_fields} | {
+            "num_particles": self.resolved_num_particles,
             "initial_log_alpha": math.log(self.resolved_initial_alpha),
             "td_entropy": self.resolved_td_entropy,
             "torch_num_threads": self.torch_num_threads,

@@ -70,7 +70,7 @@ class SMACTorchLearner(ReplayLearnerMixin, LeanUpdateMixin, SACTorchLearner):
             fwd_out, reward_next_B, terminated_next_B, log_alpha=module.log_alpha, target_entropy=target_entropy,
             discount_B=discount_B, settings=settings,
         )
-        metrics = losses.loss_metrics(fwd_out, out, target_entropy=target_entropy, num_particles=config.num_particles, settings=settings)
+        metrics = losses.loss_metrics(fwd_out, out, target_entropy=target_entropy, num_particles=config.resolved_num_particles, settings=settings)
         self.device_metrics.log_dict(metrics, key=module_id)  # to the host once per period (replay_learner.py)
         return out.critic + out.actor + out.alpha
 
