@@ -14,7 +14,8 @@ __version__ = "0.1.0"
 
 
 def register() -> None:
-    """Register "SMAC", the state baselines ("SACBaseline", "TD3", "SACFlow", "SACMoE") and every
+    """Register "SMAC", the state baselines ("SACBaseline", "TD3", "SACFlow", "SACMoE"), the pixel baselines ("SLAC",
+    "Dreamer") and every
     ``dmc/<domain>-<task>`` env with Tune/RLlib (idempotent, no Ray start)."""
     from ray.tune.registry import register_trainable
 
@@ -26,7 +27,7 @@ def register() -> None:
     register_dmc_envs()
 
 
-TRAINABLES = ("SMAC", "SACBaseline", "TD3", "SACFlow", "SACMoE", "SLAC")  # Tune names = class names in smac_rllib.algorithms
+TRAINABLES = ("SMAC", "SACBaseline", "TD3", "SACFlow", "SACMoE", "SLAC", "Dreamer")  # Tune names = class names in smac_rllib.algorithms
 
 
 def __getattr__(name):  # lazy: `from smac_rllib import SMACConfig` without paying for Ray on every import

@@ -238,13 +238,14 @@ def test_tuned_examples_load_and_validate(monkeypatch):
 
 
 def test_paper_pixel_comparison_runs_four_algorithms_on_one_evaluation_protocol():
-    """SMAC, Latent-SAC, SLAC, DreamerV3: 5 seeds each, 1M frames, evaluated every 10k frames on 5 episodes."""
+    """SMAC, Latent-SAC, SLAC, Dreamer (the reference's DreamerV1): 5 seeds each, 1M frames, evaluated every 10k
+    frames on 5 episodes."""
     from smac_rllib.cli import yaml_loader
     from smac_rllib.cli.plot import action_repeat
 
     specs = {spec.name: spec for spec in yaml_loader.load_experiments("tuned_examples/paper_pixel_comparison.yaml")}
     assert {name: spec.run for name, spec in specs.items()} == {
-        "smac": "SMAC", "latent-sac": "SMAC", "slac": "SLAC", "dreamerv3": "DreamerV3"}
+        "smac": "SMAC", "latent-sac": "SMAC", "slac": "SLAC", "dreamer": "Dreamer"}
     for name, spec in specs.items():
         assert spec.num_trials == 5 and sorted(c.seed for c in spec.configs) == [0, 1, 2, 3, 4], name
         for config in spec.configs:

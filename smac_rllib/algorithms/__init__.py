@@ -1,11 +1,12 @@
 """RLlib algorithms of this package: SMAC (ours) and the paper's baselines configured on the same plumbing.
 
 State baselines (docs/baselines.md): SACBaseline, TD3, SACFlow (Flow2/Flow4), SACMoE (MOE5/MOE10); the pixel
-baseline SLAC (docs/slac.md);
+baselines SLAC (docs/slac.md) and Dreamer (the reference code's DreamerV1, docs/baselines.md);
 ``param_counts(config)`` gives each one's actor/critic sizes.
 """
 
 from smac_rllib.algorithms.counts import param_counts
+from smac_rllib.algorithms.dreamer import Dreamer, DreamerConfig
 from smac_rllib.algorithms.sac_baseline import SACBaseline, SACBaselineConfig
 from smac_rllib.algorithms.sac_flow import SACFlow, SACFlowConfig
 from smac_rllib.algorithms.sac_moe import SACMoE, SACMoEConfig
@@ -14,6 +15,6 @@ from smac_rllib.algorithms.smac import SMAC, SMACConfig
 from smac_rllib.algorithms.td3 import TD3, TD3Config
 
 __all__ = [
-    "SMAC", "SMACConfig", "SACBaseline", "SACBaselineConfig", "TD3", "TD3Config", "SACFlow", "SACFlowConfig",
+    "SMAC", "SMACConfig", "Dreamer", "DreamerConfig", "SACBaseline", "SACBaselineConfig", "TD3", "TD3Config", "SACFlow", "SACFlowConfig",
     "SACMoE", "SACMoEConfig", "SLAC", "SLACConfig", "param_counts",
 ]

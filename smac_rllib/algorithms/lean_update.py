@@ -176,8 +176,9 @@ class LeanUpdateMixin(LeanMetricsMixin):
 
     def _average_targets(self, module_id, module, tau: float) -> None:
         targets, mains = self._target_param_lists(module_id, module)
-        with torch.no_grad():
-            torch._foreach_lerp_(targets, mains, tau)  # target <- target + tau (main - target)
+        if targets:  # a module whose target-network list is empty (Dreamer's) has nothing to average
+            with torch.no_grad():
+                torch._foreach_lerp_(targets, mains, tau)  # target <- target + tau (main - target)
 
     def _target_param_lists(self, module_id, module) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
         """(target tensors, main tensors) of every target pair: the parameters (the same objects for the module's

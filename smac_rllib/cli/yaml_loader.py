@@ -60,6 +60,7 @@ from smac_rllib.cli.checks import (
     result_key_error,
     type_name,
 )
+from smac_rllib import TRAINABLES
 from smac_rllib.cli.errors import UserError, one_line
 from smac_rllib.cli.plot import EVAL_RETURN, TRAIN_RETURN
 
@@ -270,7 +271,7 @@ LEGACY_METRICS = {
     "evaluation/env_runners/episode_reward_mean": "evaluation/env_runners/episode_return_mean",
     "evaluation/sampler_results/episode_reward_mean": "evaluation/env_runners/episode_return_mean",
 }
-OUR_ALGORITHMS = ("SMAC", "SACBaseline", "TD3", "SACFlow", "SACMoE", "SLAC")
+OUR_ALGORITHMS = TRAINABLES  # smac_rllib.TRAINABLES: one list of our run names
 
 
 @dataclasses.dataclass

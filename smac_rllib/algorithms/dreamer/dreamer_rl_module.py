@@ -1,0 +1,40 @@
+"""RLModule of the Dreamer baseline: pixel SMAC's world model, actor and acting (belief filter, a ~ pi + noise), with
+a value network v(s) (reference ``DenseDecoder``, 3 x 300 ELU, ``visual_control/dreamer.py:48``) instead of the twin
+critics, the temperature and the target critics. Training: ``smac_rllib.imagination.dreamer_forward_train``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from torch import nn
+
+from smac_rllib import imagination
+from smac_rllib.algorithms.smac.pixel_rl_module import SMACPixelTorchRLModule
+from smac_rllib.models.mlp import mlp
+
+
+class DreamerPixelTorchRLModule(SMACPixelTorchRLModule):
+    def setup(self):
+        super().setup()
+        cfg = self.model_config
+        if not self.inference_only:
+            del self.qf, self.log_alpha  # pixel SMAC's critic and temperature: not Dreamer's
+            self.value = mlp(self.world_model.feat_dim, int(cfg.get("pixel_hidden_dim", 300)), 1, 3, nn.ELU)  # v(s)
+
+    def get_non_inference_attributes(self) -> list[str]:
+        return ["world_model.decoder", "world_model.reward_head", "value"]
+
+    def make_target_networks(self) -> None:
+        pass  # Dreamer has no target network
+
+    def get_target_network_pairs(self):
+        return []
+
+    def _forward_train(self, batch: dict[str, Any], **kwargs) -> dict[str, Any]:
+        cfg = self.model_config
+        return imagination.dreamer_forward_train(
+            batch, world_model=self.world_model, actor=self.actor, value=self.value,
+            horizon=int(cfg.get("imagine_horizon", 15)), discount=float(cfg.get("gamma", 0.99)),
+            lam=float(cfg.get("return_lambda", 0.95)), autocast_setting=self.settings.autocast,
+            device=next(self.value.parameters()).device,
+        )
