@@ -23,6 +23,7 @@ and needs none.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Callable
 
 import torch
@@ -81,9 +82,10 @@ class GraphedUpdate:
 
     def __init__(self, step_fn: Callable[[dict], dict], example_batch: dict[str, torch.Tensor], *,
                  optimizers: list[torch.optim.Optimizer], state_tensors: Callable[[], list[torch.Tensor]], warmup: int = 3,
-                 use_graph: bool = True):
+                 use_graph: bool = True, capture_guard=None):
         self.step_fn, self.optimizers, self.state_tensors, self.warmup = step_fn, optimizers, state_tensors, warmup
         self.use_graph = use_graph  # False: the same static buffers and metric vector, the step run eagerly (CPU tests)
+        self.capture_guard = capture_guard or contextlib.nullcontext()  # a lock other threads' pinned copies take
         self.graph: torch.cuda.CUDAGraph | None = None
         self.static_batch = {k: v.clone() for k, v in example_batch.items()}
         self.captures = 0
@@ -138,7 +140,8 @@ class GraphedUpdate:
             vector = torch.stack([metrics[k].detach().float().reshape(()) for k in self.names])
             return dict(zip(self.names, vector.unbind())) | self.constants
         if self.graph is None:
-            self._capture()
+            with self.capture_guard:
+                self._capture()
         self.graph.replay()
         vector = self.static_metrics.clone()  # out of the graph's output before the next replay overwrites it
         return dict(zip(self.names, vector.unbind())) | self.constants

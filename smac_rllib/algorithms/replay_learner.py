@@ -141,6 +141,7 @@ class ReplayLearnerMixin(LeanMetricsMixin):
         self.device_metrics = DeviceMetrics()
         self._update_lock = threading.RLock()
         self._replay_lock = threading.Lock()
+        self._capture_guard = threading.Lock()  # held by a CUDA-graph capture; the stager's pinned copies wait for it
         self._cond = threading.Condition()
         self._replay = None
         self._async = False  # True once the update thread runs (metrics flushed per period, not per update)
@@ -354,7 +355,8 @@ class ReplayLearnerMixin(LeanMetricsMixin):
                 time.sleep(0.01)
                 continue
             start = time.perf_counter()
-            tensors, copied = _to_device(columns, self._device, self._copy_stream())
+            with self._capture_guard:  # no pinned-memory allocation while a CUDA graph is captured (captured_update.py)
+                tensors, copied = _to_device(columns, self._device, self._copy_stream())
             batch = SampleBatch(tensors).as_multi_agent()
             self._staging_s += time.perf_counter() - start
             self._staged_batches += 1

@@ -196,7 +196,8 @@ class SMACPixelTorchLearner(SMACTorchLearner):
             compile_rssm_step(module.world_model.rssm)
         use_graph = self._device is not None and self._device.type == "cuda"  # on the CPU: the same path, eagerly (tests)
         return GraphedUpdate(update.step, {k: columns[k] for k in BATCH_KEYS}, optimizers=list(update.optimizers.values()),
-                             state_tensors=lambda: list(update.parameters()), use_graph=use_graph)
+                             state_tensors=lambda: list(update.parameters()), use_graph=use_graph,
+                             capture_guard=self._capture_guard)
 
     def _average_targets(self, module_id, module, tau: float) -> None:
         if self._capture_mode == "off":
