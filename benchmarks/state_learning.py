@@ -171,7 +171,7 @@ def interval95(values) -> tuple[float, float]:
     return float(v.mean()), float(stats.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v)))
 
 
-def plot(rows: list[dict], out_png: Path, title: str) -> None:
+def plot(rows: list[dict], out_png: Path, title: str, x: str = "env_steps", xlabel: str = "env steps", algos=None) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -179,16 +179,16 @@ def plot(rows: list[dict], out_png: Path, title: str) -> None:
     import numpy as np
 
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    for algo in [a for a in ALGOS if any(r["algo"] == a for r in rows)]:
+    for algo in [a for a in (algos or ALGOS) if any(r["algo"] == a for r in rows)]:
         seeds = sorted({r["seed"] for r in rows if r["algo"] == algo})
-        steps = sorted({r["env_steps"] for r in rows if r["algo"] == algo})
-        by = {(r["seed"], r["env_steps"]): r["eval_return"] for r in rows if r["algo"] == algo}
+        steps = sorted({r[x] for r in rows if r["algo"] == algo})
+        by = {(r["seed"], r[x]): r["eval_return"] for r in rows if r["algo"] == algo}
         stats_t = [interval95([by.get((s, t), np.nan) for s in seeds]) for t in steps]
         mean = np.array([m for m, _ in stats_t])
         half = np.nan_to_num(np.array([h for _, h in stats_t]))
         line, = ax.plot(steps, mean, label=f"{algo} (n={len(seeds)})")
         ax.fill_between(steps, mean - half, mean + half, alpha=0.2, color=line.get_color())
-    ax.set_xlabel("env steps")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel("eval return (deterministic)")
     ax.set_title(title + "\nmean and 95% t-interval over seeds", fontsize=10)
     ax.legend(fontsize=8)
