@@ -341,3 +341,19 @@ def test_storage_path_without_write_permission(tmp_path, capfd):
     code = run_cli(["train", "file", str(path), "--storage-path", str(locked / "results"), "--dry-run"])
     err = capfd.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and f"cannot write to {locked}" in err[0], err
+
+
+def test_autocast_null_is_what_the_config_documents_and_a_wrong_type_still_is_refused(tmp_path, capfd):
+    """``autocast: null`` (fp32, documented by SMACConfig) passes the CLI's type check, as the config accepts it; a
+    number is still the one-line type error. The CLI takes null for the fields the config class lists as nullable."""
+    from smac_rllib.algorithms import SMACConfig
+
+    pixels = '{"env_config": {"from_pixels": true, "time_limit": 1.0}, "autocast": null, "world_model_preset": "tiny"}'
+    out = _dry_run(tmp_path, capfd, BASE, "--config", pixels)
+    assert "tiny: SMAC on dmc/cartpole-balance, 1 trial(s)" in out, out
+    assert SMACConfig().environment("dmc/cartpole-balance", env_config={"from_pixels": True}).training(autocast=None).smac_errors() == []
+    path = tmp_path / "bad.yaml"
+    path.write_text(BASE)
+    code = run_cli(["train", "file", str(path), "--config", pixels.replace("null", "3"), "--dry-run"])
+    _, err = capfd.readouterr()
+    assert code == 2 and "autocast=3 has the wrong type" in err

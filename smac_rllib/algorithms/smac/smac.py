@@ -85,6 +85,8 @@ class SMACConfig(SACConfig):
     conditional TD-target entropy, critic on all particles. Every difference left: docs/fidelity.md.
     """
 
+    NULLABLE_FIELDS = frozenset({"autocast"})  # non-None defaults that also take None (the CLI's type check asks)
+
     def __init__(self, algo_class=None):
         super().__init__(algo_class=algo_class or SMAC)
         for name, (default, _) in _FIELDS.items():
