@@ -1,4 +1,4 @@
-"""The captured pixel update on the device (issue 26): eager vs one CUDA graph (vs graph + a compiled RSSM step).
+"""The captured pixel update on the device (docs/design.md §10): eager vs one CUDA graph (vs graph + a compiled RSSM step).
 
     python3 benchmarks/gpu_graph.py --out $OUT/graph                       # device call 1: equality, syncs, timings
     python3 benchmarks/gpu_graph.py --modes graph+compile --skip-checks --out $OUT/compile   # call 2: the compile row

@@ -1,4 +1,4 @@
-"""The eager pixel update before and after the sync-free refactor (issue 26), side by side in one process.
+"""The eager pixel update before and after the sync-free refactor (docs/design.md §10), side by side in one process.
 
     .venv/bin/python benchmarks/pixel_update_speed.py --preset small --batch 16x32 --particles 0 32 --updates 12
 

@@ -1,9 +1,9 @@
 """Learning benchmark, state-based: SMAC vs the paper's state baselines on dm_control, same budget, several seeds.
 
     .venv/bin/python benchmarks/state_learning.py --env dmc/cartpole-swingup --steps 100000 --seeds 0 1 2 \
-        --algos SMAC SAC --updates-per-env-step 1.0 --skip-done        # issue 14: the paper's ratio and budget
+        --algos SMAC SAC --updates-per-env-step 1.0 --skip-done        # the paper's ratio and budget
     .venv/bin/python benchmarks/state_learning.py --algos SMAC SAC TD3 Flow2 Flow4 MOE5 MOE10 --steps 30000 --seeds 0 \
-        --tag baselines --skip-done                                     # issue 15: every state baseline, short
+        --tag baselines --skip-done                                     # every state baseline, short
 
 Each (algorithm, seed) run is its own process with its own local Ray (num_env_runners=0, local learner, torch 1
 thread, the synchronous loop: one update per env step strictly alternating, as the reference code), so

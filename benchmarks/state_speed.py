@@ -1,6 +1,6 @@
 """Speed, state-based: learner updates/s for SMAC (K = 0, 8, 32) and the SAC baseline at the same batch, in one
 process and interleaved (ratios are what to read on a noisy machine), beside a plain PyTorch loop with the same
-modules and losses (the floor RLlib's learner is held to, issue 14); replay sample + update per second with
+modules and losses (the floor RLlib's learner is held to); replay sample + update per second with
 RLlib's episode replay vs our TransitionReplayBuffer; and env steps/s with 1 vs 2 env runners.
 
     .venv/bin/python benchmarks/state_speed.py --updates 30
@@ -220,7 +220,7 @@ def main() -> None:
     base = rate["SAC baseline (width 400)"]
     rows = [dict(what=f"learner updates/s, batch {args.batch}", variant=n, rate=round(r, 2), ratio_to_sac=round(r / base, 3))
             for n, r in rate.items() if "plain loop" not in n]
-    for k in (0, 8, 32):  # the RLlib learner against the plain loop, side by side (issue 14: ratio >= 1.0)
+    for k in (0, 8, 32):  # the RLlib learner against the plain loop, side by side (goal: ratio >= 1.0)
         ours = rate[f"SMAC K={k}"]
         for suffix in ("", ", fused Adam"):
             name = f"SMAC K={k}, plain loop{suffix}"

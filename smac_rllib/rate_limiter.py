@@ -57,7 +57,7 @@ def windowed_ratio_errors(env_steps_at_update: list[int], *, ratio: float, learn
                           total_env_steps: int) -> list[float]:
     """Relative error of updates per env step over consecutive windows of ``window`` env steps after the warm-up.
 
-    ``env_steps_at_update[u]`` is the replay's env-step count when update ``u`` started. The metric of issue 11:
+    ``env_steps_at_update[u]`` is the replay's env-step count when update ``u`` started. The policy-lag metric:
     every entry should be within +-0.05 (``(observed - ratio) / ratio``).
     """
     errors = []

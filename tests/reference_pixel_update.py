@@ -1,4 +1,4 @@
-"""Frozen reference: the pixel update as it was at 58c9715, before the sync-free refactor (issue 26), kept to hold
+"""Frozen reference: the pixel update as it was at 58c9715, before the sync-free refactor (docs/design.md §10), kept to hold
 the refactored ``smac_rllib.pixel_update`` to it (tests/test_pixel_update.py) and to time the two side by side
 (benchmarks/pixel_update_speed.py). Do not "fix" or modernise this file: it is the yardstick.
 

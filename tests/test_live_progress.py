@@ -1,4 +1,4 @@
-"""Progress inside long iterations (issue 16): the trainable's live file and the CLI's line with an ETA."""
+"""Progress inside long iterations: the trainable's live file and the CLI's line with an ETA."""
 
 from __future__ import annotations
 

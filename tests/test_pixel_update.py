@@ -92,7 +92,7 @@ def test_rllib_learner_overhead_benchmark_runs_on_cpu(tmp_path):
     assert "run_backward" in (tmp_path / "profile.txt").read_text()
 
 
-# ----- the sync-free refactor (issue 26) against the frozen 58c9715 update ---------------------------------------
+# ----- the sync-free update against the frozen 58c9715 update --------------------------------------------------
 def _pure_update(num_particles: int, seed: int = 0, **settings):
     from smac_rllib.losses import ObjectiveSettings
     from smac_rllib.pixel_update import PixelSettings, build_nets

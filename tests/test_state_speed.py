@@ -1,5 +1,5 @@
 """``benchmarks/state_speed.py::ratio_interval``: the bootstrap interval printed beside each learner / plain-loop
-ratio (issue 14), against cases whose answer is known."""
+ratio, against cases whose answer is known."""
 
 from __future__ import annotations
 

@@ -231,7 +231,7 @@ class ReplayLearnerMixin(LeanMetricsMixin):
         return self.async_progress()
 
     def async_results(self) -> dict:
-        """This period's learner results (RLlib's reduced metrics) and the async metrics of issue 11."""
+        """This period's learner results (RLlib's reduced metrics) and the asynchronous loop's own metrics (busy time, staging, updates)."""
         with self._update_lock:
             self.flush_device_metrics()
             wall_s = time.perf_counter() - self._period_start

@@ -1,4 +1,4 @@
-"""Progress lines inside long iterations (issue 16): the trainable writes ``<trial dir>/progress_live.json``
+"""Progress lines inside long iterations: the trainable writes ``<trial dir>/progress_live.json``
 (``smac_rllib/algorithms/off_policy.py: LiveProgress``, every 30 s once an iteration runs that long); the CLI's
 progress callback reads it between results and prints one line per new record, with the time to the stop
 criterion estimated from the iteration's projected length.
