@@ -2,7 +2,7 @@
 # Build the device bundle: the Python packages our code imports on the lent GPU machine that its image lacks
 # (ray[rllib,tune], dm_control, mujoco, gymnasium and their missing deps), as compressed parts small enough to be
 # carried by the device tool (64 MiB per call, working tree included). Run HERE (needs a package registry);
-# scripts/device_install.sh unpacks the parts THERE (no network). See docs/gpu_bundle_notes.md.
+# scripts/device_install.sh unpacks the parts THERE (no network). See benchmarks/results/gpu/bundle_notes.md.
 #
 #   bash scripts/device_bundle.sh            # download (skips wheels already there), unpack, trim, write the parts
 #   FORCE=1 bash scripts/device_bundle.sh    # rebuild the parts even when their manifest is unchanged
@@ -125,13 +125,13 @@ gl_debs() {
   for p in "${pk[@]}"; do compgen -G "$ROOT/.gl/${p}_*.deb" >/dev/null || have=0; done
   if [ $have = 1 ]; then log "GL loader debs already in .gl/"; return; fi
   if ! command -v apt-get >/dev/null; then
-    log "WARNING: no apt-get here; fetch the GL loader debs as docs/gpu_bundle_notes.md says"; return
+    log "WARNING: no apt-get here; fetch the GL loader debs as benchmarks/results/gpu/bundle_notes.md says"; return
   fi
   mkdir -p "$ROOT/.gl" /tmp/amd64/partial
   local o=(-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64)
   log "downloading the GL loader debs into .gl/ (${pk[*]})"
   if ! { apt-get "${o[@]}" update -qq >/dev/null && (cd "$ROOT/.gl" && apt-get "${o[@]}" download -qq "${pk[@]}"); }; then
-    log "WARNING: apt-get download of the GL loader debs failed; see docs/gpu_bundle_notes.md"
+    log "WARNING: apt-get download of the GL loader debs failed; see benchmarks/results/gpu/bundle_notes.md"
   fi
 }
 

@@ -63,7 +63,7 @@ install_part() {
     if [ -f "$dest/.device_part.sha256" ]; then
       log "part $name: $archive not here; reusing the one installed in $dest"; return
     fi
-    die "part $name: no $archive (carry it: see docs/gpu_bundle_notes.md) and none installed in $dest"
+    die "part $name: no $archive (carry it: see benchmarks/results/gpu/bundle_notes.md) and none installed in $dest"
   fi
   sum=$(sha256sum "$archive" | cut -d' ' -f1)
   if [ -f "$dest/.device_part.sha256" ] && [ "$(cat "$dest/.device_part.sha256")" = "$sum" ]; then
@@ -78,7 +78,7 @@ install_part() {
 }
 
 install_gl() {
-  compgen -G "$GL_DIR/*.deb" >/dev/null || die "gl: no .deb in $GL_DIR (carry .gl: see docs/gpu_bundle_notes.md)"
+  compgen -G "$GL_DIR/*.deb" >/dev/null || die "gl: no .deb in $GL_DIR (carry .gl: see benchmarks/results/gpu/bundle_notes.md)"
   [ "$(id -u)" = 0 ] || die "gl: unpacking into / needs root"
   local f
   for f in "$GL_DIR"/*.deb; do dpkg -x "$f" /; done

@@ -31,7 +31,7 @@ import torch
 CAPTURE_MODES = ("auto", "off", "graph", "graph+compile")
 
 # What ``auto`` resolves to on a CUDA learner: the fastest mode measured equal to eager on a device (docs/gpu.md,
-# benchmarks/gpu_graph.py). Eager until a device window has measured the graph: nothing unmeasured is a default.
+# benchmarks/gpu_graph.py, benchmarks/results/gpu/PLAN.md). Eager until a device window has measured the graph: nothing unmeasured is a default.
 AUTO_ON_CUDA = "off"
 
 

@@ -1,5 +1,5 @@
 """A poor man's py-spy: samples every thread's innermost Python frame in a live run (the device has no py-spy;
-docs/gpu.md). Standard library only, so it imports in a moment. ``ReplayLearnerMixin`` starts it in the learner's
+benchmarks/results/gpu/PLAN.md). Standard library only, so it imports in a moment. ``ReplayLearnerMixin`` starts it in the learner's
 process when ``SMAC_PROFILE_THREADS=<dir>`` is set (smac_rllib/algorithms/replay_learner.py)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ _SAMPLER_STARTED = False
 
 
 def start_stack_sampler(out_dir: str, interval_s: float = 0.005, every_s: float = 20.0) -> None:
-    """A poor man's py-spy for a live run (the device has none; docs/gpu.md): every ``interval_s`` it records
+    """A poor man's py-spy for a live run (the device has none; benchmarks/results/gpu/PLAN.md): every ``interval_s`` it records
     the innermost Python frame of every thread of this process, and every ``every_s`` writes, per thread, the
     share of samples at each ``file:line function`` to ``out_dir/stacks-<pid>.txt``. Where the update thread's
     wall time goes (a torch op's Python line, a lock, a wait), beside what the other threads were doing then.
@@ -155,7 +155,7 @@ def thread_state(native_id: int | None) -> str | None:
 
 def op_probe(device, calls: int = 200, python_loops: int = 200_000) -> dict[str, float]:
     """Times a fixed workload in the calling thread, to compare one process's host-side speed with another's
-    (docs/gpu.md, "Next session (5)"): ``linear_us``, the wall microseconds per ``F.linear`` call (1650 x 230 @
+    (benchmarks/results/gpu/PLAN.md, "Next session (5)"): ``linear_us``, the wall microseconds per ``F.linear`` call (1650 x 230 @
     230 -> 300, the RSSM's shape at B=50, K+1=33; synchronized at the end on CUDA); ``linear_cpu_us``, this thread's
     CPU microseconds per call over the same loop; ``python_ns``, nanoseconds per iteration of a pure-Python loop (no
     torch: the interpreter's own speed there). Imports torch lazily (this module is standard library only)."""

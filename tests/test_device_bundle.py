@@ -1,4 +1,4 @@
-"""The device bundle (scripts/device_bundle.sh, scripts/device_install.sh; docs/gpu_bundle_notes.md).
+"""The device bundle (scripts/device_bundle.sh, scripts/device_install.sh; benchmarks/results/gpu/bundle_notes.md).
 
 The parts' tests read .device/parts/part{A,B}.tar.xz and are skipped where they were not built (no download here).
 The installer's tests run anywhere: they install tiny fake parts into a temporary prefix.
@@ -91,7 +91,7 @@ def test_parts_fit_one_call_with_the_tree():
     gl = sum(f.stat().st_size for f in (ROOT / ".gl").glob("*.deb")) if (ROOT / ".gl").is_dir() else 0
     total = sum(p.stat().st_size for p in paths) + gl
     # The working tree travels too (~2 MiB now); keep 8 MiB of the 64 for it.
-    assert total <= 56 * 2**20, f"parts + .gl = {total / 2**20:.1f} MiB: carry them in two calls (docs/gpu_bundle_notes.md)"
+    assert total <= 56 * 2**20, f"parts + .gl = {total / 2**20:.1f} MiB: carry them in two calls (benchmarks/results/gpu/bundle_notes.md)"
 
 
 @pytest.mark.parametrize("part", ["A", "B"])

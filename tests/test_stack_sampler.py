@@ -105,7 +105,7 @@ def test_thread_cpu_reads_this_thread():
 
 
 def test_op_probe_times_a_fixed_loop_and_prints_only_when_asked(monkeypatch, capsys):
-    """``op_probe`` (docs/gpu.md, "Next session (5)") gives positive per-call times on the CPU; ``maybe_op_probe``
+    """``op_probe`` (benchmarks/results/gpu/PLAN.md, "Next session (5)") gives positive per-call times on the CPU; ``maybe_op_probe``
     prints one line every n-th update with ``SMAC_OP_PROBE=n`` (read by ``op_probe_every``) and nothing without it."""
     from smac_rllib.stack_sampler import maybe_op_probe, op_probe, op_probe_every
 

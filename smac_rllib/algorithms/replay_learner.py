@@ -92,10 +92,10 @@ def relax_seeded_cuda_settings(config) -> None:
     With a config seed, RLlib's ``Learner.__init__`` (and each env runner's) calls ``set_torch_seed``, which on a CUDA
     build of torch also sets ``CUBLAS_WORKSPACE_CONFIG=:4096:8`` and ``cudnn.deterministic = True`` (on a CPU build:
     ``use_deterministic_algorithms(True)``, kept here: no measurable cost on the CPU). On an H100 those made the pixel
-    update 1.43-1.71x slower and each ``F.linear`` call 2.4x dearer on the host (docs/gpu.md, session 4: seeded vs
+    update 1.43-1.71x slower and each ``F.linear`` call 2.4x dearer on the host (benchmarks/results/gpu/README.md, session 4: seeded vs
     unseeded). Called from the learner's ``build``, after the trial process's own env runners have seeded (RLlib
     builds them first) and before the first update runs cuBLAS; that clearing the variable then restores the
-    unseeded speed is the next device session's first check (docs/gpu.md, "Next session (5)")."""
+    unseeded speed is the next device session's first check (benchmarks/results/gpu/PLAN.md)."""
     if config.seed is None or getattr(config, "cuda_deterministic", False):
         return  # no seed: RLlib set nothing (a user's own settings stay)
     if os.environ.get("CUBLAS_WORKSPACE_CONFIG") == RLLIB_CUBLAS_WORKSPACE_CONFIG:
@@ -306,7 +306,7 @@ class ReplayLearnerMixin(LeanMetricsMixin):
                 self._cond.notify_all()
 
     def _update_loop(self) -> None:
-        probe_every = op_probe_every()  # 0 unless SMAC_OP_PROBE=<n> (docs/gpu.md)
+        probe_every = op_probe_every()  # 0 unless SMAC_OP_PROBE=<n> (benchmarks/results/gpu/PLAN.md)
         while True:
             with self._cond:
                 self._cond.wait_for(lambda: self._stop or self._updates_done < self._granted)
