@@ -88,9 +88,9 @@ def render_loop(index: int, frames, ready, parent_pid: int, pixels: bool = True)
     gone (a killed benchmark leaves no renderer behind); the parent normally terminates it. ``pixels=False`` steps
     the same physics with state observations and renders nothing: the runners' CPU load without their GL contexts.
     """
-    os.environ.setdefault("MUJOCO_GL", "egl")  # before dm_control is imported (smac_rllib.envs does the same)
-    if os.environ["MUJOCO_GL"] in ("egl", "osmesa"):
-        os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
+    from smac_rllib import headless_gl
+
+    headless_gl()  # before dm_control is imported
     try:
         if "torch" in sys.modules:  # spawn re-imports this script, and with it torch; a runner has one thread
             sys.modules["torch"].set_num_threads(1)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from report import write_csv  # benchmarks/ is the script's directory
 
-os.environ.setdefault("MUJOCO_GL", "egl")
+import smac_rllib  # noqa: E402,F401 -- sets MUJOCO_GL before anything imports dm_control (smac_rllib.headless_gl)
 
 VARIANTS = [("Latent-SAC (K=0)", 0, "step"), ("SMAC K=32 step", 32, "step"), ("SMAC K=32 history", 32, "history")]
 

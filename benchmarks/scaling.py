@@ -27,7 +27,7 @@ from pathlib import Path
 
 from report import write_csv  # benchmarks/ is the script's directory
 
-os.environ.setdefault("MUJOCO_GL", "egl")
+import smac_rllib  # noqa: E402,F401 -- sets MUJOCO_GL before anything imports dm_control (smac_rllib.headless_gl)
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 os.environ.setdefault("LP_NUM_THREADS", "1")  # one llvmpipe render thread per process, as on cluster/ rollout nodes
 

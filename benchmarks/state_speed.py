@@ -16,7 +16,7 @@ import statistics
 import time
 from pathlib import Path
 
-os.environ.setdefault("MUJOCO_GL", "egl")
+import smac_rllib  # noqa: E402,F401 -- sets MUJOCO_GL before anything imports dm_control (smac_rllib.headless_gl)
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
 from runner_rate import sampled_steps_per_s  # noqa: E402  (benchmarks/ is the script's directory)

@@ -7,8 +7,18 @@ set here, first thing: EGL renders headless (Mesa on CPU, the NVIDIA driver on G
 
 import os
 
-os.environ.setdefault("MUJOCO_GL", "egl")
-os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
+
+
+def headless_gl() -> None:
+    """``MUJOCO_GL=egl`` unless set, and PyOpenGL on the same platform for egl / osmesa: dm_control picks its GL backend
+    once, when first imported, and ``import ray.rllib`` imports it (docs/design.md §4). The one place that sets them:
+    importing ``smac_rllib`` runs it; scripts that start without the package call it before importing ray."""
+    os.environ.setdefault("MUJOCO_GL", "egl")
+    if os.environ["MUJOCO_GL"] in ("egl", "osmesa"):
+        os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
+
+
+headless_gl()
 
 __version__ = "0.1.0"
 

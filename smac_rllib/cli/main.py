@@ -24,6 +24,7 @@ import shlex
 import sys
 from collections.abc import Callable
 
+from smac_rllib import headless_gl
 from smac_rllib.cli.errors import EXIT_USER_ERROR, UserError
 
 PROG = "rllib"
@@ -32,9 +33,7 @@ EXIT_INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, what a shell reports for a proce
 
 def prepare_environment(address: str | None = None) -> None:
     """Process-wide settings that must exist before ``import ray`` / dm_control (workers inherit them)."""
-    os.environ.setdefault("MUJOCO_GL", "egl")
-    if os.environ["MUJOCO_GL"] in ("egl", "osmesa"):
-        os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
+    headless_gl()  # already run by importing the package; here for callers that reset the environment
     if not (address or os.environ.get("RAY_ADDRESS")):
         os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # Ray 2.60 token auth: off for the local Ray we start
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):

@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import os
 
-# dm_control picks its GL backend once, when first imported (docs/design.md §4).
-os.environ.setdefault("MUJOCO_GL", "egl")
-if os.environ["MUJOCO_GL"] in ("egl", "osmesa"):
-    os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
+# dm_control picks its GL backend once, when first imported: importing the package (smac_rllib/__init__.py,
+# ``headless_gl``) has set MUJOCO_GL before this module runs (docs/design.md §4).
 
 from typing import Any  # noqa: E402
 
