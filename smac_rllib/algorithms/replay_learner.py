@@ -30,7 +30,6 @@ from ray.rllib.utils.metrics import NUM_AGENT_STEPS_SAMPLED_LIFETIME, NUM_ENV_ST
 
 from smac_rllib.algorithms.lean_update import LeanMetricsMixin
 from smac_rllib.replay import make_replay, sample_train_batch
-from smac_rllib.stack_sampler import maybe_op_probe, op_probe_every, start_stack_sampler
 
 
 class DeviceMetrics:
@@ -296,7 +295,9 @@ class ReplayLearnerMixin(LeanMetricsMixin):
 
     def _guarded(self, loop) -> None:
         try:
-            if os.environ.get("SMAC_PROFILE_THREADS"):
+            if os.environ.get("SMAC_PROFILE_THREADS"):  # a profiling aid, imported only when asked for
+                from smac_rllib.stack_sampler import start_stack_sampler
+
                 start_stack_sampler(os.environ["SMAC_PROFILE_THREADS"])
             loop()
         except BaseException as e:  # surfaces on the driver's next call (async_progress)
@@ -306,7 +307,7 @@ class ReplayLearnerMixin(LeanMetricsMixin):
                 self._cond.notify_all()
 
     def _update_loop(self) -> None:
-        probe_every = op_probe_every()  # 0 unless SMAC_OP_PROBE=<n> (benchmarks/results/gpu/PLAN.md)
+        probe = _op_probe()  # None unless SMAC_OP_PROBE=<n> (benchmarks/results/gpu/PLAN.md): nothing on the hot path
         while True:
             with self._cond:
                 self._cond.wait_for(lambda: self._stop or self._updates_done < self._granted)
@@ -335,7 +336,8 @@ class ReplayLearnerMixin(LeanMetricsMixin):
             with self._cond:
                 self._updates_done += 1
                 self._cond.notify_all()
-            maybe_op_probe(self._device, self._updates_done, probe_every)
+            if probe is not None:
+                probe(self._device, self._updates_done)
 
     def _next_staged(self):
         while True:
@@ -366,6 +368,17 @@ class ReplayLearnerMixin(LeanMetricsMixin):
                     break
                 except queue.Full:
                     continue
+
+
+def _op_probe():
+    """The op probe of the profiling aids (``smac_rllib.stack_sampler``) as ``probe(device, updates_done)`` when
+    ``SMAC_OP_PROBE=<n>`` is set, else None (the module is then never imported)."""
+    if not os.environ.get("SMAC_OP_PROBE"):
+        return None
+    from smac_rllib.stack_sampler import maybe_op_probe, op_probe_every
+
+    every = op_probe_every()
+    return (lambda device, updates_done: maybe_op_probe(device, updates_done, every)) if every else None
 
 
 def _to_device(columns: dict[str, np.ndarray], device, stream) -> tuple[dict[str, torch.Tensor], Any]:
