@@ -19,7 +19,7 @@ class DreamerPixelTorchRLModule(SMACPixelTorchRLModule):
         cfg = self.model_config
         if not self.inference_only:
             del self.qf, self.log_alpha  # pixel SMAC's critic and temperature: not Dreamer's
-            self.value = mlp(self.world_model.feat_dim, int(cfg.get("pixel_hidden_dim", 300)), 1, 3, nn.ELU)  # v(s)
+            self.value = mlp(self.world_model.feat_dim, int(cfg["pixel_hidden_dim"]), 1, 3, nn.ELU)  # v(s)
 
     def get_non_inference_attributes(self) -> list[str]:
         return ["world_model.decoder", "world_model.reward_head", "value"]
@@ -34,7 +34,7 @@ class DreamerPixelTorchRLModule(SMACPixelTorchRLModule):
         cfg = self.model_config
         return imagination.dreamer_forward_train(
             batch, world_model=self.world_model, actor=self.actor, value=self.value,
-            horizon=int(cfg.get("imagine_horizon", 15)), discount=float(cfg.get("gamma", 0.99)),
-            lam=float(cfg.get("return_lambda", 0.95)), autocast_setting=self.settings.autocast,
+            horizon=int(cfg["imagine_horizon"]), discount=float(cfg["gamma"]),
+            lam=float(cfg["return_lambda"]), autocast_setting=self.settings.autocast,
             device=next(self.value.parameters()).device,
         )

@@ -44,29 +44,29 @@ class SMACPixelTorchRLModule(CachedTrainModeMixin, TorchRLModule, InferenceOnlyA
             torch.set_num_threads(int(cfg["torch_num_threads"]))
         action_dim = int(self.action_space.shape[0])
         self.settings = pixel_update.PixelSettings(
-            num_particles=int(cfg.get("num_particles", 32)),
-            particle_mode=cfg.get("particle_mode", "history"),
-            critic_particles=cfg.get("critic_particles", "all"),
-            td_entropy=cfg.get("td_entropy", "conditional"),
-            autocast=cfg.get("autocast", "auto"),
+            num_particles=int(cfg["num_particles"]),
+            particle_mode=cfg["particle_mode"],
+            critic_particles=cfg["critic_particles"],
+            td_entropy=cfg["td_entropy"],
+            autocast=cfg["autocast"],
         )
-        self.action_noise = float(cfg.get("action_noise", 0.3))
+        self.action_noise = float(cfg["action_noise"])
         # world model (encoder, RSSM, decoder, reward head; no decoder/reward head on env runners), the actor pi(a|s)
         # ("dreamer" = the reference's ActionDecoder, visual_control/network.py:254) and the twin Q(s, a) of Eq. (12)
         self.world_model, self.actor, qf = pixel_update.build_nets(
             action_dim,
-            world_model_preset=cfg.get("world_model_preset", "paper"),
-            pixel_hidden_dim=int(cfg.get("pixel_hidden_dim", 300)),
-            actor_layers=int(cfg.get("actor_layers", 4)),
-            critic_layers=int(cfg.get("critic_layers", 3)),
-            pixel_actor_head=cfg.get("pixel_actor_head", "dreamer"),
+            world_model_preset=cfg["world_model_preset"],
+            pixel_hidden_dim=int(cfg["pixel_hidden_dim"]),
+            actor_layers=int(cfg["actor_layers"]),
+            critic_layers=int(cfg["critic_layers"]),
+            pixel_actor_head=cfg["pixel_actor_head"],
             inference_only=self.inference_only,
         )
         # True only while the driver samples the uniform warm-up (OffPolicyLoop._sample_warm_up), on env runners.
         self.register_buffer("uniform_exploration", torch.tensor(False))
         if not self.inference_only:
             self.qf = qf
-            self.log_alpha = nn.Parameter(torch.tensor(float(cfg.get("initial_log_alpha", 0.0))))
+            self.log_alpha = nn.Parameter(torch.tensor(float(cfg["initial_log_alpha"])))
         else:
             _prepare_for_acting(self)
 

@@ -36,16 +36,16 @@ class SMACTorchRLModule(CachedTrainModeMixin, TorchRLModule, TwinQModuleAPI):
             torch.set_num_threads(int(cfg["torch_num_threads"]))  # docs/design.md §3: 1 thread per CPU process
         obs_dim = int(self.observation_space.shape[0])
         action_dim = int(self.action_space.shape[0])
-        self.num_particles = int(cfg.get("num_particles", 16))
-        self.td_entropy = cfg.get("td_entropy", "marginal")  # Eq. (10): the marginal estimate at x'
+        self.num_particles = int(cfg["num_particles"])
+        self.td_entropy = cfg["td_entropy"]  # Eq. (10): the marginal estimate at x'
         self.policy = LatentPolicy(
-            obs_dim, action_dim, int(cfg.get("latent_dim", 16)), int(cfg.get("hidden_dim", 256)), int(cfg.get("num_hidden_layers", 2))
+            obs_dim, action_dim, int(cfg["latent_dim"]), int(cfg["hidden_dim"]), int(cfg["num_hidden_layers"])
         )
         # True only while the driver samples the uniform warm-up (OffPolicyLoop._sample_warm_up), on env runners.
         self.register_buffer("uniform_exploration", torch.tensor(False))
         if not self.inference_only:
-            self.qf = TwinQ(obs_dim, action_dim, int(cfg.get("critic_hidden_dim", 256)), int(cfg.get("num_hidden_layers", 2)))
-            self.log_alpha = nn.Parameter(torch.tensor(float(cfg.get("initial_log_alpha", 0.0))))
+            self.qf = TwinQ(obs_dim, action_dim, int(cfg["critic_hidden_dim"]), int(cfg["num_hidden_layers"]))
+            self.log_alpha = nn.Parameter(torch.tensor(float(cfg["initial_log_alpha"])))
 
     # --- RLlib APIs -------------------------------------------------------------------------------------
     # --- forward passes ---------------------------------------------------------------------------------
