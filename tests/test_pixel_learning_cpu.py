@@ -44,3 +44,17 @@ def test_summary_reads_evaluations_and_decides_the_bar(tmp_path):
     assert (tmp_path / "pixel_learning_cartpole_swingup.png").stat().st_size > 1000
     assert plc.finished(tmp_path / "pixel_learning_runs" / "cartpole-swingup" / "SMAC_s0", {"training_iteration": 6})
     assert not plc.finished(tmp_path / "pixel_learning_runs" / "cartpole-swingup" / "SMAC_s0", {"training_iteration": 7})
+
+
+def test_gpu_learning_window_rows_and_summary(tmp_path):
+    """benchmarks/gpu_learning_window.py's learning.csv rows (the card and wall time beside each evaluation) and its
+    summary: frames reached and frames per second of the whole run."""
+    import gpu_learning_window as glw
+
+    _write_run(tmp_path, "SMAC", 0, [10.0, 200.0])
+    run = tmp_path / "pixel_learning_runs" / "cartpole-swingup" / "SMAC_s0"
+    rows = glw.learning_rows(run, "SMAC", 0, action_repeat=2, eval_every=2, card="NVIDIA H100 80GB HBM3")
+    assert [(r["frames"], r["eval_return"], r["card"], r["wall_s"]) for r in rows] == [
+        (2000, 10.0, "NVIDIA H100 80GB HBM3", 20.0), (4000, 200.0, "NVIDIA H100 80GB HBM3", 40.0)]
+    facts = glw.summary(run, action_repeat=2)
+    assert facts["frames"] == 4000 and facts["wall_s"] == 40.0 and facts["frames_per_s"] == 100.0
