@@ -38,6 +38,13 @@ from ray.rllib.utils.metrics import (
 from smac_rllib.algorithms.async_loop import AsyncDriver, split_by_shard
 from smac_rllib.replay import make_replay, sample_train_batch
 
+def set_defaults(config, fields: dict) -> None:
+    """Each field of a ``{name: (default, meaning)}`` table set to its default on ``config`` (the table is the field's
+    one home: its default, its documentation, and with ``set_provided`` its ``training()`` keyword)."""
+    for name, (default, _) in fields.items():
+        setattr(config, name, default)
+
+
 def set_provided(config, kwargs: dict, names) -> None:
     """``training(**kwargs)`` for fields RLlib does not know: each of ``names`` given in ``kwargs`` (and not RLlib's
     ``NotProvided``) is set on ``config`` and removed from ``kwargs``, which then go to the parent's ``training``."""

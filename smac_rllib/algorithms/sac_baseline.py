@@ -20,7 +20,6 @@ Three things of RLlib 2.60's SAC are replaced, so that the baseline is the paper
 from __future__ import annotations
 
 import torch
-from ray.rllib.algorithms.algorithm_config import NotProvided
 from ray.rllib.algorithms.sac.sac import SAC, SACConfig
 from ray.rllib.algorithms.sac.sac_catalog import SACCatalog
 from ray.rllib.algorithms.sac.sac_learner import QF_LOSS_KEY, QF_PREDS, QF_TWIN_LOSS_KEY, QF_TWIN_PREDS
@@ -34,8 +33,17 @@ from ray.rllib.core.models.torch.encoder import TorchMLPEncoder
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from smac_rllib import losses
-from smac_rllib.algorithms.off_policy import ASYNC_FIELDS, OffPolicyLoop, async_field_errors
+from smac_rllib.algorithms.off_policy import ASYNC_FIELDS, OffPolicyLoop, async_field_errors, set_defaults, set_provided
 from smac_rllib.algorithms.replay_learner import ReplayLearnerMixin
+
+
+_FIELDS = {  # name: (default, meaning) -- one home per field: default, doc and training() keyword
+    "updates_per_env_step": (1.0, "gradient updates per sampled env step (as SMAC; pytorch_sac: 1)"),
+    "hidden_dim": (400, "width of the actor and critic MLPs (paper: 400 for SAC vs 256 for SMAC, to match parameters)"),
+    "critic_loss": ("mse", "'mse' (pytorch_sac) | 'huber' (RLlib SAC's)"),
+    "random_actions_before_learning": (True, "uniform random actions for the first num_steps_sampled_before_learning_"
+                                             "starts agent steps (pytorch_sac's seed steps), as SMAC"),
+} | ASYNC_FIELDS  # the asynchronous actor-learner, as SMAC (docs/design.md §8)
 
 
 class SACBaselineConfig(SACConfig):
@@ -54,34 +62,11 @@ class SACBaselineConfig(SACConfig):
         self.rollout_fragment_length = 10
         self.min_sample_timesteps_per_iteration = 1000
         self.min_time_s_per_iteration = 0
-        self.updates_per_env_step = 1.0  # as SMAC (pytorch_sac: 1)
-        self.hidden_dim = 400  # paper: 400 for SAC vs 256 for SMAC, to match parameter counts
-        self.critic_loss = "mse"  # pytorch_sac; "huber" = RLlib SAC's
-        self.random_actions_before_learning = True  # pytorch_sac's seed steps (uniform), as SMAC
-        for name, (default, _) in ASYNC_FIELDS.items():  # async actor-learner, as SMAC (docs/design.md §8)
-            setattr(self, name, default)
+        set_defaults(self, _FIELDS)
 
-    def training(
-        self,
-        *,
-        updates_per_env_step=NotProvided,
-        hidden_dim=NotProvided,
-        critic_loss=NotProvided,
-        random_actions_before_learning=NotProvided,
-        **kwargs,
-    ) -> "SACBaselineConfig":
-        for name in ASYNC_FIELDS:
-            value = kwargs.pop(name, NotProvided)
-            if value is not NotProvided:
-                setattr(self, name, value)
-        for name, value in (
-            ("updates_per_env_step", updates_per_env_step),
-            ("hidden_dim", hidden_dim),
-            ("critic_loss", critic_loss),
-            ("random_actions_before_learning", random_actions_before_learning),
-        ):
-            if value is not NotProvided:
-                setattr(self, name, value)
+    def training(self, **kwargs) -> "SACBaselineConfig":
+        """SAC's ``training()`` plus the fields of ``_FIELDS``."""
+        set_provided(self, kwargs, _FIELDS)
         super().training(**kwargs)
         return self
 

@@ -20,10 +20,9 @@ tanh(f(0; x)) (the base's mode pushed through the flow; a flow's mode has no clo
 
 from __future__ import annotations
 
-from ray.rllib.algorithms.algorithm_config import NotProvided
 from ray.rllib.algorithms.sac.sac import SAC
 
-from smac_rllib.algorithms.off_policy import OffPolicyLoop
+from smac_rllib.algorithms.off_policy import OffPolicyLoop, set_defaults, set_provided
 from smac_rllib.algorithms.policy_sac import PolicySACConfig, PolicySACTorchRLModule
 from smac_rllib.models.flows import RealNVPTanhPolicy
 
@@ -36,19 +35,22 @@ class SACFlowTorchRLModule(PolicySACTorchRLModule):
         return RealNVPTanhPolicy(obs_dim, action_dim, int(cfg.get("flow_blocks", 2)), int(width), 2)
 
 
+_FIELDS = {  # name: (default, meaning) -- one home per field: default, doc and training() keyword
+    "flow_blocks": (2, "RealNVP coupling blocks: the paper's Flow2; 4 = Flow4"),
+    "flow_hidden_dim": (None, "width of each block's MLPs; None = hidden_dim (400): each block ~ one SAC actor"),
+}
+
+
 class SACFlowConfig(PolicySACConfig):
     module_class = SACFlowTorchRLModule
 
     def __init__(self, algo_class=None):
         super().__init__(algo_class=algo_class or SACFlow)
-        self.flow_blocks = 2  # the paper's Flow2; 4 = Flow4
-        self.flow_hidden_dim = None  # None = hidden_dim (400): each block ~ one SAC actor
+        set_defaults(self, _FIELDS)
 
-    def training(self, *, flow_blocks=NotProvided, flow_hidden_dim=NotProvided, **kwargs) -> "SACFlowConfig":
-        if flow_blocks is not NotProvided:
-            self.flow_blocks = flow_blocks
-        if flow_hidden_dim is not NotProvided:
-            self.flow_hidden_dim = flow_hidden_dim
+    def training(self, **kwargs) -> "SACFlowConfig":
+        """SACBaselineConfig's ``training()`` plus ``flow_blocks``, ``flow_hidden_dim``."""
+        set_provided(self, kwargs, _FIELDS)
         super().training(**kwargs)
         return self
 

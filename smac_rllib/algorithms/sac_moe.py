@@ -29,10 +29,9 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
-from ray.rllib.algorithms.algorithm_config import NotProvided
 from ray.rllib.algorithms.sac.sac import SAC
 
-from smac_rllib.algorithms.off_policy import OffPolicyLoop
+from smac_rllib.algorithms.off_policy import OffPolicyLoop, set_defaults, set_provided
 from smac_rllib.algorithms.policy_sac import EXTRA_ACTOR_LOSS, LOGP, Q_PI, PolicySACConfig, PolicySACTorchRLModule
 from smac_rllib.models.critic import frozen
 from smac_rllib.models.mixture import (
@@ -79,19 +78,22 @@ class SACMoETorchRLModule(PolicySACTorchRLModule):
         }
 
 
+_FIELDS = {  # name: (default, meaning) -- one home per field: default, doc and training() keyword
+    "num_experts": (5, "mixture components: the paper's MOE5; 10 = MOE10"),
+    "moe_hidden_dim": (None, "expert width; None = the width that matches the SAC actor's parameter count"),
+}
+
+
 class SACMoEConfig(PolicySACConfig):
     module_class = SACMoETorchRLModule
 
     def __init__(self, algo_class=None):
         super().__init__(algo_class=algo_class or SACMoE)
-        self.num_experts = 5  # the paper's MOE5; 10 = MOE10
-        self.moe_hidden_dim = None  # None = the width that matches the SAC actor's parameter count
+        set_defaults(self, _FIELDS)
 
-    def training(self, *, num_experts=NotProvided, moe_hidden_dim=NotProvided, **kwargs) -> "SACMoEConfig":
-        if num_experts is not NotProvided:
-            self.num_experts = num_experts
-        if moe_hidden_dim is not NotProvided:
-            self.moe_hidden_dim = moe_hidden_dim
+    def training(self, **kwargs) -> "SACMoEConfig":
+        """SACBaselineConfig's ``training()`` plus ``num_experts``, ``moe_hidden_dim``."""
+        set_provided(self, kwargs, _FIELDS)
         super().training(**kwargs)
         return self
 

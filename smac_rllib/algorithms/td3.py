@@ -23,7 +23,6 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from ray.rllib.algorithms.algorithm_config import NotProvided
 from ray.rllib.algorithms.sac.sac import SAC
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.learner.torch.torch_learner import TorchLearner
@@ -32,7 +31,7 @@ from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
 
 from smac_rllib import losses
-from smac_rllib.algorithms.off_policy import OffPolicyLoop
+from smac_rllib.algorithms.off_policy import OffPolicyLoop, set_defaults, set_provided
 from smac_rllib.algorithms.policy_sac import check_flat_spaces
 from smac_rllib.algorithms.replay_learner import ReplayLearnerMixin, td_discount
 from smac_rllib.algorithms.sac_baseline import SACBaselineConfig
@@ -53,23 +52,25 @@ def td3_target(reward_B, terminated_B, q_next_target_T2_B, *, discount_B) -> tor
     return losses.td_target(reward_B, terminated_B, q_next_target_T2_B, torch.zeros_like(reward_B), alpha=0.0, discount_B=discount_B)
 
 
+_FIELDS = {  # name: (default, meaning) -- TD3's own fields (Fujimoto et al. 2018)
+    "policy_delay": (2, "critic updates per actor and target update"),
+    "target_noise": (0.2, "std of the target policy smoothing noise"),
+    "target_noise_clip": (0.5, "clip of the target policy smoothing noise"),
+    "exploration_noise": (0.1, "std of the Gaussian exploration noise"),
+}
+
+
 class TD3Config(SACBaselineConfig):
     def __init__(self, algo_class=None):
         super().__init__(algo_class=algo_class or TD3)
         self.actor_lr = 3e-4  # the paper's (TD3: 1e-3)
         self.critic_lr = 3e-4
         self.hidden_dim = 400  # the paper's width (TD3's 2018 paper: 400-300)
-        self.policy_delay = 2
-        self.target_noise = 0.2
-        self.target_noise_clip = 0.5
-        self.exploration_noise = 0.1
+        set_defaults(self, _FIELDS)
 
-    def training(self, *, policy_delay=NotProvided, target_noise=NotProvided, target_noise_clip=NotProvided,
-                 exploration_noise=NotProvided, **kwargs) -> "TD3Config":
-        for name, value in (("policy_delay", policy_delay), ("target_noise", target_noise),
-                            ("target_noise_clip", target_noise_clip), ("exploration_noise", exploration_noise)):
-            if value is not NotProvided:
-                setattr(self, name, value)
+    def training(self, **kwargs) -> "TD3Config":
+        """SACBaselineConfig's ``training()`` plus the fields of ``_FIELDS``."""
+        set_provided(self, kwargs, _FIELDS)
         super().training(**kwargs)
         return self
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-from smac_rllib.algorithms.off_policy import set_provided
+from smac_rllib.algorithms.off_policy import set_defaults, set_provided
 from smac_rllib.algorithms.smac.smac import SMAC, SMACConfig
 
 _FIELDS = {  # name: (default, reference-code name / meaning)
@@ -36,8 +36,7 @@ class DreamerConfig(SMACConfig):
 
     def __init__(self, algo_class=None):
         super().__init__(algo_class=algo_class or Dreamer)
-        for name, (default, _) in _FIELDS.items():
-            setattr(self, name, default)
+        set_defaults(self, _FIELDS)
         self.actor_lr = 8e-5  # reference Config.actor_lr (Dreamer's), not SMAC's 3e-4
         self.num_particles = 0
         self.learner_capture = "off"  # the captured update is pixel SMAC's (smac_rllib/captured_update.py)

@@ -20,7 +20,7 @@ from typing import Any
 from ray.rllib.algorithms.sac.sac import SAC, SACConfig
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-from smac_rllib.algorithms.off_policy import ASYNC_FIELDS, OffPolicyLoop, async_field_errors, set_provided
+from smac_rllib.algorithms.off_policy import ASYNC_FIELDS, OffPolicyLoop, async_field_errors, set_defaults, set_provided
 from smac_rllib.rate_limiter import SampleToInsertRatio
 
 # name: (default, meaning; the original's name and file) -- one home per hyperparameter.
@@ -65,8 +65,7 @@ class SLACConfig(SACConfig):
 
     def __init__(self, algo_class=None):
         super().__init__(algo_class=algo_class or SLAC)
-        for name, (default, _) in _FIELDS.items():
-            setattr(self, name, default)
+        set_defaults(self, _FIELDS)
         self.actor_lr = 3e-4  # train_eval.actor_learning_rate (RLlib SAC: 3e-5)
         self.critic_lr = 3e-4  # critic_learning_rate
         self.alpha_lr = 3e-4  # alpha_learning_rate

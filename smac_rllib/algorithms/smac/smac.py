@@ -14,7 +14,7 @@ from ray.rllib.algorithms.sac.sac import SAC, SACConfig
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from smac_rllib import estimators
-from smac_rllib.algorithms.off_policy import ASYNC_FIELDS, OffPolicyLoop, async_field_errors, set_provided
+from smac_rllib.algorithms.off_policy import ASYNC_FIELDS, OffPolicyLoop, async_field_errors, set_defaults, set_provided
 
 _FIELDS = {  # name: (default, reference-code name / meaning) -- one home per hyperparameter
     "num_particles": (None, "K, fresh latent particles per entropy estimate (reference code: num_p); K+1 with s0; "
@@ -89,8 +89,7 @@ class SMACConfig(SACConfig):
 
     def __init__(self, algo_class=None):
         super().__init__(algo_class=algo_class or SMAC)
-        for name, (default, _) in _FIELDS.items():
-            setattr(self, name, default)
+        set_defaults(self, _FIELDS)
         self.actor_lr = 3e-4  # RLlib SAC default is 3e-5
         self.critic_lr = 3e-4
         self.alpha_lr = 3e-4
