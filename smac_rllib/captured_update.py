@@ -28,6 +28,8 @@ from typing import Callable
 
 import torch
 
+from smac_rllib.pixel_update import autocast_cache_off
+
 CAPTURE_MODES = ("auto", "off", "graph", "graph+compile")
 
 # What ``auto`` resolves to on a CUDA learner: the fastest mode measured equal to eager on a device (docs/gpu.md,
@@ -69,7 +71,9 @@ def compile_rssm_step(rssm, *, dynamic: bool = False):
     """Inductor-compile the RSSM's posterior step alone (GPU_SPEED.md step 4: regional compile, ``dynamic=False``, mode
     ``default`` -- the graph is ours, not ``reduce-overhead``'s). The unrolled loop is left to Python: T calls of one
     compiled step, two shapes (B rows with gradients, K*B without)."""
-    rssm.posterior_step = torch.compile(rssm.posterior_step, dynamic=dynamic, fullgraph=True)
+    if not getattr(rssm, "_posterior_step_compiled", False):  # once per module, however often a graph is rebuilt
+        rssm.posterior_step = torch.compile(rssm.posterior_step, dynamic=dynamic, fullgraph=True)
+        rssm._posterior_step_compiled = True
     return rssm
 
 
@@ -105,28 +109,31 @@ class GraphedUpdate:
                 group["capturable"] = True
         saved = [t.detach().clone() for t in self.state_tensors()]  # the warm-up's updates are undone after capture
         saved_moments = [{p: {k: v.clone() for k, v in st.items()} for p, st in o.state.items()} for o in self.optimizers]
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            for _ in range(self.warmup):
-                self.step_fn(self.static_batch)
-        torch.cuda.current_stream().wait_stream(side)
-        for optimizer in self.optimizers:
-            optimizer.zero_grad(set_to_none=True)  # backward inside the graph allocates the gradients in its pool
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, capture_error_mode="thread_local"):
-            metrics = self.step_fn(self.static_batch)
-            self.names = [k for k, v in metrics.items() if torch.is_tensor(v)]
-            self.constants = {k: v for k, v in metrics.items() if not torch.is_tensor(v)}
-            self.static_metrics = torch.stack([metrics[k].detach().float().reshape(()) for k in self.names])
-        with torch.no_grad():  # as before the warm-up: weights, target critics, Adam's moments and step counters
-            for tensor, value in zip(self.state_tensors(), saved):
-                tensor.copy_(value)
-            for optimizer, before in zip(self.optimizers, saved_moments):
-                for param, state in optimizer.state.items():
-                    for key, tensor in state.items():
-                        if torch.is_tensor(tensor):
-                            tensor.copy_(before[param][key]) if param in before else tensor.zero_()  # fresh Adam: zeros
+        try:
+            with autocast_cache_off():  # warm-up and capture run the same code (no cast cache in either)
+                side = torch.cuda.Stream()
+                side.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(side):
+                    for _ in range(self.warmup):
+                        self.step_fn(self.static_batch)
+                torch.cuda.current_stream().wait_stream(side)
+                for optimizer in self.optimizers:
+                    optimizer.zero_grad(set_to_none=True)  # backward inside the graph allocates the gradients in its pool
+                graph = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(graph, capture_error_mode="thread_local"):
+                    metrics = self.step_fn(self.static_batch)
+                    self.names = [k for k, v in metrics.items() if torch.is_tensor(v)]
+                    self.constants = {k: v for k, v in metrics.items() if not torch.is_tensor(v)}
+                    self.static_metrics = torch.stack([metrics[k].detach().float().reshape(()) for k in self.names])
+        finally:  # captured or not: weights, target critics, Adam's moments and step counters as before the warm-up
+            with torch.no_grad():
+                for tensor, value in zip(self.state_tensors(), saved):
+                    tensor.copy_(value)
+                for optimizer, before in zip(self.optimizers, saved_moments):
+                    for param, state in optimizer.state.items():
+                        for key, tensor in state.items():
+                            if torch.is_tensor(tensor):
+                                tensor.copy_(before[param][key]) if param in before else tensor.zero_()  # fresh Adam: zeros
         self.graph = graph
         self.captures += 1
 

@@ -14,6 +14,8 @@ discount-weighted mean, the value regresses the imagined states 0..H-1 onto them
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
 
 from smac_rllib import elbo
@@ -45,20 +47,22 @@ def discount_weights(pcont_H_N: torch.Tensor) -> torch.Tensor:
     return torch.cat([torch.ones_like(pcont_H_N[:1]), torch.cumprod(pcont_H_N, dim=0)[:-1]], dim=0)
 
 
-def imagine_ahead(rssm, actor, start: dict, horizon: int) -> tuple[torch.Tensor, torch.Tensor]:
+def imagine_ahead(rssm, actor, start: dict, horizon: int, dynamics_context=contextlib.nullcontext) -> tuple[torch.Tensor, torch.Tensor]:
     """(feat_H1_N_F, log_pi_H_N): H prior steps from the (N, ...) start states under a ~ pi(.|s) (reference
     ``dreamer.py:312-348``). The actor sees detached features (its gradient arrives through the dynamics, not through
     its own input); the start states are detached; the states themselves are not, so the imagined chain carries the
-    gradient of every later return back to each action."""
+    gradient of every later return back to each action. ``dynamics_context()`` wraps each prior step only (the
+    reference runs ``img_step`` under autocast and the actor in fp32, ``dreamer.py:333-338``)."""
     state = {k: start[k].detach() for k in ("stoch", "deter")}
     feats, log_pis = [rssm.get_feat(state)], []
     for _ in range(horizon):
         mean_N_A, log_std_N_A = actor.params(rssm.get_feat(state).detach().float())
         u_N_A = mean_N_A + log_std_N_A.exp() * torch.randn_like(mean_N_A)  # rsample
         log_pis.append(gaussian_log_prob(u_N_A, mean_N_A, log_std_N_A) - tanh_log_det_jacobian(u_N_A))
-        state = rssm.img_step(state, torch.tanh(u_N_A))
+        with dynamics_context():
+            state = rssm.img_step(state, torch.tanh(u_N_A))
         feats.append(rssm.get_feat(state))
-    return torch.stack(feats), torch.stack(log_pis)
+    return torch.stack([f.float() for f in feats]), torch.stack(log_pis)
 
 
 def actor_value_losses(reward_H_N, value_H_N, value_pred_H_N, *, discount: float, lam: float):
@@ -85,9 +89,8 @@ def dreamer_forward_train(batch: dict, *, world_model, actor, value, horizon: in
                                                    is_first_B_T)
     start_N = {k: wm.post[k].reshape(-1, wm.post[k].shape[-1]) for k in ("stoch", "deter")}
     with frozen(world_model), frozen(value):  # the actor loss trains the actor only (reference dreamer.py:102)
-        with autocast(device, dtype):
-            feat_H1_N_F, log_pi_H_N = imagine_ahead(world_model.rssm, actor, start_N, horizon)
-        feat_H1_N_F = feat_H1_N_F.float()
+        feat_H1_N_F, log_pi_H_N = imagine_ahead(world_model.rssm, actor, start_N, horizon,
+                                                dynamics_context=lambda: autocast(device, dtype))
         reward_H_N = world_model.predict_reward(feat_H1_N_F[1:])
         value_H_N = value(feat_H1_N_F[1:]).squeeze(-1)
     value_pred_H_N = value(feat_H1_N_F[:-1].detach()).squeeze(-1)  # trains the value (reference dreamer.py:132)

@@ -47,7 +47,10 @@ def step_unless_nonfinite(optimizers: Iterable[torch.optim.Optimizer], found_inf
     for optimizer in optimizers:
         if optimizer.defaults.get("fused"):
             optimizer.found_inf = found_inf
-            optimizer.step()
+            try:
+                optimizer.step()
+            finally:
+                del optimizer.found_inf  # a later plain step() must not read this update's flag
             continue
         if host_skip is None:
             host_skip = bool(found_inf)  # the one host sync of a non-fused optimizer
@@ -55,12 +58,12 @@ def step_unless_nonfinite(optimizers: Iterable[torch.optim.Optimizer], found_inf
             optimizer.step()
 
 
-def clip_global_norm_(grads: list[torch.Tensor], max_norm: float) -> torch.Tensor:
+def clip_global_norm_(grads: list[torch.Tensor], max_norm: float, device: torch.device | None = None) -> torch.Tensor:
     """``torch.nn.utils.clip_grad_norm_``'s global 2-norm clip on a list of gradient tensors, in place, by its foreach
     ops (one norm kernel and one multiply over the list instead of ~3 per tensor as RLlib's ``clip_gradients``; the
     same coefficient ``min(1, max_norm / (norm + 1e-6))``, no host sync). Returns the norm before clipping (0-d)."""
     if not grads:
-        return torch.zeros(())
+        return torch.zeros((), device=device)
     total = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
     torch._foreach_mul_(grads, torch.clamp(max_norm / (total + 1e-6), max=1.0))
     return total

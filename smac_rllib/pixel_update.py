@@ -14,6 +14,8 @@ reference ``smac.py:147-158``). The losses from these outputs: ``smac_rllib.loss
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import copy
 from dataclasses import dataclass
 
@@ -72,10 +74,28 @@ def build_nets(action_dim: int, *, world_model_preset="paper", pixel_hidden_dim=
     return world_model, actor, qf
 
 
-def autocast(device: torch.device, dtype: torch.dtype | None):
-    """torch.autocast; its weight-cast cache off while a CUDA graph is being captured (cached casts would outlive it)."""
+_CACHE_OFF = contextvars.ContextVar("smac_autocast_cache_off", default=False)
+
+
+@contextlib.contextmanager
+def autocast_cache_off():
+    """Within: ``autocast`` keeps no weight-cast cache. ``GraphedUpdate`` wraps its warm-up and its capture in it, so
+    both run the same (a capture must not keep cached casts beyond itself, and a compiled region guarded on the
+    cache flag must not recompile inside the capture)."""
+    token = _CACHE_OFF.set(True)
+    try:
+        yield
+    finally:
+        _CACHE_OFF.reset(token)
+
+
+def autocast(device: torch.device, dtype: torch.dtype | None, *, cache: bool = True):
+    """torch.autocast; its weight-cast cache off when ``cache`` is False (the particle side stream: the cache is per
+    thread, not per stream, so a cast made on one stream would be read unsynchronised on the other), inside
+    ``autocast_cache_off`` and while a CUDA graph is being captured."""
     capturing = device.type == "cuda" and torch.cuda.is_current_stream_capturing()
-    return torch.autocast(device.type, dtype=dtype or torch.bfloat16, enabled=dtype is not None, cache_enabled=not capturing)
+    cache = cache and not capturing and not _CACHE_OFF.get()
+    return torch.autocast(device.type, dtype=dtype or torch.bfloat16, enabled=dtype is not None, cache_enabled=cache)
 
 
 @dataclass
@@ -116,9 +136,10 @@ def forward_train(batch: dict, *, world_model: WorldModel, actor: TanhGaussianHe
     if noise is None:
         noise = UpdateNoise.draw(settings, B, T, world_model.rssm.stoch_size, A, device)
     prev_action_B_T_A = torch.cat([torch.zeros_like(action_B_T_A[:, :1]), action_B_T_A[:, :-1]], dim=1)
-    with autocast(device, resolve_autocast(settings.autocast, device)):  # the world model and the particle re-filter (reference smac.py:104, 213)
+    side = _particle_stream(settings, device)
+    # the world model and the particle re-filter under autocast (reference smac.py:104, 213); no cast cache across streams
+    with autocast(device, resolve_autocast(settings.autocast, device), cache=side is None):
         image_and_embed = world_model.embed(batch["obs"])
-        side = _particle_stream(settings, device)
         if side is not None:  # GPU_SPEED.md step 3: the K*B re-filter needs only the detached embeddings, so it runs
             # beside the world model's own observe loop and decoder (two chains of ~T launches each; inside a CUDA
             # graph the fork / join is captured as two parallel branches)
@@ -321,7 +342,7 @@ class PixelUpdate(nn.Module):
             if self.scaler is not None:
                 self.scaler.unscale_(optimizer)
             if name != "alpha" and self.optim.grad_clip:  # global norm per optimizer (reference smac.py:166-168)
-                norms[f"gradients/{name}_global_norm"] = clip_global_norm_(grads[name], self.optim.grad_clip)
+                norms[f"gradients/{name}_global_norm"] = clip_global_norm_(grads[name], self.optim.grad_clip, device)
         if self.scaler is not None:
             for optimizer in self.optimizers.values():
                 self.scaler.step(optimizer)

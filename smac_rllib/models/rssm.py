@@ -152,22 +152,26 @@ class RSSM(nn.Module):
         if keep_B_T_1 is not None:
             action_B_T_A = action_B_T_A * keep_B_T_1  # a_{t-1} reset to zero where x_t starts an episode
         action_in_B_T_Hd = F.linear(action_B_T_A, linear.weight[:, self.stoch_size :], linear.bias)  # all steps, one matmul
+        w_stoch_Hd_S = linear.weight[:, : self.stoch_size]  # one view (and one autocast cast) for all steps
         stoch_B_S, deter_B_D = state["stoch"], state["deter"]
         posts = []
         for t in range(T):
             keep_B_1 = None if keep_B_T_1 is None else keep_B_T_1[:, t]
-            post = self.posterior_step(stoch_B_S, deter_B_D, action_in_B_T_Hd[:, t], embed_proj_B_T_Hd[:, t], noise_B_T_S[:, t], keep_B_1)
+            post = self.posterior_step(stoch_B_S, deter_B_D, action_in_B_T_Hd[:, t], embed_proj_B_T_Hd[:, t], noise_B_T_S[:, t],
+                                       w_stoch_Hd_S, keep_B_1)
             stoch_B_S, deter_B_D = post["stoch"], post["deter"]
             posts.append(post)
         return stack_states(posts, dim=1)
 
-    def posterior_step(self, stoch_B_S, deter_B_D, action_in_B_Hd, embed_proj_B_Hd, noise_B_S, keep_B_1=None) -> State:
+    def posterior_step(self, stoch_B_S, deter_B_D, action_in_B_Hd, embed_proj_B_Hd, noise_B_S, w_stoch_Hd_S,
+                       keep_B_1=None) -> State:
         """One step of ``filter_posteriors``: reset, GRU on ``img_in([stoch, action])`` (its action part precomputed in
-        ``action_in_B_Hd``, bias included), the posterior head, one reparameterized sample. The unit a regional
-        ``torch.compile`` fuses (``smac_rllib.captured_update.compile_rssm_step``)."""
+        ``action_in_B_Hd``, bias included; ``w_stoch_Hd_S`` = the stoch columns of ``img_in``'s weight), the posterior
+        head, one reparameterized sample. The unit a regional ``torch.compile`` fuses
+        (``smac_rllib.captured_update.compile_rssm_step``)."""
         if keep_B_1 is not None:
             stoch_B_S, deter_B_D = stoch_B_S * keep_B_1, deter_B_D * keep_B_1
-        x_B_Hd = F.elu(F.linear(stoch_B_S, self.img_in[0].weight[:, : self.stoch_size]) + action_in_B_Hd)
+        x_B_Hd = F.elu(F.linear(stoch_B_S, w_stoch_Hd_S) + action_in_B_Hd)
         deter_B_D = self.gru(x_B_Hd, deter_B_D)
         mean_B_S, std_B_S = self._gaussian(self.post_head(self.post_deter_in(deter_B_D) + embed_proj_B_Hd))
         return dict(mean=mean_B_S, std=std_B_S, stoch=mean_B_S + std_B_S * noise_B_S.to(std_B_S.dtype), deter=deter_B_D)

@@ -196,6 +196,9 @@ class SMACConfig(SACConfig):
         alpha0 = self.initial_alpha
         if alpha0 is not None and not (isinstance(alpha0, (int, float)) and alpha0 > 0 and math.isfinite(alpha0)):
             errors.append(f"initial_alpha={alpha0!r} must be > 0 (pytorch_sac: 0.1; pixel reference: 1.0; None = per modality)")
+        limit = self.max_consecutive_nonfinite_updates
+        if not (isinstance(limit, int) and not isinstance(limit, bool) and limit >= 1):
+            errors.append(f"max_consecutive_nonfinite_updates={limit!r} must be an integer >= 1 (default 100)")
         errors += async_field_errors(self)
         if self.is_pixels:
             errors += self._pixel_errors()

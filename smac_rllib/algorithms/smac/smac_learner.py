@@ -22,7 +22,7 @@ from smac_rllib import losses
 from smac_rllib.pixel_update import BATCH_KEYS
 from smac_rllib.algorithms.lean_update import LeanUpdateMixin
 from smac_rllib.algorithms.replay_learner import ReplayLearnerMixin, td_discount
-from smac_rllib.captured_update import GraphedUpdate, compile_rssm_step, resolve_capture
+from smac_rllib.captured_update import CaptureUnavailable, GraphedUpdate, compile_rssm_step, resolve_capture
 from smac_rllib.optim import adam, clip_global_norm_, nonfinite_flag, step_unless_nonfinite
 
 
@@ -114,7 +114,7 @@ class SMACTorchLearner(ReplayLearnerMixin, LeanUpdateMixin, SACTorchLearner):
         if self._nonfinite_streak is not None:
             self._nonfinite_streak_max = self._nonfinite_streak.clone()  # the next period's longest streak starts here
         limit = self.config.max_consecutive_nonfinite_updates
-        if streak >= limit:
+        if streak > 0 and streak >= limit:
             raise NonFiniteUpdateError(
                 f"{streak} consecutive SMAC updates had non-finite losses or gradients; "
                 "stopping. Lower the learning rates, set grad_clip, or check the env's rewards "
@@ -156,6 +156,9 @@ class SMACPixelTorchLearner(SMACTorchLearner):
         # optimizers, captured in one CUDA graph (smac_rllib/captured_update.py) and replayed by ``_update``
         self._capture_mode = resolve_capture(self.config.learner_capture, device, autocast=self.config.autocast,
                                              num_learners=self.config.num_learners)
+        if self._capture_mode != "off" and (self._lr_scheduler_classes is not None or self._grad_scalers is not None):
+            raise CaptureUnavailable(f"learner_capture={self.config.learner_capture!r} bakes the learning rates into the "
+                                     "graph and skips RLlib's grad scalers: drop the lr schedule / scaler, or use 'off'")
         self._graphed: dict[str, GraphedUpdate] = {}
 
     # --- the captured update (learner_capture "graph" / "graph+compile") --------------------------------------
@@ -205,9 +208,23 @@ class SMACPixelTorchLearner(SMACTorchLearner):
 
     def set_state(self, *args, **kwargs):
         out = super().set_state(*args, **kwargs)
-        for graphed in self._graphed.values():
-            graphed.invalidate()  # the optimizers' state tensors were replaced: capture again (captured_update.py)
+        self._invalidate_graphs()
         return out
+
+    def add_module(self, *args, **kwargs):
+        out = super().add_module(*args, **kwargs)
+        self._invalidate_graphs()
+        return out
+
+    def remove_module(self, *args, **kwargs):
+        out = super().remove_module(*args, **kwargs)
+        self._invalidate_graphs()
+        return out
+
+    def _invalidate_graphs(self) -> None:
+        """Tensors a graph points at were replaced (optimizer state, new optimizers): capture again (captured_update.py)."""
+        for graphed in getattr(self, "_graphed", {}).values():
+            graphed.invalidate()
 
     def optimizer_groups(self, module, config) -> list[tuple[str, list, float]]:
         return [
@@ -245,7 +262,7 @@ class SMACPixelTorchLearner(SMACTorchLearner):
             if optimizer_name == "alpha":  # the reference clips model, critic and actor only (smac.py:166-168)
                 clipped.update(grads)
                 continue
-            norm = clip_global_norm_([g for g in grads.values() if g is not None], clip)  # foreach: ~2 kernels, not ~3 per tensor
+            norm = clip_global_norm_([g for g in grads.values() if g is not None], clip, self._device)  # foreach: ~2 kernels, not ~3 per tensor
             self.device_metrics.log((module_id, f"gradients/{optimizer_name}_global_norm"), norm, window=1)
             clipped.update(grads)
         return clipped
