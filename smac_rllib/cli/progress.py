@@ -310,15 +310,18 @@ def print_summary(name: str, exp_dir: str, result_grid, started: float, resume_h
         print(f"  ({planned - len(rows)} more trial(s) not started yet)")
     for line in best_eval_lines(best_evals):
         print(line)
-    print(f"Results:     {exp_dir}  (tensorboard --logdir {exp_dir})")
+    print(f"Results:     {exp_dir}  (curves: rllib plot {exp_dir}; TensorBoard event files too)")
     if curves:
         print(f"Curves:      {curves}")
     last_ckpt = next((r[6] for r in rows if r[6] != "-"), None)  # (label, status, iters, steps, ev, train, ckpt, ...)
     if last_ckpt:
         print(f"Evaluate:    rllib evaluate {last_ckpt} --episodes 10 --video eval.mp4")
-    if n_err or interrupted is not None:
+    if interrupted is not None or any(r[1] == "ERROR" and (r[2] or r[6] != "-") for r in rows):
         how = "  # continues the interrupted trials from their checkpoints" if n_stopped else ""
         print(f"Resume:      {resume_hint}{how}")
+    elif n_err:  # every failed trial failed before its first iteration: a resume would start it again the same way
+        print("Fix:         the failed trial(s) stopped before their first iteration (error above); --resume would "
+              "repeat it: fix the cause, then run the command again")
     print("", flush=True)
     return n_err
 
