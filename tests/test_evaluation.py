@@ -264,3 +264,21 @@ def test_plot_defaults_to_the_evaluation_return_and_falls_back_to_the_training_r
     out = tmp_path / "curves.png"
     assert run_plot(argparse.Namespace(results_dir=str(evaluated), out=str(out), metric=None)) == 0
     assert os.path.getsize(out) > 10_000
+
+
+def test_summary_offers_resume_only_where_a_resume_can_continue(tmp_path, capsys):
+    """A trial that failed before its first iteration (a configuration error) gets a 'Fix:' line, not '--resume' (which
+    would repeat it); one that failed after training some iterations gets the resume command."""
+    from smac_rllib.cli.progress import print_summary
+
+    early = SimpleNamespace(metrics={}, path=str(tmp_path / "early"), error=ValueError("bad env_config key"), checkpoint=None,
+                            config={"env": "dmc/x"})
+    print_summary("exp", str(tmp_path), [early], 0.0, "rllib train file x.yaml --resume", None)
+    out = capsys.readouterr().out
+    assert "Resume:" not in out and "Fix:         the failed trial(s) stopped before their first iteration" in out
+    assert f"(curves: rllib plot {tmp_path}; TensorBoard event files too)" in out and "tensorboard --logdir" not in out
+    trial = _trial(tmp_path, "SMAC_00001", [_row(1, 5.0), _row(2, 6.0)], {"env": "dmc/x"})
+    late = SimpleNamespace(metrics=_row(2, 6.0), path=str(trial), error=RuntimeError("worker died"), checkpoint=None,
+                           config={"env": "dmc/x"})
+    print_summary("exp", str(tmp_path), [late], 0.0, "rllib train file x.yaml --resume", None)
+    assert "Resume:      rllib train file x.yaml --resume" in capsys.readouterr().out
