@@ -282,3 +282,16 @@ def test_summary_offers_resume_only_where_a_resume_can_continue(tmp_path, capsys
                            config={"env": "dmc/x"})
     print_summary("exp", str(tmp_path), [late], 0.0, "rllib train file x.yaml --resume", None)
     assert "Resume:      rllib train file x.yaml --resume" in capsys.readouterr().out
+
+
+def test_ctrl_c_says_how_long_the_current_iteration_still_runs():
+    """The first Ctrl-C's message estimates the wait: the slowest running trial's last iteration length minus the time
+    since its result (cli/progress.py ``iteration_wait_estimate``); nothing before the first result."""
+    from smac_rllib.cli import progress, train
+
+    progress._ITERATION_CLOCK.clear()
+    assert train._wait_hint() == "" and progress.iteration_wait_estimate() is None
+    progress._ITERATION_CLOCK.update({"a": (1000.0, 250.0), "b": (1100.0, 60.0)})
+    assert progress.iteration_wait_estimate(now=1030.0) == 220.0  # a: 250 - 30 = 220, b: 60 + 70 = 130
+    assert progress.iteration_wait_estimate(now=2000.0) == 0.0
+    progress._ITERATION_CLOCK.clear()

@@ -101,6 +101,18 @@ def format_duration(seconds: float) -> str:
     return f"{h}h{m:02d}m" if h else (f"{m}m{s:02d}s" if m else f"{s}s")
 
 
+_ITERATION_CLOCK: dict[str, tuple[float, float]] = {}  # trial id -> (wall time its last result arrived, that iteration's s)
+
+
+def iteration_wait_estimate(now: float | None = None) -> float | None:
+    """Seconds until the slowest running trial's current iteration ends, if its iterations last as long as its last
+    one (what a Ctrl-C waits for before the checkpoints); None before any result."""
+    if not _ITERATION_CLOCK:
+        return None
+    now = time.time() if now is None else now
+    return max(max(0.0, iter_s - (now - arrived)) for arrived, iter_s in _ITERATION_CLOCK.values())
+
+
 class ProgressPrinter(tune.Callback):
     """Prints each trial's start, every iteration, checkpoints, errors and completion (pickled with the run)."""
 
@@ -134,6 +146,7 @@ class ProgressPrinter(tune.Callback):
         line = format_result(trial_label(trial), result, self._last.get(trial.trial_id), self._last_eval.get(trial.trial_id))
         eta = eta_after_result(result, self._stop, self._last.get(trial.trial_id))
         print(line + (f" | stop in ~{eta}" if eta else ""), flush=True)
+        _ITERATION_CLOCK[trial.trial_id] = (time.time(), float(result.get("time_this_iter_s", 0.0)))
         self._last_result[trial.trial_id] = {
             "training_iteration": result.get("training_iteration", 0), "time_total_s": result.get("time_total_s", 0.0),
             "env_runners": {"num_env_steps_sampled_lifetime": env_steps(result)},
@@ -149,6 +162,7 @@ class ProgressPrinter(tune.Callback):
         print(f"[{trial_label(trial)}] checkpoint {getattr(checkpoint, 'path', checkpoint)}", flush=True)
 
     def on_trial_complete(self, iteration, trials, trial, **info):
+        _ITERATION_CLOCK.pop(trial.trial_id, None)
         print(f"[{trial_label(trial)}] done", flush=True)
 
     def on_trial_error(self, iteration, trials, trial, **info):

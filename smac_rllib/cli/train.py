@@ -513,7 +513,17 @@ def _on_sigint(signum, frame):
         signal.signal(signal.SIGINT, signal.default_int_handler)
         raise KeyboardInterrupt
     INTERRUPT.requested = True
-    os.write(2, CTRL_C_MESSAGE.encode())  # not print(): the main thread may be inside a write to the same stream
+    os.write(2, (CTRL_C_MESSAGE + _wait_hint()).encode())  # not print(): the main thread may be inside a write
+
+
+def _wait_hint() -> str:
+    """How long the first Ctrl-C waits: the current iterations' expected remaining time, from their last iteration."""
+    from smac_rllib.cli.progress import format_duration, iteration_wait_estimate
+
+    left = iteration_wait_estimate()
+    if left is None:
+        return ""
+    return f"rllib: the current iteration should end in ~{format_duration(left)} (as long as the last one), then the checkpoints\n"
 
 
 class CheckpointOnInterrupt(tune.Callback):
