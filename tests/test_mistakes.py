@@ -357,3 +357,15 @@ def test_autocast_null_is_what_the_config_documents_and_a_wrong_type_still_is_re
     code = run_cli(["train", "file", str(path), "--config", pixels.replace("null", "3"), "--dry-run"])
     _, err = capfd.readouterr()
     assert code == 2 and "autocast=3 has the wrong type" in err
+
+
+def test_a_gymnasium_env_config_key_the_env_does_not_take_is_refused_before_ray(tmp_path, capfd):
+    """``env: Pendulum-v1`` with an ``env_config`` key Pendulum does not take: one line naming the key and the env, exit
+    2, before Ray starts (it used to start Ray and fail inside the trial); a key it takes (``g``) passes."""
+    path = tmp_path / "gym.yaml"
+    path.write_text(BASE.replace("env: dmc/cartpole-balance", "env: Pendulum-v1").replace("env_config: {time_limit: 1.0}", "env_config: {gravity: 9.8}"))
+    code = run_cli(["train", "file", str(path), "--dry-run"])
+    _, err = capfd.readouterr()
+    assert code == 2 and "env_config key 'gravity' is not an argument of 'Pendulum-v1'" in err and len(err.strip().splitlines()) == 1, err
+    path.write_text(BASE.replace("env: dmc/cartpole-balance", "env: Pendulum-v1").replace("env_config: {time_limit: 1.0}", "env_config: {g: 9.8}"))
+    assert run_cli(["train", "file", str(path), "--dry-run"]) == 0, capfd.readouterr().err

@@ -17,6 +17,7 @@ import difflib
 import inspect
 import logging
 import math
+import re
 import types
 import typing
 import warnings
@@ -108,6 +109,12 @@ def _check_action_space(env: str, env_config: dict, algo_class: type, where: str
     try:
         with quiet():
             made = gym.make(env, **env_config)
+    except TypeError as e:  # an env_config key the env does not take: the trial would fail the same way, after Ray
+        bad = re.search(r"unexpected keyword argument '([^']+)'", str(e))
+        if bad:
+            raise UserError(f"env_config key {bad.group(1)!r} is not an argument of {env!r} ({one_line(e)}); remove it or "
+                            "use one of the env's own keyword arguments", where) from None
+        return
     except Exception:  # noqa: BLE001 - cannot build it here (missing extra, a class path): RLlib will say why
         return
     try:
