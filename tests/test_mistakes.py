@@ -369,3 +369,18 @@ def test_a_gymnasium_env_config_key_the_env_does_not_take_is_refused_before_ray(
     assert code == 2 and "env_config key 'gravity' is not an argument of 'Pendulum-v1'" in err and len(err.strip().splitlines()) == 1, err
     path.write_text(BASE.replace("env: dmc/cartpole-balance", "env: Pendulum-v1").replace("env_config: {time_limit: 1.0}", "env_config: {g: 9.8}"))
     assert run_cli(["train", "file", str(path), "--dry-run"]) == 0, capfd.readouterr().err
+
+
+@pytest.mark.parametrize("override, largest", [
+    ('{"hidden_dim": 200000}', "the largest term is the networks (80,0"),
+    ('{"replay_buffer_config": {"type": "EpisodeReplayBuffer", "capacity": 10000000000}}', "the largest term is the replay buffer"),
+])
+def test_a_trial_that_cannot_fit_in_memory_is_refused_before_ray(tmp_path, capfd, override, largest):
+    """A width or a replay capacity whose memory exceeds the machine's: exit 2 and one line naming the largest term and
+    the setting to lower (cli/memory.py: networks counted on the meta device, replay at its dtype), before Ray starts."""
+    path = tmp_path / "big.yaml"
+    path.write_text(BASE)
+    code = run_cli(["train", "file", str(path), "--config", override, "--dry-run"])
+    _, err = capfd.readouterr()
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "one trial needs ~" in err and "more than this machine's" in err and largest in err and "; lower " in err, err

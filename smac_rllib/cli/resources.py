@@ -176,6 +176,17 @@ def cpu_pixel_hours_per_10k_frames(config) -> float | None:
     return s_per_update * updates / 3600 / max(1, config.num_learners)
 
 
+def check_memory(specs: list[ExperimentSpec], *, gpus: float) -> None:
+    """Before Ray starts: a trial whose estimated memory exceeds this machine's is refused in one line (cli/memory.py)."""
+    from smac_rllib.cli.memory import memory_error
+
+    for spec in specs:
+        for config in spec.configs:
+            message = memory_error(config, gpus=gpus)
+            if message:
+                raise UserError(f"experiment {spec.name!r}: {message}", spec.source)
+
+
 def warn_impractical(specs: list[ExperimentSpec]) -> None:
     """One warning per experiment whose CPU learner would take hours per 10k frames (issue: a silent multi-hour iteration)."""
     for spec in specs:

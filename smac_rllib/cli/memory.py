@@ -1,0 +1,102 @@
+"""Will a trial fit in this machine's memory? A rough per-trial estimate, checked before Ray starts (local runs).
+
+Terms (bytes): the networks' parameters with their gradients, Adam's two moments and the target critics (counted by
+building the RLModule on PyTorch's ``meta`` device: exact counts, nothing allocated); the replay buffer (capacity x
+one agent step: a uint8 64x64x3 frame for pixels, float32 observations otherwise); for pixel SMAC the activations of
+one update (the actor and critics over (K+1) x B x T latent rows, the world model over B x T frames). A trial whose
+estimate exceeds the machine's physical memory cannot run: the CLI says so in one line, naming the largest term and
+the setting to lower, instead of a 70-line allocator traceback after Ray started.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+GiB = 2**30
+FRAME_BYTES = 64 * 64 * 3  # uint8 pixel observation
+
+
+def physical_memory() -> int:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+@functools.lru_cache(maxsize=32)
+def _spaces(env: str, env_config_items: tuple):
+    from smac_rllib.envs.registry import make_env
+
+    made = make_env(env, dict(env_config_items))
+    try:
+        return made.observation_space, made.action_space
+    finally:
+        made.close()
+
+
+def _param_count(config, observation_space, action_space) -> int:
+    """Parameters of ``config``'s RLModule, built on the meta device (no memory, exact shapes)."""
+    import torch
+
+    from smac_rllib.cli.checks import quiet
+
+    config = config.copy(copy_frozen=False).environment(observation_space=observation_space, action_space=action_space)
+    with quiet(), torch.device("meta"):  # RLlib's deprecation chatter stays out of the user's terminal
+        module = config.get_rl_module_spec().build()
+    return sum(p.numel() for p in module.parameters())
+
+
+def estimate(config, *, learner_on_gpu: bool = False) -> dict[str, tuple[float, str]]:
+    """{term: (bytes, the setting that scales it)} of host memory for one trial of ``config``; {} where it cannot
+    tell. ``learner_on_gpu``: the networks and the update's activations live in GPU memory, only the replay here."""
+    env = config.env if isinstance(config.env, str) else None
+    if env is None:
+        return {}
+    try:
+        items = tuple(sorted((config.env_config or {}).items(), key=repr))
+        observation_space, action_space = _spaces(env, items)
+    except Exception:  # noqa: BLE001 - an env that cannot be built here: RLlib will say why
+        return {}
+    terms: dict[str, tuple[float, str]] = {}
+    pixels = bool(getattr(config, "is_pixels", False))
+    try:
+        if learner_on_gpu:
+            raise LookupError  # not host memory
+        params = _param_count(config, observation_space, action_space)
+        width = "pixel_hidden_dim / world_model_preset" if pixels else "hidden_dim"
+        terms[f"the networks ({params:,} parameters, with gradients, Adam state and target critics)"] = (params * 4 * 5, width)
+    except Exception:  # noqa: BLE001
+        pass
+    capacity = (config.replay_buffer_config or {}).get("capacity")
+    if isinstance(capacity, (int, float)) and capacity > 0:
+        shape = getattr(observation_space, "shape", None) or (1,)
+        per_step = FRAME_BYTES if pixels else 2 * 4 * int(max(1, _prod(shape)))  # pixels: uint8 frame; states: obs + next
+        terms[f"the replay buffer ({int(capacity):,} steps)"] = (capacity * per_step, "replay_buffer_config.capacity")
+    if pixels and hasattr(config, "resolved_num_particles") and not learner_on_gpu:
+        B, T, K = config.batch_size_B, config.batch_length_T, config.resolved_num_particles
+        rows = (K + 1) * B * T
+        layers = config.actor_layers + 2 * 3 * config.critic_layers  # actor + twin critics for Q_pi, Q_pred, targets
+        activations = rows * config.pixel_hidden_dim * layers * 4 * 2 + B * T * FRAME_BYTES * 4 * 8  # forward + backward
+        terms[f"one update's activations ({rows:,} latent rows of width {config.pixel_hidden_dim})"] = (
+            activations, "batch_size_B / batch_length_T / num_particles")
+    return terms
+
+
+def _prod(shape) -> int:
+    out = 1
+    for n in shape:
+        out *= int(n)
+    return out
+
+
+def memory_error(config, available: int | None = None, *, gpus: float = 0) -> str | None:
+    """One line when one trial of ``config`` cannot fit in ``available`` bytes (default: physical memory); else None.
+    ``gpus``: GPUs this machine has (a learner asking for one keeps its networks there)."""
+    terms = estimate(config, learner_on_gpu=bool(gpus) and bool(getattr(config, "num_gpus_per_learner", 0)))
+    if not terms:
+        return None
+    available = physical_memory() if available is None else available
+    total = sum(b for b, _ in terms.values())
+    if total <= available:
+        return None
+    term, (largest, key) = max(terms.items(), key=lambda kv: kv[1][0])
+    return (f"one trial needs ~{total / GiB:,.1f} GiB, more than this machine's {available / GiB:,.1f} GiB: the largest "
+            f"term is {term}, ~{largest / GiB:,.1f} GiB; lower {key}")
