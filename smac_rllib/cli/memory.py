@@ -2,7 +2,8 @@
 
 Terms (bytes): the networks' parameters with their gradients, Adam's two moments and the target critics (counted by
 building the RLModule on PyTorch's ``meta`` device: exact counts, nothing allocated); the replay buffer (capacity x
-one agent step: a uint8 64x64x3 frame for pixels, float32 observations otherwise); for pixel SMAC the activations of
+one agent step: the observation at its dtype, a uint8 64x64x3 frame for pixel SMAC, twice for our state runs' (x, x')
+transitions); for pixel SMAC the activations of
 one update (the actor and critics over (K+1) x B x T latent rows, the world model over B x T frames). A trial whose
 estimate exceeds the machine's physical memory cannot run: the CLI says so in one line, naming the largest term and
 the setting to lower, instead of a 70-line allocator traceback after Ray started.
@@ -68,7 +69,10 @@ def estimate(config, *, learner_on_gpu: bool = False) -> dict[str, tuple[float, 
     capacity = (config.replay_buffer_config or {}).get("capacity")
     if isinstance(capacity, (int, float)) and capacity > 0:
         shape = getattr(observation_space, "shape", None) or (1,)
-        per_step = FRAME_BYTES if pixels else 2 * 4 * int(max(1, _prod(shape)))  # pixels: uint8 frame; states: obs + next
+        itemsize = getattr(getattr(observation_space, "dtype", None), "itemsize", 4) or 4
+        # an episode buffer (pixels, RLlib's algorithms) keeps each observation once; our state replay keeps x and x'
+        copies = 2 if _transition_replay(config) else 1
+        per_step = copies * itemsize * int(max(1, _prod(shape)))
         terms[f"the replay buffer ({int(capacity):,} steps)"] = (capacity * per_step, "replay_buffer_config.capacity")
     if pixels and hasattr(config, "resolved_num_particles") and not learner_on_gpu:
         B, T, K = config.batch_size_B, config.batch_length_T, config.resolved_num_particles
@@ -78,6 +82,11 @@ def estimate(config, *, learner_on_gpu: bool = False) -> dict[str, tuple[float, 
         terms[f"one update's activations ({rows:,} latent rows of width {config.pixel_hidden_dim})"] = (
             activations, "batch_size_B / batch_length_T / num_particles")
     return terms
+
+
+def _transition_replay(config) -> bool:
+    """Our algorithms' state runs store flat (x, a, r, x') transitions (smac_rllib/replay.py), whatever the type says."""
+    return type(config).__module__.startswith("smac_rllib.") and not getattr(config, "is_pixels", False)
 
 
 def _prod(shape) -> int:
