@@ -45,7 +45,7 @@ def test_tuned_example_dry_run_evaluates_the_deterministic_policy(path, capsys):
             assert config.evaluation_interval >= 1 and config.evaluation_duration_unit == "episodes"
             assert config.get_evaluation_config_object().explore is False, "evaluation acts with the deterministic policy"
             steps = config.evaluation_interval * config.min_sample_timesteps_per_iteration
-            if path.name in ("smac_pixels_quick.yaml", "smac_state_quick.yaml"):  # laptop demos: a denser cadence, stated in their comments
+            if path.name in ("smac_pixels_quick.yaml", "smac_state_quick.yaml", "smac_pixels_learns.yaml"):  # laptop runs: a denser cadence, stated in their comments
                 continue
             if getattr(config, "is_pixels", False) or (config.env_config or {}).get("from_pixels"):
                 assert steps * action_repeat(config.to_dict()) == 10_000 and config.evaluation_duration == 5  # reference

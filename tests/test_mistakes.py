@@ -345,7 +345,7 @@ def test_storage_path_without_write_permission(tmp_path, capfd):
 
 def test_autocast_null_is_what_the_config_documents_and_a_wrong_type_still_is_refused(tmp_path, capfd):
     """``autocast: null`` (fp32, documented by SMACConfig) passes the CLI's type check, as the config accepts it; a
-    number is still the one-line type error. The CLI takes null for the fields the config class lists as nullable."""
+    number is still the one-line type error. The CLI takes the types the config class declares (``FIELD_TYPES``)."""
     from smac_rllib.algorithms import SMACConfig
 
     pixels = '{"env_config": {"from_pixels": true, "time_limit": 1.0}, "autocast": null, "world_model_preset": "tiny"}'
@@ -371,16 +371,24 @@ def test_a_gymnasium_env_config_key_the_env_does_not_take_is_refused_before_ray(
     assert run_cli(["train", "file", str(path), "--dry-run"]) == 0, capfd.readouterr().err
 
 
-@pytest.mark.parametrize("override, largest", [
-    ('{"hidden_dim": 200000}', "the largest term is the networks (80,0"),
-    ('{"replay_buffer_config": {"type": "EpisodeReplayBuffer", "capacity": 10000000000}}', "the largest term is the replay buffer"),
+_LONG_RUN = '{"env_runners/num_env_steps_sampled_lifetime": 100000000000}'
+
+
+@pytest.mark.parametrize("override, stop, largest", [
+    ('{"hidden_dim": 200000}', None, "the largest term is the networks (80,0"),
+    ('{"replay_buffer_config": {"type": "EpisodeReplayBuffer", "capacity": 10000000000}}', _LONG_RUN,
+     "the largest term is the replay buffer (10,000,000,000 steps)"),
 ])
-def test_a_trial_that_cannot_fit_in_memory_is_refused_before_ray(tmp_path, capfd, override, largest):
-    """A width or a replay capacity whose memory exceeds the machine's: exit 2 and one line naming the largest term and
-    the setting to lower (cli/memory.py: networks counted on the meta device, replay at its dtype), before Ray starts."""
+def test_a_trial_that_cannot_fit_in_memory_is_refused_before_ray(tmp_path, capfd, override, stop, largest):
+    """A width, or a replay capacity that a long run fills, whose memory exceeds the machine's: exit 2 and one line
+    naming the largest term and the setting to lower (cli/memory.py: networks counted on the meta device, replay at its
+    dtype), before Ray starts. The same capacity with BASE's 2-iteration stop fits: the replay never fills."""
     path = tmp_path / "big.yaml"
     path.write_text(BASE)
-    code = run_cli(["train", "file", str(path), "--config", override, "--dry-run"])
+    if stop is not None:
+        assert run_cli(["train", "file", str(path), "--config", override, "--dry-run"]) == 0, capfd.readouterr().err
+        capfd.readouterr()
+    code = run_cli(["train", "file", str(path), "--config", override, "--dry-run"] + (["--stop", stop] if stop else []))
     _, err = capfd.readouterr()
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert "one trial needs ~" in err and "more than this machine's" in err and largest in err and "; lower " in err, err

@@ -186,10 +186,10 @@ def _expected_type(key: str, attr: str, annotations: dict[str, Any], default) ->
         return typing.Optional[float]  # fractional resources are fine
     if key in annotations:
         return annotations[key]
-    expected = _type_of_default(getattr(default, attr, None))
-    if attr in getattr(type(default), "NULLABLE_FIELDS", ()) and expected is not Any:
-        return typing.Optional[expected]  # the config class takes null for this field (e.g. autocast: null = fp32)
-    return expected
+    declared = getattr(type(default), "FIELD_TYPES", {})  # types the defaults do not show (a None default, a nullable str)
+    if attr in declared:
+        return declared[attr]
+    return _type_of_default(getattr(default, attr, None))
 
 
 def _check_evaluation_config(overrides: dict, algo_class: type, known: set[str], annotations: dict[str, Any], default, line_of) -> None:

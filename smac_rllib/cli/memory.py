@@ -45,9 +45,23 @@ def _param_count(config, observation_space, action_space) -> int:
     return sum(p.numel() for p in module.parameters())
 
 
-def estimate(config, *, learner_on_gpu: bool = False) -> dict[str, tuple[float, str]]:
+STEPS_PER_ITERATION_BOUND = 10_000  # a generous bound on one iteration's sampled steps, for iteration-count stops
+
+
+def max_steps(stop: dict) -> int | None:
+    """The most agent steps a run with these ``stop`` criteria can store (None: not bounded by them)."""
+    for key in ("env_runners/num_env_steps_sampled_lifetime", "num_env_steps_sampled_lifetime", "timesteps_total"):
+        if isinstance(stop.get(key), (int, float)):
+            return int(stop[key])
+    if isinstance(stop.get("training_iteration"), (int, float)):
+        return int(stop["training_iteration"]) * STEPS_PER_ITERATION_BOUND
+    return None
+
+
+def estimate(config, *, learner_on_gpu: bool = False, steps: int | None = None) -> dict[str, tuple[float, str]]:
     """{term: (bytes, the setting that scales it)} of host memory for one trial of ``config``; {} where it cannot
-    tell. ``learner_on_gpu``: the networks and the update's activations live in GPU memory, only the replay here."""
+    tell. ``learner_on_gpu``: the networks and the update's activations live in GPU memory, only the replay here.
+    ``steps``: the most steps the run stores (its stop criterion); the replay never holds more than that."""
     env = config.env if isinstance(config.env, str) else None
     if env is None:
         return {}
@@ -73,7 +87,8 @@ def estimate(config, *, learner_on_gpu: bool = False) -> dict[str, tuple[float, 
         # an episode buffer (pixels, RLlib's algorithms) keeps each observation once; our state replay keeps x and x'
         copies = 2 if _transition_replay(config) else 1
         per_step = copies * itemsize * int(max(1, _prod(shape)))
-        terms[f"the replay buffer ({int(capacity):,} steps)"] = (capacity * per_step, "replay_buffer_config.capacity")
+        stored = int(min(capacity, steps)) if steps is not None else int(capacity)
+        terms[f"the replay buffer ({stored:,} steps)"] = (stored * per_step, "replay_buffer_config.capacity")
     if pixels and hasattr(config, "resolved_num_particles") and not learner_on_gpu:
         B, T, K = config.batch_size_B, config.batch_length_T, config.resolved_num_particles
         rows = (K + 1) * B * T
@@ -96,10 +111,10 @@ def _prod(shape) -> int:
     return out
 
 
-def memory_error(config, available: int | None = None, *, gpus: float = 0) -> str | None:
+def memory_error(config, available: int | None = None, *, gpus: float = 0, steps: int | None = None) -> str | None:
     """One line when one trial of ``config`` cannot fit in ``available`` bytes (default: physical memory); else None.
     ``gpus``: GPUs this machine has (a learner asking for one keeps its networks there)."""
-    terms = estimate(config, learner_on_gpu=bool(gpus) and bool(getattr(config, "num_gpus_per_learner", 0)))
+    terms = estimate(config, learner_on_gpu=bool(gpus) and bool(getattr(config, "num_gpus_per_learner", 0)), steps=steps)
     if not terms:
         return None
     available = physical_memory() if available is None else available

@@ -178,11 +178,12 @@ def cpu_pixel_hours_per_10k_frames(config) -> float | None:
 
 def check_memory(specs: list[ExperimentSpec], *, gpus: float) -> None:
     """Before Ray starts: a trial whose estimated memory exceeds this machine's is refused in one line (cli/memory.py)."""
-    from smac_rllib.cli.memory import memory_error
+    from smac_rllib.cli.memory import max_steps, memory_error
 
     for spec in specs:
+        steps = max_steps(spec.stop or {})  # a run that stops early never fills a large replay
         for config in spec.configs:
-            message = memory_error(config, gpus=gpus)
+            message = memory_error(config, gpus=gpus, steps=steps)
             if message:
                 raise UserError(f"experiment {spec.name!r}: {message}", spec.source)
 

@@ -8,6 +8,7 @@ in ``smac_rllib/algorithms/off_policy.py``; the losses are in ``smac_learner.py`
 from __future__ import annotations
 
 import math
+import typing
 from typing import Any
 
 from ray.rllib.algorithms.sac.sac import SAC, SACConfig
@@ -85,7 +86,9 @@ class SMACConfig(SACConfig):
     conditional TD-target entropy, critic on all particles. Every difference left: docs/fidelity.md.
     """
 
-    NULLABLE_FIELDS = frozenset({"autocast"})  # non-None defaults that also take None (the CLI's type check asks)
+    # field types the defaults do not show, for the CLI's type check: autocast also takes null (fp32), num_particles
+    # defaults to None (per modality) but is an integer
+    FIELD_TYPES = {"autocast": typing.Optional[str], "num_particles": typing.Optional[int]}
 
     def __init__(self, algo_class=None):
         super().__init__(algo_class=algo_class or SMAC)
