@@ -121,10 +121,7 @@ class GraphedUpdate:
                     optimizer.zero_grad(set_to_none=True)  # backward inside the graph allocates the gradients in its pool
                 graph = torch.cuda.CUDAGraph()
                 with torch.cuda.graph(graph, capture_error_mode="thread_local"):
-                    metrics = self.step_fn(self.static_batch)
-                    self.names = [k for k, v in metrics.items() if torch.is_tensor(v)]
-                    self.constants = {k: v for k, v in metrics.items() if not torch.is_tensor(v)}
-                    self.static_metrics = torch.stack([metrics[k].detach().float().reshape(()) for k in self.names])
+                    self.static_metrics = self._metric_vector(self.step_fn(self.static_batch))
         finally:  # captured or not: weights, target critics, Adam's moments and step counters as before the warm-up
             with torch.no_grad():
                 for tensor, value in zip(self.state_tensors(), saved):
@@ -137,14 +134,17 @@ class GraphedUpdate:
         self.graph = graph
         self.captures += 1
 
+    def _metric_vector(self, metrics: dict) -> torch.Tensor:
+        """The step's tensor metrics stacked into one vector (their names kept), its float constants kept aside."""
+        self.names = [k for k, v in metrics.items() if torch.is_tensor(v)]
+        self.constants = {k: v for k, v in metrics.items() if not torch.is_tensor(v)}
+        return torch.stack([metrics[k].detach().float().reshape(()) for k in self.names])
+
     def step(self, batch: dict[str, torch.Tensor]) -> dict:
         for name, static in self.static_batch.items():
             static.copy_(batch[name], non_blocking=True)
         if not self.use_graph:
-            metrics = self.step_fn(self.static_batch)
-            self.names = [k for k, v in metrics.items() if torch.is_tensor(v)]
-            self.constants = {k: v for k, v in metrics.items() if not torch.is_tensor(v)}
-            vector = torch.stack([metrics[k].detach().float().reshape(()) for k in self.names])
+            vector = self._metric_vector(self.step_fn(self.static_batch))
             return dict(zip(self.names, vector.unbind())) | self.constants
         if self.graph is None:
             with self.capture_guard:
