@@ -2,6 +2,8 @@
 
     .venv/bin/python benchmarks/pixel_learning_cpu.py --seeds 0 1 --workers 2      # run what is missing, then summarize
     .venv/bin/python benchmarks/pixel_learning_cpu.py --summarize-only             # rebuild csv / md / png
+    .venv/bin/python benchmarks/pixel_learning_cpu.py --seeds 2 --agent-steps 24000 --out benchmarks/results/pixel_long
+                                                          # the same settings run twice as long (192k frames)
 
 Each (algorithm, seed) is one ``rllib train file <yaml>`` run (``--yaml``, default
 ``tuned_examples/smac_pixels_learns.yaml``: SMAC as the file says; ``LatentSAC`` adds ``{"num_particles": 0}``), its own
@@ -77,6 +79,7 @@ def run_one(job) -> str:
            "--no-plot", "--storage-path", str(run)]
     if ALGOS[algo]:
         cmd += ["--config", json.dumps(ALGOS[algo])]
+    cmd += ["--stop", json.dumps(stop)]
     if _results(run):
         cmd += ["--resume"]
     run.mkdir(parents=True, exist_ok=True)
@@ -150,12 +153,14 @@ def main(argv=None) -> None:
     p.add_argument("--algos", nargs="+", default=list(ALGOS), choices=list(ALGOS))
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    p.add_argument("--agent-steps", type=int, help="replaces the file's stop (agent steps sampled); use with its own "
+                   "--out, e.g. the longer runs: --agent-steps 24000 --out benchmarks/results/pixel_long")
     p.add_argument("--summarize-only", action="store_true")
     args = p.parse_args(argv)
     yaml_path, out = Path(args.yaml).resolve(), Path(args.out)
     _, spec = experiment(yaml_path)
     task = spec["env"].split("/", 1)[-1]
-    stop = spec.get("stop", {})
+    stop = {STEPS: args.agent_steps} if args.agent_steps else spec.get("stop", {})
     action_repeat = int(spec["config"].get("env_config", {}).get("action_repeat", 2))
     if not args.summarize_only:
         jobs = [(yaml_path, out, task, a, s, stop) for s in args.seeds for a in args.algos]
