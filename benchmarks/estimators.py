@@ -30,7 +30,7 @@ from pathlib import Path
 import torch
 
 from benchmarks.report import write_csv
-from smac_rllib import estimators
+from smac_rllib.core import estimators
 from tests.lvm import LinearGaussianLVM
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -3,7 +3,7 @@
     python benchmarks/gpu_learner.py                                   # on the device: cuda, paper preset, every row
     python benchmarks/gpu_learner.py --device cpu --sizes 4x8 --preset tiny --num-particles 4 --iters 1 --warmup 1
 
-Imports torch and our pure modules only (``smac_rllib.pixel_update``, ``smac_rllib.models``, ``smac_rllib.losses``):
+Imports torch and our pure modules only (``smac_rllib.objectives.pixel_update``, ``smac_rllib.models``, ``smac_rllib.objectives.losses``):
 the device machine has no ray, dm_control or gymnasium. One update = ``PixelUpdate.step``, the same math as the RLlib
 learner (tested equal in tests/test_gpu_learner_bench.py): world-model ELBO, K+1 belief particles, actor, critic on
 all particles, alpha, one backward, clipping, Adam, Polyak. Frames are uint8 already on the device (the host->device
@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/report.py
 
 from report import write_csv  # noqa: E402
 
-from smac_rllib import losses, pixel_update  # noqa: E402
-from smac_rllib.pixel_update import OptimSettings, PixelSettings, PixelUpdate  # noqa: E402
+from smac_rllib.objectives import losses, pixel_update  # noqa: E402
+from smac_rllib.objectives.pixel_update import OptimSettings, PixelSettings, PixelUpdate  # noqa: E402
 
 PRECISIONS = {"fp32": None, "bf16": "bf16", "fp16": "fp16"}  # the `autocast` setting of each precision
 ACTION_DIM = 6  # cheetah-run

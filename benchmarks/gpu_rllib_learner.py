@@ -238,7 +238,7 @@ def filled_replay(config, batch_T: int, rng: np.random.Generator, episodes: int)
     """Our pixel replay (``make_replay``) holding random episodes of 4 x T steps."""
     from ray.rllib.env.single_agent_episode import SingleAgentEpisode
 
-    from smac_rllib.replay import make_replay
+    from smac_rllib.training.replay import make_replay
 
     replay = make_replay(config)
     length = 4 * batch_T
@@ -253,7 +253,7 @@ def bare_update(learner, config):
     """``PixelUpdate`` with copies of the learner's nets and its settings."""
     from ray.rllib.core import DEFAULT_MODULE_ID
 
-    from smac_rllib.pixel_update import PixelUpdate
+    from smac_rllib.objectives.pixel_update import PixelUpdate
 
     return PixelUpdate.like(learner.module[DEFAULT_MODULE_ID].unwrapped(), config, float(learner.target_entropy[DEFAULT_MODULE_ID]))
 
@@ -297,7 +297,7 @@ def run_size(args, batch_B: int, batch_T: int, device: str) -> tuple[list[dict],
     from ray.rllib.core import DEFAULT_MODULE_ID
     from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
 
-    from smac_rllib.replay import sample_train_batch
+    from smac_rllib.training.replay import sample_train_batch
 
     rng = np.random.default_rng(0)
     config = make_config(args, batch_B, batch_T, device)

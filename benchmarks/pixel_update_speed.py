@@ -27,8 +27,8 @@ from report import write_csv  # noqa: E402  (benchmarks/ is the script's directo
 
 
 def make_update(preset: str, num_particles: int, mode: str, seed: int = 0):
-    from smac_rllib.losses import ObjectiveSettings
-    from smac_rllib.pixel_update import PixelSettings, PixelUpdate, build_nets
+    from smac_rllib.objectives.losses import ObjectiveSettings
+    from smac_rllib.objectives.pixel_update import PixelSettings, PixelUpdate, build_nets
 
     torch.manual_seed(seed)
     world_model, actor, qf = build_nets(6, world_model_preset=preset)
@@ -56,7 +56,7 @@ def bootstrap_ratio(before: list[float], after: list[float], draws: int = 2000, 
 
 
 def main(argv=None) -> None:
-    from smac_rllib.pixel_update import UpdateNoise
+    from smac_rllib.objectives.pixel_update import UpdateNoise
     from tests.reference_pixel_update import as_58c9715_layout, reference_step
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])

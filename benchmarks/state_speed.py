@@ -62,14 +62,14 @@ def plain_loops(batch: int) -> dict:
 
 class PlainLoop:
     """SMAC's update as a plain PyTorch loop would write it: the same RLModule forward (``_forward_train``, pure torch)
-    and losses (``smac_rllib.losses``), one backward of the summed losses, one Adam per component (torch's default
+    and losses (``smac_rllib.objectives.losses``), one backward of the summed losses, one Adam per component (torch's default
     implementation, or ``fused``), Polyak averaging with ``lerp_``; the batch arrives as numpy, as from a replay."""
 
     def __init__(self, config, spaces, fused: bool):
         import torch
         from ray.rllib.core import DEFAULT_MODULE_ID
 
-        from smac_rllib import losses
+        from smac_rllib.objectives import losses
 
         obs_space, act_space = spaces[DEFAULT_MODULE_ID]
         self.module = config.get_multi_rl_module_spec(spaces=spaces).build()[DEFAULT_MODULE_ID]
@@ -119,7 +119,7 @@ def filled_replays(num_episodes: int = 20, length: int = 1000):
     from ray.rllib.env.single_agent_episode import SingleAgentEpisode
     from ray.rllib.utils.replay_buffers.episode_replay_buffer import EpisodeReplayBuffer
 
-    from smac_rllib.replay import TransitionReplayBuffer
+    from smac_rllib.training.replay import TransitionReplayBuffer
 
     rng = np.random.default_rng(0)
     episodes = [SingleAgentEpisode(observations=list(rng.normal(size=(length + 1, 5)).astype(np.float32)),

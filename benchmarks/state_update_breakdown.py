@@ -33,7 +33,7 @@ def main() -> None:
     torch.set_num_threads(1)
     import state_speed as ss
 
-    from smac_rllib import losses
+    from smac_rllib.objectives import losses
 
     k, batch = args.num_particles, args.batch
     full, no_diag, no_log = (ss._smac_config(k, batch).build_learner(spaces=ss._spaces()) for _ in range(3))

@@ -20,6 +20,66 @@ def headless_gl() -> None:
 
 headless_gl()
 
+# Modules that moved to the layered layout (docs/design.md §2). Checkpoints written before the move name classes by
+# their old module path (pickles of the algorithm, its learner, RLModule and callbacks); the finder below makes each
+# old path import as the new module itself, so those checkpoints restore. Nothing in the package uses the old paths.
+MOVED = {
+    "smac_rllib.algorithms.off_policy": "smac_rllib.training.off_policy",
+    "smac_rllib.algorithms.async_loop": "smac_rllib.training.async_loop",
+    "smac_rllib.algorithms.replay_learner": "smac_rllib.training.replay_learner",
+    "smac_rllib.algorithms.lean_update": "smac_rllib.training.lean_update",
+    "smac_rllib.algorithms.sac_baseline": "smac_rllib.algorithms.baselines.sac_baseline",
+    "smac_rllib.algorithms.td3": "smac_rllib.algorithms.baselines.td3",
+    "smac_rllib.algorithms.sac_flow": "smac_rllib.algorithms.baselines.sac_flow",
+    "smac_rllib.algorithms.sac_moe": "smac_rllib.algorithms.baselines.sac_moe",
+    "smac_rllib.algorithms.policy_sac": "smac_rllib.algorithms.baselines.policy_sac",
+    "smac_rllib.algorithms.slac": "smac_rllib.algorithms.baselines.slac",
+    "smac_rllib.algorithms.dreamer": "smac_rllib.algorithms.baselines.dreamer",
+    "smac_rllib.estimators": "smac_rllib.core.estimators",
+    "smac_rllib.elbo": "smac_rllib.core.elbo",
+    "smac_rllib.optim": "smac_rllib.core.optim",
+    "smac_rllib.models.distributions": "smac_rllib.core.distributions",
+    "smac_rllib.losses": "smac_rllib.objectives.losses",
+    "smac_rllib.pixel_update": "smac_rllib.objectives.pixel_update",
+    "smac_rllib.imagination": "smac_rllib.objectives.imagination",
+    "smac_rllib.rate_limiter": "smac_rllib.training.rate_limiter",
+    "smac_rllib.replay": "smac_rllib.training.replay",
+    "smac_rllib.captured_update": "smac_rllib.training.captured_update",
+}
+
+
+def _moved_to(fullname: str) -> str | None:
+    """The new path of an old module path (a moved package's submodules included), else None."""
+    for old, new in MOVED.items():
+        if fullname == old or fullname.startswith(old + "."):
+            return new + fullname[len(old):]
+    return None
+
+
+class _MovedModules:
+    """``sys.meta_path`` finder: an old module path imports as the new module object (the same classes)."""
+
+    @staticmethod
+    def find_spec(fullname, path=None, target=None):
+        import importlib.util
+
+        new = _moved_to(fullname)
+        return importlib.util.spec_from_loader(fullname, _MovedModules(), is_package=True) if new else None
+
+    @staticmethod
+    def create_module(spec):
+        import importlib
+
+        return importlib.import_module(_moved_to(spec.name))
+
+    @staticmethod
+    def exec_module(module):
+        pass
+
+
+if not any(isinstance(f, _MovedModules) for f in __import__("sys").meta_path):
+    __import__("sys").meta_path.insert(0, _MovedModules())  # first: a moved package's old submodule path must not load twice
+
 __version__ = "0.1.0"
 
 

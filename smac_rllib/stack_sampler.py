@@ -1,6 +1,6 @@
 """A poor man's py-spy: samples every thread's innermost Python frame in a live run (the device has no py-spy;
 benchmarks/results/gpu/PLAN.md). Standard library only, so it imports in a moment. ``ReplayLearnerMixin`` starts it in the learner's
-process when ``SMAC_PROFILE_THREADS=<dir>`` is set (smac_rllib/algorithms/replay_learner.py)."""
+process when ``SMAC_PROFILE_THREADS=<dir>`` is set (smac_rllib/training/replay_learner.py)."""
 
 from __future__ import annotations
 

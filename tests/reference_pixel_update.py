@@ -1,8 +1,8 @@
 """Frozen reference: the pixel update as it was at 58c9715, before the sync-free refactor (docs/design.md §10), kept to hold
-the refactored ``smac_rllib.pixel_update`` to it (tests/test_pixel_update.py) and to time the two side by side
+the refactored ``smac_rllib.objectives.pixel_update`` to it (tests/test_pixel_update.py) and to time the two side by side
 (benchmarks/pixel_update_speed.py). Do not "fix" or modernise this file: it is the yardstick.
 
-The only change from 58c9715: every Gaussian draw reads the pre-drawn noise of ``smac_rllib.pixel_update.UpdateNoise``
+The only change from 58c9715: every Gaussian draw reads the pre-drawn noise of ``smac_rllib.objectives.pixel_update.UpdateNoise``
 (the posterior, the particles, the actor, the TD target's next actions) instead of calling ``torch.randn_like``, so both
 versions see identical inputs. The per-step prior sample of the old observe loop, which nothing used, draws nothing
 here (it never influenced a number). Everything else -- the prior head inside the loop, the concatenated GRU input,
@@ -15,15 +15,16 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from smac_rllib import estimators, losses
-from smac_rllib.losses import ACTION_LOG_STD, LOG_W, LOG_W_NEXT, Q_NEXT_TARGET, Q_PI, Q_PRED
+from smac_rllib.core import estimators
+from smac_rllib.objectives import losses
+from smac_rllib.objectives.losses import ACTION_LOG_STD, LOG_W, LOG_W_NEXT, Q_NEXT_TARGET, Q_PI, Q_PRED
 from smac_rllib.models.critic import frozen
-from smac_rllib.models.distributions import gaussian_log_prob, tanh_log_det_jacobian
+from smac_rllib.core.distributions import gaussian_log_prob, tanh_log_det_jacobian
 from smac_rllib.models.latent_policy import PolicySample
-from smac_rllib.pixel_update import (
+from smac_rllib.objectives.pixel_update import (
     PARTICLE_SPREAD, REWARD_NEXT, TERMINATED_NEXT, WM_LOSS, WM_METRICS, PixelUpdate, autocast, resolve_autocast,
 )
-from smac_rllib import elbo
+from smac_rllib.core import elbo
 from smac_rllib.models.conv import preprocess_image
 
 

@@ -24,8 +24,8 @@ from smac_rllib.algorithms import (
     TD3Config,
     param_counts,
 )
-from smac_rllib.algorithms.sac_moe import frequency_gate_loss
-from smac_rllib.algorithms.td3 import smoothed_target_action, td3_target
+from smac_rllib.algorithms.baselines.sac_moe import frequency_gate_loss
+from smac_rllib.algorithms.baselines.td3 import smoothed_target_action, td3_target
 from smac_rllib.models.flows import ConditionalRealNVP, RealNVPTanhPolicy, coupling_masks
 from smac_rllib.models.mixture import GaussianMixtureTanhPolicy, tanh_mixture_log_prob
 

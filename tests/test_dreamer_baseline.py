@@ -12,7 +12,7 @@ from ray.rllib.core import DEFAULT_MODULE_ID
 from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
 
 from smac_rllib.algorithms import DreamerConfig
-from smac_rllib.imagination import actor_value_losses, discount_weights, imagine_ahead, lambda_returns
+from smac_rllib.objectives.imagination import actor_value_losses, discount_weights, imagine_ahead, lambda_returns
 from smac_rllib.models.world_model import WorldModel, WorldModelConfig
 from smac_rllib.models.latent_policy import TanhGaussianHead
 from tests.test_smac_pixels import SPACES, TINY, fake_sequences

@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from smac_rllib import estimators as est
+from smac_rllib.core import estimators as est
 from tests.lvm import LinearGaussianLVM
 
 N = 200_000  # samples per Monte Carlo mean: SE of each mean is ~0.003 nats here

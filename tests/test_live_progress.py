@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from smac_rllib.algorithms.off_policy import LIVE_PROGRESS_FILE, LiveProgress
+from smac_rllib.training.off_policy import LIVE_PROGRESS_FILE, LiveProgress
 from smac_rllib.cli.live import LiveWatcher, eta_to_stop, format_live
 
 

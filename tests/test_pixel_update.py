@@ -1,4 +1,4 @@
-"""The pixel update as pure torch (smac_rllib/pixel_update.py): equal to the RLlib learner's update, importable
+"""The pixel update as pure torch (smac_rllib/objectives/pixel_update.py): equal to the RLlib learner's update, importable
 and benchmarkable without Ray (the GPU device has no ray, dm_control or gymnasium)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from ray.rllib.core import DEFAULT_MODULE_ID
 from ray.rllib.utils.metrics import ALL_MODULES as ALL_MODULES_KEY
 from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
 
-from smac_rllib.pixel_update import PixelUpdate
+from smac_rllib.objectives.pixel_update import PixelUpdate
 from tests.test_smac_pixels import SPACES, fake_sequences, pixel_config
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,8 +94,8 @@ def test_rllib_learner_overhead_benchmark_runs_on_cpu(tmp_path):
 
 # ----- the sync-free update against the frozen 58c9715 update --------------------------------------------------
 def _pure_update(num_particles: int, seed: int = 0, **settings):
-    from smac_rllib.losses import ObjectiveSettings
-    from smac_rllib.pixel_update import PixelSettings, build_nets
+    from smac_rllib.objectives.losses import ObjectiveSettings
+    from smac_rllib.objectives.pixel_update import PixelSettings, build_nets
 
     torch.manual_seed(seed)
     world_model, actor, qf = build_nets(2, world_model_preset="tiny", pixel_hidden_dim=16, actor_layers=2, critic_layers=2)
@@ -108,7 +108,7 @@ def _batch(seed: int = 0) -> dict:
 
 
 def _noise(update, batch, seed):
-    from smac_rllib.pixel_update import UpdateNoise
+    from smac_rllib.objectives.pixel_update import UpdateNoise
 
     B, T, A = batch["actions"].shape
     torch.manual_seed(seed)
@@ -219,9 +219,9 @@ def test_one_rllib_learner_update_has_no_host_sync():
 
 
 def test_masked_losses_ignore_nan_outside_the_mask_in_value_and_gradient():
-    """``masked_mean`` and the masked ``critic_loss`` (smac_rllib/losses.py): the closed form on the valid entries, and a
+    """``masked_mean`` and the masked ``critic_loss`` (smac_rllib/objectives/losses.py): the closed form on the valid entries, and a
     NaN or inf outside the mask reaches neither the value nor the gradient (``where``, not ``0 *``)."""
-    from smac_rllib.losses import critic_loss, masked_mean
+    from smac_rllib.objectives.losses import critic_loss, masked_mean
 
     valid_B = torch.tensor([[True, False, True], [True, True, False]])
     x = torch.tensor([[1.0, float("nan"), 3.0], [5.0, 7.0, float("inf")]])
@@ -278,7 +278,7 @@ def test_captured_learner_path_equals_rllibs_path_on_the_cpu():
 
 
 def test_learner_capture_switch_resolves_and_refuses_in_one_line():
-    from smac_rllib.captured_update import CaptureUnavailable, resolve_capture
+    from smac_rllib.training.captured_update import CaptureUnavailable, resolve_capture
 
     cpu, cuda = torch.device("cpu"), torch.device("cuda")
     assert resolve_capture("auto", cpu) == "off" and resolve_capture("off", cuda) == "off"

@@ -17,12 +17,13 @@ from ray.rllib.core import ALL_MODULES, DEFAULT_MODULE_ID
 from ray.rllib.core.columns import Columns
 from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
 
-from smac_rllib import estimators, losses
+from smac_rllib.core import estimators
+from smac_rllib.objectives import losses
 from smac_rllib.algorithms import SACBaselineConfig, SMACConfig
-from smac_rllib import pixel_update
-from smac_rllib.losses import LOG_W_NEXT, Q_NEXT_TARGET, Q_PRED, VALID_NEXT, ObjectiveSettings
-from smac_rllib.pixel_update import REWARD_NEXT
-from smac_rllib.models.distributions import gaussian_log_prob, tanh_log_det_jacobian
+from smac_rllib.objectives import pixel_update
+from smac_rllib.objectives.losses import LOG_W_NEXT, Q_NEXT_TARGET, Q_PRED, VALID_NEXT, ObjectiveSettings
+from smac_rllib.objectives.pixel_update import REWARD_NEXT
+from smac_rllib.core.distributions import gaussian_log_prob, tanh_log_det_jacobian
 from smac_rllib.models.latent_policy import TanhGaussianHead, own_first_log_w
 from tests.test_smac_pixels import SPACES as PIXEL_SPACES
 from tests.test_smac_pixels import fake_sequences, pixel_config

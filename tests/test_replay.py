@@ -5,7 +5,7 @@ import pytest
 from ray.rllib.core.columns import Columns
 from ray.rllib.env.single_agent_episode import SingleAgentEpisode
 
-from smac_rllib.replay import TransitionReplayBuffer
+from smac_rllib.training.replay import TransitionReplayBuffer
 
 
 def chunk(start: int, num_steps: int, terminated: bool = False) -> SingleAgentEpisode:

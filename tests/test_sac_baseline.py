@@ -11,8 +11,8 @@ from ray.rllib.core import DEFAULT_MODULE_ID
 from ray.rllib.core.columns import Columns
 
 from smac_rllib.algorithms import SACBaselineConfig
-from smac_rllib.algorithms.sac_baseline import SACBaselineTorchRLModule
-from smac_rllib.replay import TransitionReplayBuffer
+from smac_rllib.algorithms.baselines.sac_baseline import SACBaselineTorchRLModule
+from smac_rllib.training.replay import TransitionReplayBuffer
 
 OBS = gym.spaces.Box(-np.inf, np.inf, (5,), np.float32)
 ACT = gym.spaces.Box(-1, 1, (2,), np.float32)

@@ -11,10 +11,11 @@ import torch
 from ray.rllib.core import ALL_MODULES, DEFAULT_MODULE_ID
 from ray.rllib.core.columns import Columns
 
-from smac_rllib import estimators, losses
+from smac_rllib.core import estimators
+from smac_rllib.objectives import losses
 from smac_rllib.algorithms import SMACConfig
 from smac_rllib.algorithms.smac.smac_learner import NonFiniteUpdateError
-from smac_rllib.losses import LOG_W, LOG_W_NEXT, Q_NEXT_TARGET, Q_PI, Q_PRED
+from smac_rllib.objectives.losses import LOG_W, LOG_W_NEXT, Q_NEXT_TARGET, Q_PI, Q_PRED
 
 OBS_DIM, ACT_DIM, B, K = 5, 2, 16, 4
 SPACES = {
@@ -218,7 +219,7 @@ def test_lean_update_matches_rllibs_own_update():
     from ray.rllib.core.learner.torch.torch_learner import TorchLearner
     from ray.rllib.utils.metrics.metrics_logger import MetricsLogger
 
-    from smac_rllib.algorithms.lean_update import LeanMetricsLogger
+    from smac_rllib.training.lean_update import LeanMetricsLogger
 
     lean = tiny_config().build_learner(spaces=SPACES)
 
@@ -309,7 +310,7 @@ def test_td_discount_is_the_float_gamma_for_one_step_replays_and_gamma_to_the_n_
     holds; otherwise RLlib SAC's ``gamma ** n_step`` per transition; without the column, gamma."""
     from types import SimpleNamespace
 
-    from smac_rllib.algorithms.replay_learner import td_discount
+    from smac_rllib.training.replay_learner import td_discount
 
     n_step_B = torch.tensor([1.0, 2.0, 3.0])
     assert td_discount(SimpleNamespace(gamma=0.99, n_step=1), {"n_step": torch.ones(3)}) == 0.99

@@ -12,9 +12,9 @@ from ray.rllib.core import DEFAULT_MODULE_ID
 from ray.rllib.core.columns import Columns
 from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
 
-from smac_rllib import estimators
+from smac_rllib.core import estimators
 from smac_rllib.algorithms import SMACConfig
-from smac_rllib.losses import LOG_W, Q_PI, Q_PRED
+from smac_rllib.objectives.losses import LOG_W, Q_PI, Q_PRED
 
 OBS_SPACE = gym.spaces.Box(0, 255, (64, 64, 3), np.uint8)
 ACT_SPACE = gym.spaces.Box(-1, 1, (2,), np.float32)

@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from smac_rllib import elbo
+from smac_rllib.core import elbo
 from smac_rllib.models.conv import ConvDecoder, ConvEncoder, preprocess_image
 from smac_rllib.models.rssm import RSSM
 from smac_rllib.models.world_model import WorldModel, WorldModelConfig

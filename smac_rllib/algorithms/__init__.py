@@ -6,13 +6,13 @@ baselines SLAC (docs/slac.md) and Dreamer (the reference code's DreamerV1, docs/
 """
 
 from smac_rllib.algorithms.counts import param_counts
-from smac_rllib.algorithms.dreamer import Dreamer, DreamerConfig
-from smac_rllib.algorithms.sac_baseline import SACBaseline, SACBaselineConfig
-from smac_rllib.algorithms.sac_flow import SACFlow, SACFlowConfig
-from smac_rllib.algorithms.sac_moe import SACMoE, SACMoEConfig
-from smac_rllib.algorithms.slac import SLAC, SLACConfig
+from smac_rllib.algorithms.baselines.dreamer import Dreamer, DreamerConfig
+from smac_rllib.algorithms.baselines.sac_baseline import SACBaseline, SACBaselineConfig
+from smac_rllib.algorithms.baselines.sac_flow import SACFlow, SACFlowConfig
+from smac_rllib.algorithms.baselines.sac_moe import SACMoE, SACMoEConfig
+from smac_rllib.algorithms.baselines.slac import SLAC, SLACConfig
 from smac_rllib.algorithms.smac import SMAC, SMACConfig
-from smac_rllib.algorithms.td3 import TD3, TD3Config
+from smac_rllib.algorithms.baselines.td3 import TD3, TD3Config
 
 __all__ = [
     "SMAC", "SMACConfig", "Dreamer", "DreamerConfig", "SACBaseline", "SACBaselineConfig", "TD3", "TD3Config", "SACFlow", "SACFlowConfig",

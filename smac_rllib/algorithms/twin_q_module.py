@@ -10,7 +10,7 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.core.learner.utils import make_target_network
 from ray.rllib.core.rl_module.apis import InferenceOnlyAPI, QNetAPI, TargetNetworkAPI
 
-from smac_rllib.losses import Q_NEXT_TARGET, Q_PRED
+from smac_rllib.objectives.losses import Q_NEXT_TARGET, Q_PRED
 
 
 class TwinQModuleAPI(InferenceOnlyAPI, TargetNetworkAPI, QNetAPI):

@@ -1,5 +1,5 @@
 """Progress lines inside long iterations: the trainable writes ``<trial dir>/progress_live.json``
-(``smac_rllib/algorithms/off_policy.py: LiveProgress``, every 30 s once an iteration runs that long); the CLI's
+(``smac_rllib/training/off_policy.py: LiveProgress``, every 30 s once an iteration runs that long); the CLI's
 progress callback reads it between results and prints one line per new record, with the time to the stop
 criterion estimated from the iteration's projected length.
 """
@@ -10,7 +10,7 @@ import json
 import os
 import time
 
-from smac_rllib.algorithms.off_policy import LIVE_PROGRESS_FILE
+from smac_rllib.training.off_policy import LIVE_PROGRESS_FILE
 
 _STEP_KEYS = ("num_env_steps_sampled_lifetime", "env_runners/num_env_steps_sampled_lifetime")
 

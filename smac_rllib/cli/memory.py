@@ -100,7 +100,7 @@ def estimate(config, *, learner_on_gpu: bool = False, steps: int | None = None) 
 
 
 def _transition_replay(config) -> bool:
-    """Our algorithms' state runs store flat (x, a, r, x') transitions (smac_rllib/replay.py), whatever the type says."""
+    """Our algorithms' state runs store flat (x, a, r, x') transitions (smac_rllib/training/replay.py), whatever the type says."""
     return type(config).__module__.startswith("smac_rllib.") and not getattr(config, "is_pixels", False)
 
 

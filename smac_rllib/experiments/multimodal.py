@@ -37,7 +37,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from smac_rllib.estimators import ESTIMATORS, entropy_estimate, mlmc_levels
+from smac_rllib.core.estimators import ESTIMATORS, entropy_estimate, mlmc_levels
 
 ACTION_DIM = 2
 

@@ -28,7 +28,7 @@ import math
 import torch
 from torch import nn
 
-from smac_rllib.models.distributions import tanh_log_det_jacobian
+from smac_rllib.core.distributions import tanh_log_det_jacobian
 from smac_rllib.models.mlp import mlp
 
 MAX_LOG_SCALE = 3.0  # per block: scale in (e^-3, e^3)

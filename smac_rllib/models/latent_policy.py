@@ -4,7 +4,7 @@ Legend: B = batch, K1 = K + 1 latents (s0 first), X = observation features, S = 
 
 q(s|x) and pi(a|s) are factorized Gaussians; actions are tanh-squashed. ``sample`` returns the action drawn
 from s0 together with ``log_w_K1_B`` = log pi(a|s_k) for s0 and K fresh particles: the input of every
-estimator in ``smac_rllib.estimators``.
+estimator in ``smac_rllib.core.estimators``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from smac_rllib.models.distributions import bound_log_std, gaussian_log_prob, tanh_log_det_jacobian
+from smac_rllib.core.distributions import bound_log_std, gaussian_log_prob, tanh_log_det_jacobian
 from smac_rllib.models.mlp import mlp
 
 

@@ -14,7 +14,7 @@ import math
 import torch
 from torch import nn
 
-from smac_rllib.models.distributions import bound_log_std, gaussian_log_prob, tanh_log_det_jacobian
+from smac_rllib.core.distributions import bound_log_std, gaussian_log_prob, tanh_log_det_jacobian
 from smac_rllib.models.mlp import mlp
 
 

@@ -39,8 +39,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from smac_rllib.elbo import kl_gaussians
-from smac_rllib.models.distributions import gaussian_log_prob, tanh_log_det_jacobian
+from smac_rllib.core.elbo import kl_gaussians
+from smac_rllib.core.distributions import gaussian_log_prob, tanh_log_det_jacobian
 
 __all__ = [
     "SLACModelConfig", "SLACModel", "SequenceActor", "gaussian_log_lik", "gaussian_kl", "filter_before_first_step",

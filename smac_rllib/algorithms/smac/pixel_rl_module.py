@@ -10,7 +10,7 @@ pass serves all ``num_envs_per_env_runner`` envs; it runs under ``torch.inferenc
 conv weights channels-last (same numbers, 2-4x faster on CPU) and the module left in eval mode
 (docs/design.md §4, "vectorized acting").
 
-Training (``_forward_train``, one pass so DDP sees everything) is ``smac_rllib.pixel_update.forward_train``
+Training (``_forward_train``, one pass so DDP sees everything) is ``smac_rllib.objectives.pixel_update.forward_train``
 (pure torch): the world-model ELBO (Eq. 13); the belief particles of every (b, t) -- s0 = the world model's own
 posterior sample, s1..sK fresh -- detached, so actor and critic never train the world model (Alg. 2); the
 actor's marginal Q over particles (Eq. 9) and the log-weights of its entropy estimate (Eqs. 6-7); the critic
@@ -29,9 +29,9 @@ from ray.rllib.core.rl_module.apis import InferenceOnlyAPI, QNetAPI, TargetNetwo
 from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
 from torch import nn
 
-from smac_rllib import pixel_update
-from smac_rllib.algorithms.lean_update import CachedTrainModeMixin
-from smac_rllib.losses import Q_NEXT_TARGET, Q_PRED
+from smac_rllib.objectives import pixel_update
+from smac_rllib.training.lean_update import CachedTrainModeMixin
+from smac_rllib.objectives.losses import Q_NEXT_TARGET, Q_PRED
 
 
 class SMACPixelTorchRLModule(CachedTrainModeMixin, TorchRLModule, InferenceOnlyAPI, TargetNetworkAPI, QNetAPI):
@@ -135,7 +135,7 @@ class SMACPixelTorchRLModule(CachedTrainModeMixin, TorchRLModule, InferenceOnlyA
 
     # --- training ---------------------------------------------------------------------------------------
     def _forward_train(self, batch: dict[str, Any], **kwargs) -> dict[str, Any]:
-        """World-model ELBO, belief particles, actor/critic inputs: ``smac_rllib.pixel_update.forward_train``."""
+        """World-model ELBO, belief particles, actor/critic inputs: ``smac_rllib.objectives.pixel_update.forward_train``."""
         return pixel_update.forward_train(
             batch, world_model=self.world_model, actor=self.actor, qf=self.qf, target_qf=self.target_qf,
             settings=self.settings, device=self.log_alpha.device,

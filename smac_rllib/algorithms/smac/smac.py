@@ -2,7 +2,7 @@
 
 Made like RLlib's TQC, by subclassing SAC's Config / Algorithm; the RLModule and Learner live next door.
 The outer loop (act, store, ``updates_per_env_step`` updates per new env step, sync) is ``OffPolicyLoop``
-in ``smac_rllib/algorithms/off_policy.py``; the losses are in ``smac_learner.py``.
+in ``smac_rllib/training/off_policy.py``; the losses are in ``smac_learner.py``.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 from ray.rllib.algorithms.sac.sac import SAC, SACConfig
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-from smac_rllib import estimators
-from smac_rllib.algorithms.off_policy import ASYNC_FIELDS, OffPolicyLoop, async_field_errors, set_defaults, set_provided
+from smac_rllib.core import estimators
+from smac_rllib.training.off_policy import ASYNC_FIELDS, OffPolicyLoop, async_field_errors, set_defaults, set_provided
 
 _FIELDS = {  # name: (default, reference-code name / meaning) -- one home per hyperparameter
     "num_particles": (None, "K, fresh latent particles per entropy estimate (reference code: num_p); K+1 with s0; "
@@ -61,7 +61,7 @@ _FIELDS = {  # name: (default, reference-code name / meaning) -- one home per hy
     "learner_capture": ("auto", "how the pixel learner runs its update: 'off' (eager, the reference) | 'graph' (the whole "
                                 "update captured in one CUDA graph, replayed per update; CUDA learner) | 'graph+compile' "
                                 "(the same with the RSSM step compiled by Inductor) | 'auto' (the fastest mode measured on "
-                                "a device for a CUDA learner, eager on the CPU; smac_rllib/captured_update.py)"),
+                                "a device for a CUDA learner, eager on the CPU; smac_rllib/training/captured_update.py)"),
 } | ASYNC_FIELDS
 _PIXEL_MODULE_FIELDS = ("world_model_preset", "particle_mode", "action_noise", "pixel_hidden_dim", "actor_layers",
                         "critic_layers", "autocast", "critic_particles", "pixel_actor_head")
@@ -238,7 +238,7 @@ class SMACConfig(SACConfig):
         return errors
 
     def _capture_errors(self) -> list[str]:
-        from smac_rllib.captured_update import CAPTURE_MODES, CaptureUnavailable, resolve_capture
+        from smac_rllib.training.captured_update import CAPTURE_MODES, CaptureUnavailable, resolve_capture
 
         mode = self.learner_capture
         if mode not in CAPTURE_MODES:

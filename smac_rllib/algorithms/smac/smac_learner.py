@@ -1,6 +1,6 @@
 """SMAC's TorchLearner (Alg. 1): critic, actor and temperature losses, one backward, non-finite guard.
 
-The math lives in ``smac_rllib.estimators`` and ``smac_rllib.losses``; this file only wires module outputs to
+The math lives in ``smac_rllib.core.estimators`` and ``smac_rllib.objectives.losses``; this file only wires module outputs to
 them, registers one optimizer per component and logs metrics (prefixed critic/, actor/, alpha/, estimator/).
 
 One backward per update: each parameter gets its gradient from exactly one loss term (the critics are frozen
@@ -18,12 +18,12 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.core.learner.torch.torch_learner import TorchLearner
 from ray.rllib.utils.metrics import ALL_MODULES
 
-from smac_rllib import losses
-from smac_rllib.pixel_update import BATCH_KEYS
-from smac_rllib.algorithms.lean_update import LeanUpdateMixin
-from smac_rllib.algorithms.replay_learner import ReplayLearnerMixin, td_discount
-from smac_rllib.captured_update import CaptureUnavailable, GraphedUpdate, compile_rssm_step, resolve_capture
-from smac_rllib.optim import adam, clip_global_norm_, nonfinite_flag, step_unless_nonfinite
+from smac_rllib.objectives import losses
+from smac_rllib.objectives.pixel_update import BATCH_KEYS
+from smac_rllib.training.lean_update import LeanUpdateMixin
+from smac_rllib.training.replay_learner import ReplayLearnerMixin, td_discount
+from smac_rllib.training.captured_update import CaptureUnavailable, GraphedUpdate, compile_rssm_step, resolve_capture
+from smac_rllib.core.optim import adam, clip_global_norm_, nonfinite_flag, step_unless_nonfinite
 
 
 class NonFiniteUpdateError(FloatingPointError):
@@ -31,7 +31,7 @@ class NonFiniteUpdateError(FloatingPointError):
 
 
 def nonfinite_gradients_flag(tensors: list[torch.Tensor]) -> torch.Tensor:
-    """A bool 0-d tensor, True iff some entry of some tensor is inf or NaN (``smac_rllib.optim.nonfinite_flag``)."""
+    """A bool 0-d tensor, True iff some entry of some tensor is inf or NaN (``smac_rllib.core.optim.nonfinite_flag``)."""
     return nonfinite_flag(tensors) > 0
 
 
@@ -62,7 +62,7 @@ class SMACTorchLearner(ReplayLearnerMixin, LeanUpdateMixin, SACTorchLearner):
         )
 
     def _soft_actor_critic_losses(self, module_id, config, fwd_out, reward_next_B, terminated_next_B, discount_B) -> torch.Tensor:
-        """Critic (TD target of Eq. 10/12) + actor (Eq. 11) + temperature losses (``smac_rllib.losses``), summed; metrics logged."""
+        """Critic (TD target of Eq. 10/12) + actor (Eq. 11) + temperature losses (``smac_rllib.objectives.losses``), summed; metrics logged."""
         module = self._module[module_id].unwrapped()
         settings = losses.ObjectiveSettings.from_config(config)
         target_entropy = self._target_entropy_value(module_id)
@@ -153,7 +153,7 @@ class SMACPixelTorchLearner(SMACTorchLearner):
         device = self._device if self._device is not None else torch.device("cpu")
         self._fp16_scaler = torch.amp.GradScaler(device.type) if fp16 else None
         # "off": RLlib's update path below; a graph mode: ``PixelUpdate.step`` over this learner's own module and
-        # optimizers, captured in one CUDA graph (smac_rllib/captured_update.py) and replayed by ``_update``
+        # optimizers, captured in one CUDA graph (smac_rllib/training/captured_update.py) and replayed by ``_update``
         self._capture_mode = resolve_capture(self.config.learner_capture, device, autocast=self.config.autocast,
                                              num_learners=self.config.num_learners)
         if self._capture_mode != "off" and (self._lr_scheduler_classes is not None or self._grad_scalers is not None):
@@ -183,7 +183,7 @@ class SMACPixelTorchLearner(SMACTorchLearner):
         return total
 
     def _make_graphed(self, module_id, columns: dict) -> GraphedUpdate:
-        from smac_rllib.pixel_update import OptimSettings, PixelUpdate
+        from smac_rllib.objectives.pixel_update import OptimSettings, PixelUpdate
 
         config = self.config.get_config_for_module(module_id)
         module = self._module[module_id].unwrapped()
@@ -235,7 +235,7 @@ class SMACPixelTorchLearner(SMACTorchLearner):
         ]
 
     def compute_loss_for_module(self, *, module_id, config, batch, fwd_out) -> torch.Tensor:
-        from smac_rllib.pixel_update import PARTICLE_SPREAD, REWARD_NEXT, TERMINATED_NEXT, WM_LOSS, WM_METRICS
+        from smac_rllib.objectives.pixel_update import PARTICLE_SPREAD, REWARD_NEXT, TERMINATED_NEXT, WM_LOSS, WM_METRICS
 
         # Eq. (12): critic on belief features with the soft value of Eq. (10); entropy over belief particles (Eq. 7)
         actor_critic_alpha = self._soft_actor_critic_losses(
@@ -248,7 +248,7 @@ class SMACPixelTorchLearner(SMACTorchLearner):
 
     def postprocess_gradients_for_module(self, *, module_id, config=None, module_gradients_dict):
         """Global-norm clip per optimizer at ``pixel_grad_clip`` (reference: 100 for model, actor and critic; not alpha),
-        by torch's foreach ops (``smac_rllib.optim.clip_global_norm_``: RLlib's ``clip_gradients`` math without its
+        by torch's foreach ops (``smac_rllib.core.optim.clip_global_norm_``: RLlib's ``clip_gradients`` math without its
         ``nan_to_num`` of an infinite norm, moot since such an update is skipped)."""
         if self._fp16_scaler is not None:  # unscale in place (the dict holds the .grad tensors) before clipping
             for _, optimizer in self.get_optimizers_for_module(module_id):

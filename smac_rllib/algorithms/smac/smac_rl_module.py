@@ -18,9 +18,9 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
 from torch import nn
 
-from smac_rllib.algorithms.lean_update import CachedTrainModeMixin
+from smac_rllib.training.lean_update import CachedTrainModeMixin
 from smac_rllib.algorithms.twin_q_module import TwinQModuleAPI
-from smac_rllib.losses import ACTION_LOG_STD, LOG_W, LOG_W_NEXT, Q_NEXT_TARGET, Q_PI, Q_PRED  # train forward keys
+from smac_rllib.objectives.losses import ACTION_LOG_STD, LOG_W, LOG_W_NEXT, Q_NEXT_TARGET, Q_PI, Q_PRED  # train forward keys
 from smac_rllib.models.critic import TwinQ, frozen
 from smac_rllib.models.latent_policy import LatentPolicy
 

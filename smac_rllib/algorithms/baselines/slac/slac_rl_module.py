@@ -29,8 +29,8 @@ from ray.rllib.core.rl_module.apis import InferenceOnlyAPI, QNetAPI, TargetNetwo
 from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
 from torch import nn
 
-from smac_rllib.algorithms.lean_update import CachedTrainModeMixin
-from smac_rllib.losses import Q_NEXT_TARGET, Q_PI, Q_PRED
+from smac_rllib.training.lean_update import CachedTrainModeMixin
+from smac_rllib.objectives.losses import Q_NEXT_TARGET, Q_PI, Q_PRED
 from smac_rllib.models.critic import TwinQ, frozen
 from smac_rllib.models.slac_model import SequenceActor, SLACModel, SLACModelConfig, actor_input_dim, history_inputs
 

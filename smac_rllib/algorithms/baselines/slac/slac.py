@@ -2,7 +2,7 @@
 
 Made like the SMAC pixel path: a SAC subclass on ``OffPolicyLoop`` (act, store, ``updates_per_env_step`` updates per
 new env step, sync; async by default), RLlib's ``EpisodeReplayBuffer`` of uint8 frames sampled as rows of
-``sequence_length + 1`` steps (``smac_rllib/replay.py``), the ``is_first`` connector of pixel SMAC. The networks are
+``sequence_length + 1`` steps (``smac_rllib/training/replay.py``), the ``is_first`` connector of pixel SMAC. The networks are
 in ``models/slac_model.py``, the module in ``slac_rl_module.py``, the losses in ``slac_learner.py``.
 
 Model pretraining: once the ``num_steps_sampled_before_learning_starts`` uniform random steps are stored, the first
@@ -20,8 +20,8 @@ from typing import Any
 from ray.rllib.algorithms.sac.sac import SAC, SACConfig
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-from smac_rllib.algorithms.off_policy import ASYNC_FIELDS, OffPolicyLoop, async_field_errors, set_defaults, set_provided
-from smac_rllib.rate_limiter import SampleToInsertRatio
+from smac_rllib.training.off_policy import ASYNC_FIELDS, OffPolicyLoop, async_field_errors, set_defaults, set_provided
+from smac_rllib.training.rate_limiter import SampleToInsertRatio
 
 # name: (default, meaning; the original's name and file) -- one home per hyperparameter.
 # Original: alexlee-gk/slac, slac/agents/slac/configs/slac.gin (gin) and examples/v1/train_eval.py (train_eval defaults).
@@ -135,12 +135,12 @@ class SLACConfig(SACConfig):
     smac_errors = slac_errors  # the CLI checks every algorithm config through this name (cli/yaml_loader.py)
 
     def get_default_rl_module_spec(self) -> RLModuleSpec:
-        from smac_rllib.algorithms.slac.slac_rl_module import SLACTorchRLModule
+        from smac_rllib.algorithms.baselines.slac.slac_rl_module import SLACTorchRLModule
 
         return RLModuleSpec(module_class=SLACTorchRLModule)
 
     def get_default_learner_class(self):
-        from smac_rllib.algorithms.slac.slac_learner import SLACTorchLearner
+        from smac_rllib.algorithms.baselines.slac.slac_learner import SLACTorchLearner
 
         return SLACTorchLearner
 

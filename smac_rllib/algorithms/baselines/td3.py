@@ -30,11 +30,11 @@ from ray.rllib.core.learner.utils import make_target_network, update_target_netw
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
 
-from smac_rllib import losses
-from smac_rllib.algorithms.off_policy import OffPolicyLoop, set_defaults, set_provided
-from smac_rllib.algorithms.policy_sac import check_flat_spaces
-from smac_rllib.algorithms.replay_learner import ReplayLearnerMixin, td_discount
-from smac_rllib.algorithms.sac_baseline import SACBaselineConfig
+from smac_rllib.objectives import losses
+from smac_rllib.training.off_policy import OffPolicyLoop, set_defaults, set_provided
+from smac_rllib.algorithms.baselines.policy_sac import check_flat_spaces
+from smac_rllib.training.replay_learner import ReplayLearnerMixin, td_discount
+from smac_rllib.algorithms.baselines.sac_baseline import SACBaselineConfig
 from smac_rllib.algorithms.twin_q_module import TwinQModuleAPI
 from smac_rllib.models.critic import TwinQ, frozen
 from smac_rllib.models.mlp import mlp

@@ -3,7 +3,7 @@ Dreamer baseline (Fig. 4/5) -- on the world model, env runners, replay and async
 
 Made like SMAC (and RLlib's TQC): a config, an algorithm, an RLModule and a Learner, each small. What differs from
 pixel SMAC: no critic, particles, temperature or target network; a value network, and the actor trained by the
-lambda-returns of H imagined steps (``smac_rllib/imagination.py``). Acting (belief filter, a ~ pi + Gaussian noise 0.3),
+lambda-returns of H imagined steps (``smac_rllib/objectives/imagination.py``). Acting (belief filter, a ~ pi + Gaussian noise 0.3),
 the warm-up, replay and evaluation are pixel SMAC's. Every difference from the reference: docs/fidelity.md ("Dreamer").
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-from smac_rllib.algorithms.off_policy import set_defaults, set_provided
+from smac_rllib.training.off_policy import set_defaults, set_provided
 from smac_rllib.algorithms.smac.smac import SMAC, SMACConfig
 
 _FIELDS = {  # name: (default, reference-code name / meaning)
@@ -39,7 +39,7 @@ class DreamerConfig(SMACConfig):
         set_defaults(self, _FIELDS)
         self.actor_lr = 8e-5  # reference Config.actor_lr (Dreamer's), not SMAC's 3e-4
         self.num_particles = 0
-        self.learner_capture = "off"  # the captured update is pixel SMAC's (smac_rllib/captured_update.py)
+        self.learner_capture = "off"  # the captured update is pixel SMAC's (smac_rllib/training/captured_update.py)
 
     def training(self, **kwargs) -> "DreamerConfig":
         """SMAC's ``training()`` plus ``imagine_horizon``, ``return_lambda``, ``value_lr``."""
@@ -64,12 +64,12 @@ class DreamerConfig(SMACConfig):
         return errors
 
     def get_default_rl_module_spec(self) -> RLModuleSpec:
-        from smac_rllib.algorithms.dreamer.dreamer_rl_module import DreamerPixelTorchRLModule
+        from smac_rllib.algorithms.baselines.dreamer.dreamer_rl_module import DreamerPixelTorchRLModule
 
         return RLModuleSpec(module_class=DreamerPixelTorchRLModule)
 
     def get_default_learner_class(self):
-        from smac_rllib.algorithms.dreamer.dreamer_learner import DreamerTorchLearner
+        from smac_rllib.algorithms.baselines.dreamer.dreamer_learner import DreamerTorchLearner
 
         return DreamerTorchLearner
 

@@ -20,11 +20,11 @@ from typing import Any
 
 import torch
 
-from smac_rllib.algorithms.slac.slac_rl_module import (
+from smac_rllib.algorithms.baselines.slac.slac_rl_module import (
     LOGP, LOGP_NEXT, MODEL_LOSS, MODEL_METRICS, REWARD, TERMINATED, VALID,
 )
 from smac_rllib.algorithms.smac.smac_learner import SMACTorchLearner
-from smac_rllib.losses import Q_NEXT_TARGET, Q_PI, Q_PRED
+from smac_rllib.objectives.losses import Q_NEXT_TARGET, Q_PI, Q_PRED
 
 
 def masked_mean(x_B: torch.Tensor, valid_B: torch.Tensor) -> torch.Tensor:

@@ -35,8 +35,8 @@ from ray.rllib.utils.metrics import (
     TIMERS,
 )
 
-from smac_rllib.algorithms.async_loop import AsyncDriver, split_by_shard
-from smac_rllib.replay import make_replay, sample_train_batch
+from smac_rllib.training.async_loop import AsyncDriver, split_by_shard
+from smac_rllib.training.replay import make_replay, sample_train_batch
 
 def set_defaults(config, fields: dict) -> None:
     """Each field of a ``{name: (default, meaning)}`` table set to its default on ``config`` (the table is the field's

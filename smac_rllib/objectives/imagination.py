@@ -1,6 +1,6 @@
 """Dreamer (v1, Hafner et al. 2020) as the SMAC reference code ships it -- the paper's Dreamer baseline: actor and value
 trained in imagination with lambda-returns on the same RSSM world model as SMAC (reference
-``visual_control/dreamer.py``, ``dreamer=0``). Pure torch, no ray; the RLlib glue is ``smac_rllib/algorithms/dreamer/``.
+``visual_control/dreamer.py``, ``dreamer=0``). Pure torch, no ray; the RLlib glue is ``smac_rllib/algorithms/baselines/dreamer/``.
 
 Legend: B = batch (sequences), T = time, N = B*T imagination starts, H = horizon, H1 = H + 1 imagined states (the start
 first), F = feature dim (stoch + deter), A = action dim.
@@ -18,10 +18,10 @@ import contextlib
 
 import torch
 
-from smac_rllib import elbo
+from smac_rllib.core import elbo
 from smac_rllib.models.critic import frozen
-from smac_rllib.models.distributions import gaussian_log_prob, tanh_log_det_jacobian
-from smac_rllib.pixel_update import WM_LOSS, WM_METRICS, autocast, resolve_autocast
+from smac_rllib.core.distributions import gaussian_log_prob, tanh_log_det_jacobian
+from smac_rllib.objectives.pixel_update import WM_LOSS, WM_METRICS, autocast, resolve_autocast
 
 ACTOR_LOSS = "dreamer_actor_loss"
 VALUE_LOSS = "dreamer_value_loss"

@@ -1,11 +1,11 @@
-"""SMAC's actor-critic losses as pure functions (torch, math and ``smac_rllib.estimators``; no ray).
+"""SMAC's actor-critic losses as pure functions (torch, math and ``smac_rllib.core.estimators``; no ray).
 
 Legend: B = batch (for pixels with ``critic_particles="all"``: (R, M) = particles x transitions), T2 = the twin
 critics (2), K1 = K + 1 latents. ``entropy_*`` are estimates of the MARGINAL entropy H[pi(.|h)] from
-``smac_rllib.estimators`` (for SAC: -log pi(a|x)).
+``smac_rllib.core.estimators`` (for SAC: -log pi(a|x)).
 
 ``soft_actor_critic_losses`` turns the outputs of a training forward pass (the keys below, produced by the
-state RLModule and by ``smac_rllib.pixel_update.forward_train``) into the critic, actor and temperature
+state RLModule and by ``smac_rllib.objectives.pixel_update.forward_train``) into the critic, actor and temperature
 losses; the RLlib Learner and the pure-torch ``PixelUpdate`` both call it.
 """
 
@@ -17,8 +17,8 @@ from typing import NamedTuple
 import torch
 import torch.nn.functional as F
 
-from smac_rllib import estimators
-from smac_rllib.models.distributions import gaussian_entropy
+from smac_rllib.core import estimators
+from smac_rllib.core.distributions import gaussian_entropy
 
 # Keys of the training forward pass.
 Q_PRED = "q_pred_T2_B"  # Q_i(x, a_replay), gradients to the critics

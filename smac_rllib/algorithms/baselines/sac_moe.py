@@ -31,8 +31,8 @@ import torch
 import torch.nn.functional as F
 from ray.rllib.algorithms.sac.sac import SAC
 
-from smac_rllib.algorithms.off_policy import OffPolicyLoop, set_defaults, set_provided
-from smac_rllib.algorithms.policy_sac import EXTRA_ACTOR_LOSS, LOGP, Q_PI, PolicySACConfig, PolicySACTorchRLModule
+from smac_rllib.training.off_policy import OffPolicyLoop, set_defaults, set_provided
+from smac_rllib.algorithms.baselines.policy_sac import EXTRA_ACTOR_LOSS, LOGP, Q_PI, PolicySACConfig, PolicySACTorchRLModule
 from smac_rllib.models.critic import frozen
 from smac_rllib.models.mixture import (
     GaussianMixtureTanhPolicy,

@@ -9,7 +9,7 @@ pytorch_sac's, takes the minimum of the twin critics. What stays RLlib's: Adam e
 and one backward per optimizer (docs/fidelity.md).
 
 Three things of RLlib 2.60's SAC are replaced, so that the baseline is the paper's SAC:
-- the critic loss: RLlib's is Huber (delta 1); ``SACBaselineTorchLearner`` uses ``smac_rllib.losses``' MSE
+- the critic loss: RLlib's is Huber (delta 1); ``SACBaselineTorchLearner`` uses ``smac_rllib.objectives.losses``' MSE
   (``critic_loss: huber`` restores RLlib's);
 - the critic: RLlib encodes x and a in separate 400-400 streams joined by a dense tanh "fusion" net (256, 256, 400;
   ~4x the parameters); ``SACBaselineCatalog`` builds pytorch_sac's Q = MLP(x || a) with ReLU layers 400-400 -> 1;
@@ -32,9 +32,9 @@ from ray.rllib.core.models.configs import MLPEncoderConfig
 from ray.rllib.core.models.torch.encoder import TorchMLPEncoder
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-from smac_rllib import losses
-from smac_rllib.algorithms.off_policy import ASYNC_FIELDS, OffPolicyLoop, async_field_errors, set_defaults, set_provided
-from smac_rllib.algorithms.replay_learner import ReplayLearnerMixin
+from smac_rllib.objectives import losses
+from smac_rllib.training.off_policy import ASYNC_FIELDS, OffPolicyLoop, async_field_errors, set_defaults, set_provided
+from smac_rllib.training.replay_learner import ReplayLearnerMixin
 
 
 _FIELDS = {  # name: (default, meaning) -- one home per field: default, doc and training() keyword
@@ -141,7 +141,7 @@ class SACBaselineTorchRLModule(DefaultSACTorchRLModule):
 
 
 class SACBaselineTorchLearner(ReplayLearnerMixin, SACTorchLearner):
-    """RLlib's SAC learner with the critic loss of ``smac_rllib.losses`` (MSE by default, as pytorch_sac)."""
+    """RLlib's SAC learner with the critic loss of ``smac_rllib.objectives.losses`` (MSE by default, as pytorch_sac)."""
 
     def _compute_loss_for_module_continuous(self, *, module_id, config, batch, fwd_out):
         total_loss = super()._compute_loss_for_module_continuous(module_id=module_id, config=config, batch=batch, fwd_out=fwd_out)

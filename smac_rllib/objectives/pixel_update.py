@@ -9,7 +9,7 @@ F = feature dim (stoch + deter), A = action dim. Frames are uint8 (B, T, 64, 64,
 sample, K more posterior trajectories re-filtered over the sequence (reference ``visual_control/smac.py:205-249``)
 -- under autocast; then, on the detached particles, the actor's a ~ pi(.|s0) with its K+1 log-weights and the
 marginal Q (Eq. 9); the critic on R latent rows and, per row, a' ~ pi(.|s_{r,t+1}) for the TD target (Eq. 12;
-reference ``smac.py:147-158``). The losses from these outputs: ``smac_rllib.losses.soft_actor_critic_losses``.
+reference ``smac.py:147-158``). The losses from these outputs: ``smac_rllib.objectives.losses.soft_actor_critic_losses``.
 """
 
 from __future__ import annotations
@@ -22,13 +22,14 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from smac_rllib import estimators, losses
-from smac_rllib.losses import ACTION_LOG_STD, LOG_W, LOG_W_NEXT, Q_NEXT_TARGET, Q_PI, Q_PRED, VALID_NEXT
+from smac_rllib.core import estimators
+from smac_rllib.objectives import losses
+from smac_rllib.objectives.losses import ACTION_LOG_STD, LOG_W, LOG_W_NEXT, Q_NEXT_TARGET, Q_PI, Q_PRED, VALID_NEXT
 from smac_rllib.models.critic import TwinQ, frozen
-from smac_rllib.models.distributions import gaussian_log_prob, tanh_log_det_jacobian
+from smac_rllib.core.distributions import gaussian_log_prob, tanh_log_det_jacobian
 from smac_rllib.models.latent_policy import TanhGaussianHead, own_first_log_w, sample_given_params
 from smac_rllib.models.world_model import WorldModel, WorldModelConfig
-from smac_rllib.optim import adam, clip_global_norm_, nonfinite_flag, step_unless_nonfinite
+from smac_rllib.core.optim import adam, clip_global_norm_, nonfinite_flag, step_unless_nonfinite
 
 WM_LOSS = "world_model_loss"
 WM_METRICS = "world_model_metrics"
@@ -128,7 +129,7 @@ def forward_train(batch: dict, *, world_model: WorldModel, actor: TanhGaussianHe
     """The training forward pass of pixel SMAC: every loss input, one pass (DDP sees everything). See the module doc.
 
     Sync-free (no host read of a device value, no data-dependent shape): the transitions (t, t+1) that cross an episode
-    seam stay in the (B, T-1) grids and are masked out by ``VALID_NEXT`` in the losses (``smac_rllib.losses``).
+    seam stay in the (B, T-1) grids and are masked out by ``VALID_NEXT`` in the losses (``smac_rllib.objectives.losses``).
     ``noise``: the draws (default: ``UpdateNoise.draw``)."""
     action_B_T_A = batch["actions"].to(device=device, dtype=torch.float32)  # a_t, taken at x_t
     is_first_B_T = batch["is_first"].to(device)
@@ -283,7 +284,7 @@ class PixelUpdate(nn.Module):
         groups = {"world_model": (world_model, optim.world_model_lr), "critic": (qf, optim.critic_lr),
                   "actor": (actor, optim.actor_lr)}
         self.optimizers = {name: adam(module.parameters(), lr=lr) for name, (module, lr) in groups.items()}
-        self.optimizers["alpha"] = adam([self.log_alpha], lr=optim.alpha_lr)  # the learner's Adam (smac_rllib/optim.py)
+        self.optimizers["alpha"] = adam([self.log_alpha], lr=optim.alpha_lr)  # the learner's Adam (smac_rllib/core/optim.py)
         self.scaler = None  # fp16: a GradScaler, made on the first step's device
 
     @classmethod
@@ -305,7 +306,7 @@ class PixelUpdate(nn.Module):
                 optim: OptimSettings, target_entropy: float) -> "PixelUpdate":
         """An update of ``module``'s own nets (world model, actor, critics, target critics, log alpha) stepping the given
         optimizers (named ``world_model``, ``critic``, ``actor``, ``alpha``): nothing is copied. What the RLlib pixel
-        learner captures in a CUDA graph (``SMACPixelTorchLearner``, smac_rllib/captured_update.py)."""
+        learner captures in a CUDA graph (``SMACPixelTorchLearner``, smac_rllib/training/captured_update.py)."""
         update = cls.__new__(cls)
         nn.Module.__init__(update)
         update.world_model, update.actor, update.qf, update.target_qf = module.world_model, module.actor, module.qf, module.target_qf

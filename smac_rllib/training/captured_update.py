@@ -28,7 +28,7 @@ from typing import Callable
 
 import torch
 
-from smac_rllib.pixel_update import autocast_cache_off
+from smac_rllib.objectives.pixel_update import autocast_cache_off
 
 CAPTURE_MODES = ("auto", "off", "graph", "graph+compile")
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import torch
 
 from smac_rllib.algorithms.smac.smac_learner import SMACPixelTorchLearner
-from smac_rllib.imagination import ACTOR_LOSS, DREAMER_METRICS, VALUE_LOSS
-from smac_rllib.pixel_update import WM_LOSS, WM_METRICS
+from smac_rllib.objectives.imagination import ACTOR_LOSS, DREAMER_METRICS, VALUE_LOSS
+from smac_rllib.objectives.pixel_update import WM_LOSS, WM_METRICS
 
 
 class DreamerTorchLearner(SMACPixelTorchLearner):

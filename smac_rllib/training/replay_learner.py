@@ -1,8 +1,8 @@
 """The learner side of the asynchronous actor-learner (docs/design.md §8): a replay shard and an update thread.
 
 ``ReplayLearnerMixin`` goes in front of a ``TorchLearner`` (SMAC's and the SAC baseline's). The driver
-(``smac_rllib/algorithms/async_loop.py``) hands it episodes and an update *grant*; a background thread runs
-updates back to back while ``updates_done < granted`` (the rate limiter of ``smac_rllib/rate_limiter.py``),
+(``smac_rllib/training/async_loop.py``) hands it episodes and an update *grant*; a background thread runs
+updates back to back while ``updates_done < granted`` (the rate limiter of ``smac_rllib/training/rate_limiter.py``),
 a second thread samples and stages the next batch (pinned memory, ``non_blocking`` copy on a GPU) while the
 current update runs. Batches never leave the learner's process; the driver only orchestrates.
 
@@ -28,8 +28,8 @@ import torch
 from ray.rllib.policy.sample_batch import SampleBatch
 from ray.rllib.utils.metrics import NUM_AGENT_STEPS_SAMPLED_LIFETIME, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
-from smac_rllib.algorithms.lean_update import LeanMetricsMixin
-from smac_rllib.replay import make_replay, sample_train_batch
+from smac_rllib.training.lean_update import LeanMetricsMixin
+from smac_rllib.training.replay import make_replay, sample_train_batch
 
 
 class DeviceMetrics:

@@ -1,12 +1,12 @@
 """The driver side of the asynchronous actor-learner (docs/design.md §8): orchestrate, never carry batches.
 
 Env runners sample continuously: each healthy runner has one ``sample()`` request in flight whenever the rate
-limiter (``smac_rllib/rate_limiter.py``) allows. A finished request's episodes go to one learner's replay
+limiter (``smac_rllib/training/rate_limiter.py``) allows. A finished request's episodes go to one learner's replay
 shard (round-robin over results; with a remote learner as an ObjectRef the runner put in the object store,
 so the frames travel runner -> learner and never through this process). Every insert raises the update grant
 of every learner to the synchronous loop's count (``granted_updates``): DDP replicas get the same grant, so they
 run the same number of updates in lockstep. Updates run in each learner's own thread
-(``smac_rllib/algorithms/replay_learner.py``); this loop only adds, grants, syncs weights every
+(``smac_rllib/training/replay_learner.py``); this loop only adds, grants, syncs weights every
 ``weight_sync_every_updates`` updates and collects metrics once per iteration.
 """
 
@@ -26,7 +26,7 @@ from ray.rllib.utils.metrics import (
     TIMERS,
 )
 
-from smac_rllib.rate_limiter import SampleToInsertRatio, default_max_lead_env_steps
+from smac_rllib.training.rate_limiter import SampleToInsertRatio, default_max_lead_env_steps
 
 _TAG = "smac_async_sample"
 

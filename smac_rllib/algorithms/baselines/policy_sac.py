@@ -3,7 +3,7 @@
 Everything but the policy is the paper's SAC baseline (``sac_baseline.py``): the same config defaults (lr 3e-4,
 initial alpha 0.1, tau 0.005, batch 256, 1 update per env step, 5000 uniform random steps first, replay 1M,
 async loop), the same critic (twin Q = MLP(x || a), ReLU, width ``hidden_dim`` = 400), the MSE critic loss of
-``smac_rllib.losses`` and the soft TD target with the entropy term ``-log pi(a'|x')`` (``losses.td_target``),
+``smac_rllib.objectives.losses`` and the soft TD target with the entropy term ``-log pi(a'|x')`` (``losses.td_target``),
 the actor loss ``E[alpha log pi(a|x) - min_i Q_i(x, a)]`` and alpha auto-tuned to the target entropy -|A|.
 A subclass only says how to build the policy (``build_policy``) and, if it needs to, how to form the actor's
 terms (``actor_terms``, e.g. the MoE's per-expert choice).
@@ -30,13 +30,13 @@ from ray.rllib.core.learner.torch.torch_learner import TorchLearner
 from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
 from torch import nn
 
-from smac_rllib import losses
-from smac_rllib.algorithms.replay_learner import ReplayLearnerMixin, td_discount
-from smac_rllib.algorithms.sac_baseline import SACBaselineConfig
+from smac_rllib.objectives import losses
+from smac_rllib.training.replay_learner import ReplayLearnerMixin, td_discount
+from smac_rllib.algorithms.baselines.sac_baseline import SACBaselineConfig
 from smac_rllib.algorithms.twin_q_module import TwinQModuleAPI
 from smac_rllib.models.critic import TwinQ, frozen
 
-# Keys of the training forward pass (Q_PRED / Q_PI / Q_NEXT_TARGET as SMAC's, smac_rllib.losses).
+# Keys of the training forward pass (Q_PRED / Q_PI / Q_NEXT_TARGET as SMAC's, smac_rllib.objectives.losses).
 Q_PRED, Q_PI, Q_NEXT_TARGET = losses.Q_PRED, losses.Q_PI, losses.Q_NEXT_TARGET
 LOGP = "logp_B"  # log pi(a|x) of the actor's action a ~ pi(.|x), with gradients to the policy
 LOGP_NEXT = "logp_next_B"  # log pi(a'|x'), a' ~ pi(.|x'), no gradient
@@ -124,7 +124,7 @@ class PolicySACTorchRLModule(TorchRLModule, TwinQModuleAPI):
 
 
 class PolicySACTorchLearner(ReplayLearnerMixin, SACTorchLearner):
-    """SAC's losses (``smac_rllib.losses``) on a ``PolicySACTorchRLModule``; targets soft-updated every update
+    """SAC's losses (``smac_rllib.objectives.losses``) on a ``PolicySACTorchRLModule``; targets soft-updated every update
     (RLlib's DQN/SAC learner, ``target_network_update_freq`` 0)."""
 
     def configure_optimizers_for_module(self, module_id, config=None) -> None:

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from ray.rllib.algorithms.sac.sac import SAC
 
-from smac_rllib.algorithms.off_policy import OffPolicyLoop, set_defaults, set_provided
-from smac_rllib.algorithms.policy_sac import PolicySACConfig, PolicySACTorchRLModule
+from smac_rllib.training.off_policy import OffPolicyLoop, set_defaults, set_provided
+from smac_rllib.algorithms.baselines.policy_sac import PolicySACConfig, PolicySACTorchRLModule
 from smac_rllib.models.flows import RealNVPTanhPolicy
 
 

@@ -1,0 +1,3 @@
+from smac_rllib.algorithms.baselines.slac.slac import SLAC, SLACConfig
+
+__all__ = ["SLAC", "SLACConfig"]
