@@ -64,7 +64,7 @@ def test_cli_fills_in_float_frames_for_dreamerv3_only():
     (pixels,) = load_experiments(str(REPO / "tuned_examples" / "dreamerv3_pixels.yaml"))
     assert pixels.configs[0].env_config["pixel_format"] == "float"
     assert (pixels.configs[0].model_size, pixels.configs[0].training_ratio) == ("S", 512)
-    from smac_rllib.cli.checks import dreamerv3_effective_training_ratio
+    from smac_rllib.algorithms.baselines.dreamerv3 import effective_training_ratio as dreamerv3_effective_training_ratio
 
     assert dreamerv3_effective_training_ratio(pixels.configs[0]) == 512, "4 envs x 512 = 2 whole 16 x 64 batches"
     assert dreamerv3_effective_training_ratio(config) == 8

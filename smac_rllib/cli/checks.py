@@ -5,7 +5,7 @@ RLlib's config setters (``training(twin_q: Optional[bool])``, ...) or, for keys 
 fields), the type of the default. Integer-valued floats (``1e6``) for integer settings are converted in place.
 Value ranges: ``RANGES`` for RLlib's numeric settings (and the SMAC ones ``smac_errors()`` leaves alone),
 ``smac_rllib.envs.validation`` for env_config, ``config_errors()`` for settings that depend on each other
-(``dreamerv3_errors()`` for RLlib's DreamerV3 on our envs); SMAC's own ranges stay in ``SMACConfig.smac_errors()``.
+(each algorithm's own errors, ranges and batch come from ``smac_rllib.algorithms.config_questions``).
 NaN and inf are refused anywhere (``check_finite``).
 Result keys (stop criteria, scheduler metrics) must be ones a result can contain (``result_key_hint``).
 """
@@ -16,6 +16,7 @@ import dataclasses
 import difflib
 import inspect
 import logging
+import functools
 import math
 import re
 import types
@@ -391,22 +392,20 @@ RANGES: dict[str, Range] = {
     "replay_buffer_config.capacity": _r(1, hint="(paper: 1000000)"),
     "replay_buffer_config.alpha": _r(0, 1),
     "replay_buffer_config.beta": _r(0, 1),
-    # RLlib's DreamerV3 (batch_size_B, batch_length_T, model_size: dreamerv3_errors(); SMAC uses the first two too)
-    "training_ratio": _r(0, low_open=True, hint="(replayed steps per env step; DreamerV3 on DMC: 512)"),
-    "horizon_H": _r(1, hint="(imagination steps; DreamerV3: 15)"),
-    "gae_lambda": _r(0, 1, hint="(DreamerV3: 0.95)"),
-    "entropy_scale": _r(0, hint="(DreamerV3: 3e-4)"),
-    "return_normalization_decay": _r(0, 1, high_open=True, hint="(DreamerV3: 0.99)"),
-    "intrinsic_rewards_scale": _r(0),
-    "world_model_grad_clip_by_global_norm": _r(0, low_open=True, hint="(DreamerV3: 1000)"),
-    "critic_grad_clip_by_global_norm": _r(0, low_open=True, hint="(DreamerV3: 100)"),
-    "actor_grad_clip_by_global_norm": _r(0, low_open=True, hint="(DreamerV3: 100)"),
     # SMAC's settings that smac_errors() leaves alone
     "torch_num_threads": _r(0, hint="(0: torch's default)"),
     "max_consecutive_nonfinite_updates": _r(1, hint="(default 100)"),
     "num_hidden_layers": _r(1, hint="(paper: 2)"),
     "pixel_grad_clip": _r(0, low_open=True, hint="(reference: 100)"),
 }
+
+
+@functools.cache
+def _ranges() -> dict[str, Range]:
+    """RLlib's common ranges and those the algorithms declare (``config_questions.ranges``)."""
+    from smac_rllib.algorithms import config_questions
+
+    return RANGES | {k: Range(*v) for k, v in config_questions.ranges().items()}
 
 
 def check_range(key: str, attr: str, value: Any, where: str, prefix: str = "") -> None:
@@ -416,7 +415,7 @@ def check_range(key: str, attr: str, value: Any, where: str, prefix: str = "") -
             for sub, sub_value in option.items():
                 check_range(f"{key}.{sub}", f"{attr}.{sub}", sub_value, where, prefix)
             continue
-        allowed = RANGES.get(key) or RANGES.get(attr)
+        allowed = _ranges().get(key) or _ranges().get(attr)
         if allowed is None or isinstance(option, bool) or not isinstance(option, (int, float)):
             continue
         if option not in allowed:
@@ -438,119 +437,21 @@ def check_finite(value: Any, name: str, where: str, what: str = "") -> None:
 
 
 def config_errors(config) -> list[str]:
-    """Mistakes in how one grid point's settings fit together (each alone is in range), naming the fix."""
+    """Mistakes in how one grid point's settings fit together (each alone is in range), naming the fix, then the
+    algorithm's own (``config_questions.errors``)."""
+    from smac_rllib.algorithms import config_questions
+
     errors = []
     buffer = getattr(config, "replay_buffer_config", None)
     buffer = buffer if isinstance(buffer, dict) else {}
     capacity = buffer.get("capacity")
-    batch, what = _replay_batch(config)
+    batch, what = config_questions.replay_batch(config)
     if isinstance(capacity, (int, float)) and not isinstance(capacity, bool) and batch and capacity < batch:
         errors.append(
             f"replay_buffer_config.capacity={capacity!r} must be >= the batch size {batch} ({what}); "
             "raise the capacity (paper: 1000000) or lower the batch"
         )
-    if is_dreamerv3(config):
-        errors += dreamerv3_errors(config)
-    return errors
-
-
-def _replay_batch(config) -> tuple[int | None, str]:
-    if getattr(config, "is_pixels", False) or is_dreamerv3(config):
-        b, t = getattr(config, "batch_size_B", None), getattr(config, "batch_length_T", None)
-        if isinstance(b, int) and isinstance(t, int):
-            return b * t, f"batch_size_B x batch_length_T = {b} x {t}"
-        return None, ""
-    try:
-        batch = config.train_batch_size_per_learner
-    except (AttributeError, ValueError):  # RLlib raises when neither batch size is set
-        batch = None
-    return (batch if isinstance(batch, int) else None), "train_batch_size_per_learner"
-
-
-# --------------------------------------------------------------------------------------------- RLlib's DreamerV3
-
-DREAMERV3_IMAGE_SIZE = 64  # RLlib's DreamerV3 conv encoder/decoder (CNNAtari, ConvTransposeAtari) are built for 64x64
-
-
-def is_dreamerv3(config) -> bool:
-    """RLlib's DreamerV3Config (or a subclass), without importing DreamerV3 for other algorithms."""
-    return any(k.__name__ == "DreamerV3Config" for k in type(config).__mro__)
-
-
-def fill_dreamerv3_env_config(config: dict) -> None:
-    """``run: DreamerV3`` on ``dmc/...`` pixels: ``env_config.pixel_format`` defaults to ``float``.
-
-    RLlib's DreamerV3 feeds observations to its conv encoder as they come (no /255, no symlog for images) and
-    regresses its decoder onto them, so it needs float32 frames in [-0.5, 0.5] (what RLlib's own DMC wrapper
-    gives), not our uint8 default: a uint8 frame fails in the first conv layer, after Ray started. The
-    default is set here, where the algorithm is known, so that ``run: DreamerV3`` stays the one switch; a
-    written ``pixel_format: uint8`` is refused by ``dreamerv3_errors``.
-    """
-    env_config = config.get("env_config")
-    if not isinstance(env_config, dict) or env_config.get("from_pixels") is not True or "pixel_format" in env_config:
-        return
-    if all(isinstance(env, str) and env.startswith("dmc/") for env in grid_options(config.get("env"))):
-        config["env_config"] = {**env_config, "pixel_format": "float"}
-
-
-def dreamerv3_effective_training_ratio(config) -> float | None:
-    """The replayed steps per env step that RLlib 2.60's DreamerV3 actually trains at (None: cannot tell).
-
-    Each ``training_step`` samples n = rollout_fragment_length x num_envs_per_env_runner env steps per env
-    runner, then updates on whole B x T batches until n x training_ratio steps are replayed: ceil(n r / BT) BT / n.
-    Its lifetime correction (sample more while the lifetime ratio is above r) never acts in 2.60: it reads
-    ``num_env_steps_trained_lifetime``, which is never logged (``actual_training_ratio`` reports 0).
-    """
-    r, b, t = config.training_ratio, config.batch_size_B, config.batch_length_T
-    fragment, envs = config.rollout_fragment_length, config.num_envs_per_env_runner
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in (r, b, t, fragment, envs)):
-        return None
-    n = fragment * envs * max(1, config.num_env_runners or 0)
-    return math.ceil(n * r / (b * t)) * b * t / n
-
-
-def dreamerv3_ratio_warning(config) -> str | None:
-    """A warning when DreamerV3 would train at another ratio than ``training_ratio`` (more than 5% off)."""
-    effective = dreamerv3_effective_training_ratio(config)
-    if effective is None or effective <= 1.05 * config.training_ratio:
-        return None
-    from fractions import Fraction
-
-    n = config.rollout_fragment_length * config.num_envs_per_env_runner * max(1, config.num_env_runners or 0)
-    bt = config.batch_size_B * config.batch_length_T
-    needed = (Fraction(config.training_ratio).limit_denominator(10**6) / bt).denominator  # least n with n r / BT whole
-    return (f"DreamerV3 trains whole batches of B x T = {bt} steps after every {n} sampled env step(s): effective "
-            f"training_ratio {effective:g}, not {config.training_ratio:g}; make the env steps per sampling round "
-            f"(rollout_fragment_length x num_envs_per_env_runner x num_env_runners, now {n}) a multiple of {needed}")
-
-
-def dreamerv3_errors(config) -> list[str]:
-    """DreamerV3 settings that RLlib 2.60 accepts in ``validate()`` but that fail (with a traceback, after Ray
-    started) or silently make no sense, each naming the fix."""
-    from ray.rllib.algorithms.dreamerv3.utils import _ALLOWED_MODEL_DIMS
-
-    errors = []
-    size = config.model_size
-    if size not in _ALLOWED_MODEL_DIMS:
-        errors.append(f"model_size={size!r} is not a DreamerV3 size; use one of {', '.join(_ALLOWED_MODEL_DIMS)} "
-                      "(DreamerV3 on DMC: S; nano..XXS are RLlib's debug sizes)")
-    b, t = config.batch_size_B, config.batch_length_T
-    if not (isinstance(b, int) and not isinstance(b, bool) and b >= 1):
-        errors.append(f"batch_size_B={b!r} must be an integer >= 1 (sequences per update; DreamerV3: 16)")
-    if not (isinstance(t, int) and not isinstance(t, bool) and t >= 2):
-        errors.append(f"batch_length_T={t!r} must be an integer >= 2 (steps per sequence: the world model learns "
-                      "dynamics from consecutive steps; DreamerV3: 64)")
-    env, env_config = config.env, config.env_config if isinstance(config.env_config, dict) else {}
-    if isinstance(env, str) and env.startswith("dmc/") and env_config.get("from_pixels") is True:
-        size = env_config.get("image_size", DREAMERV3_IMAGE_SIZE)
-        if size != DREAMERV3_IMAGE_SIZE:
-            errors.append(f"env_config.image_size={size!r}: RLlib's DreamerV3 builds its conv encoder and decoder for "
-                          f"{DREAMERV3_IMAGE_SIZE}x{DREAMERV3_IMAGE_SIZE} frames; set image_size: {DREAMERV3_IMAGE_SIZE}")
-        fmt = env_config.get("pixel_format", "uint8")  # filled in by fill_dreamerv3_env_config unless in a grid
-        if fmt != "float":
-            errors.append(f"env_config.pixel_format={fmt!r}: RLlib's DreamerV3 takes float images in [-0.5, 0.5], not "
-                          "raw uint8 frames; set pixel_format: float or leave it out (the CLI sets it for DreamerV3)")
-    return errors
+    return errors + config_questions.errors(config)
 
 
 # --------------------------------------------------------------------------------------------- grids

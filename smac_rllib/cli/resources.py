@@ -138,42 +138,15 @@ def _positive(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
 
 
-# Seconds per paper-preset pixel update on a CPU learner at B x T = 16 x 32, critic on all particles, measured on
-# this project's 2-core CPU with 1 torch thread (benchmarks/results/pixel_learner_cost_cpu/gpu_learner.md):
-# K=0 3.02 s, K=32 (history) 5.70 s. Scaled linearly in K and in B x T (the 50 x 50 row of
-# benchmarks/results/pixel_learner_cost.md is ~5-7x the 16 x 32 one for 4.9x the rows).
-_CPU_S_PER_UPDATE_16x32 = (3.02, 5.70)
 IMPRACTICAL_HOURS_PER_10K_FRAMES = 1.0
 
 
-# SLAC at the original's sizes (64x64 frames, base_depth 32, 256 rows of 9 steps, the model on 32 of them): 5.6 s per
-# full update on this CPU, 1 torch thread, under load (docs/slac.md, "Measured"); scaled in rows, steps, pixels, depth^2.
-_SLAC_CPU_S_PER_UPDATE = 5.6
-
-
-def _slac_cpu_hours_per_10k_frames(config) -> float | None:
-    if (config.num_gpus_per_learner or 0) > 0:
-        return None
-    env_config = config.env_config if isinstance(config.env_config, dict) else {}
-    scale = (config.batch_size_B / 256 * (config.sequence_length + 1) / 9 * (env_config.get("image_size", 64) / 64) ** 2
-             * (config.base_depth / 32) ** 2)
-    updates = 10_000 / (env_config.get("action_repeat") or 2) * config.updates_per_env_step  # the env's pixel default: 2
-    return _SLAC_CPU_S_PER_UPDATE * scale * updates / 3600 / max(1, config.num_learners)
-
-
 def cpu_pixel_hours_per_10k_frames(config) -> float | None:
-    """Estimated learner hours per 10k frames of a paper-size pixel run on a CPU learner; None if not that case."""
-    if type(config).__name__ == "SLACConfig":
-        return _slac_cpu_hours_per_10k_frames(config)
-    if not getattr(config, "is_pixels", False) or getattr(config, "world_model_preset", None) != "paper":
-        return None
-    if (config.num_gpus_per_learner or 0) > 0:
-        return None
-    k0, k32 = _CPU_S_PER_UPDATE_16x32
-    s_per_update = (k0 + (k32 - k0) * min(config.resolved_num_particles, 32) / 32) * config.batch_size_B * config.batch_length_T / (16 * 32)
-    action_repeat = (config.env_config or {}).get("action_repeat") or 2
-    updates = 10_000 / action_repeat * config.resolved_updates_per_env_step
-    return s_per_update * updates / 3600 / max(1, config.num_learners)
+    """Estimated learner hours per 10k frames of a pixel run on a CPU learner; None if not that case (the
+    algorithm's own estimate: ``config_questions.cpu_hours_per_10k_frames``)."""
+    from smac_rllib.algorithms import config_questions
+
+    return config_questions.cpu_hours_per_10k_frames(config)
 
 
 def check_memory(specs: list[ExperimentSpec], *, gpus: float) -> None:
@@ -193,9 +166,8 @@ def warn_impractical(specs: list[ExperimentSpec]) -> None:
     for spec in specs:
         hours = [h for h in (cpu_pixel_hours_per_10k_frames(c) for c in spec.configs) if h is not None]
         if hours and max(hours) >= IMPRACTICAL_HOURS_PER_10K_FRAMES:
-            slac = spec.run == "SLAC"
-            source = "docs/slac.md" if slac else "benchmarks/results/pixel_learner_cost_cpu/"
-            smaller = ("smaller image_size, base_depth and batch_size_B (tests/data/slac_tiny.yaml)" if slac
-                       else "tuned_examples/smac_pixels_quick.yaml")
+            from smac_rllib.algorithms import config_questions
+
+            source, smaller = config_questions.cost_hint(spec.configs[0])
             warn(f"{spec.name!r} runs paper-size pixel updates on a CPU learner: about {max(hours):.0f} h per 10k frames "
                  f"on a 2-core CPU ({source}); use a GPU learner (num_gpus_per_learner: 1) or {smaller} here")

@@ -55,7 +55,7 @@ def run_train(args) -> int:
     specs = load_experiments(args.path, overrides)
     for spec in specs:
         check_rungs(spec)
-        check_dreamerv3_ratio(spec)
+        warn_algorithm(spec)
     if args.resume:
         check_resume_owners(specs, trust=getattr(args, "trust", False))
     if not (args.address or os.environ.get("RAY_ADDRESS")):  # a cluster's nodes have their own memory
@@ -221,16 +221,16 @@ def check_rungs(spec: ExperimentSpec) -> None:
             return
 
 
-def check_dreamerv3_ratio(spec: ExperimentSpec) -> None:
-    """A warning when RLlib's DreamerV3 would train at another replay ratio than its ``training_ratio`` (checks.py)."""
-    from smac_rllib.cli.checks import dreamerv3_ratio_warning, is_dreamerv3
+def warn_algorithm(spec: ExperimentSpec) -> None:
+    """The algorithm's own warnings about this experiment (``config_questions.warnings``), the first one only."""
+    from smac_rllib.algorithms import config_questions
 
     for config in spec.configs:
-        message = dreamerv3_ratio_warning(config) if is_dreamerv3(config) else None
-        if message:
+        messages = config_questions.warnings(config)
+        if messages:
             from smac_rllib.cli.resources import warn
 
-            warn(f"{spec.name}: {message}")
+            warn(f"{spec.name}: {messages[0]}")
             return
 
 

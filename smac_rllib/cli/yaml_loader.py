@@ -51,7 +51,6 @@ from smac_rllib.cli.checks import (
     check_grids,
     config_errors,
     did_you_mean,
-    fill_dreamerv3_env_config,
     grid_options,
     grid_variants,
     is_grid,
@@ -61,6 +60,7 @@ from smac_rllib.cli.checks import (
     type_name,
 )
 from smac_rllib import TRAINABLES
+from smac_rllib.algorithms import config_questions
 from smac_rllib.cli.errors import UserError, one_line
 from smac_rllib.cli.plot import EVAL_RETURN, TRAIN_RETURN
 
@@ -364,8 +364,7 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
     if "env" not in config:
         raise UserError(f"experiment {name!r} has no env; add e.g. `env: dmc/cheetah-run` (list: python -m smac_rllib.envs --list)", where)
     _check_values(config, line_of)
-    if getattr(algo_class, "__name__", "") == "DreamerV3":
-        fill_dreamerv3_env_config(config)  # float frames for RLlib's DreamerV3 (checks.py)
+    config_questions.fill_defaults(config, algo_class)  # e.g. float frames for RLlib's DreamerV3
     check_env(config, algo_class, line_of)
     check_config(config, algo_class, line_of)
 
@@ -643,7 +642,7 @@ def build_configs(spec: ExperimentSpec) -> list:
                 config.update_from_dict(copy.deepcopy(variant))
             except Exception as e:  # noqa: BLE001 - RLlib raises anything for a bad value
                 raise UserError(f"experiment {spec.name!r}: {one_line(e)}", spec.source) from None
-            errors = config_errors(config) + (config.smac_errors() if hasattr(config, "smac_errors") else [])
+            errors = config_errors(config)
             if errors:
                 raise UserError(errors[0], _line_of_message(spec, errors[0]))
             try:

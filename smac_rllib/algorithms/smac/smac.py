@@ -123,6 +123,35 @@ class SMACConfig(SACConfig):
             return self.num_particles
         return 32 if self.is_pixels else 16
 
+    # what the command line asks of a config (algorithms/config_questions.py)
+    COST_HINT = ("benchmarks/results/pixel_learner_cost_cpu/", "tuned_examples/smac_pixels_quick.yaml")
+
+    def replay_batch(self) -> tuple[int | None, str]:
+        """(env steps one update replays, their name): B x T sequences for pixels, transitions for states."""
+        if not self.is_pixels:
+            batch = self.train_batch_size_per_learner
+            return (batch if isinstance(batch, int) else None), "train_batch_size_per_learner"
+        b, t = self.batch_size_B, self.batch_length_T
+        if isinstance(b, int) and isinstance(t, int):
+            return b * t, f"batch_size_B x batch_length_T = {b} x {t}"
+        return None, ""
+
+    def cpu_hours_per_10k_frames(self) -> float | None:
+        """Learner hours per 10k frames of a paper-preset pixel run on a CPU learner; None for other cases.
+
+        Seconds per update at B x T = 16 x 32, critic on all particles, measured on this project's 2-core CPU with
+        1 torch thread (benchmarks/results/pixel_learner_cost_cpu/gpu_learner.md): K=0 3.02 s, K=32 (history)
+        5.70 s; scaled linearly in K and in B x T (the 50 x 50 row of benchmarks/results/pixel_learner_cost.md is
+        ~5-7x the 16 x 32 one for 4.9x the rows)."""
+        if not self.is_pixels or self.world_model_preset != "paper" or (self.num_gpus_per_learner or 0) > 0:
+            return None
+        k0, k32 = 3.02, 5.70
+        s_per_update = ((k0 + (k32 - k0) * min(self.resolved_num_particles, 32) / 32)
+                        * self.batch_size_B * self.batch_length_T / (16 * 32))
+        action_repeat = (self.env_config or {}).get("action_repeat") or 2
+        updates = 10_000 / action_repeat * self.resolved_updates_per_env_step
+        return s_per_update * updates / 3600 / max(1, self.num_learners)
+
     @property
     def resolved_learning_starts(self) -> int:
         if self.num_steps_sampled_before_learning_starts is not None:

@@ -88,6 +88,27 @@ class SLACConfig(SACConfig):
         """Steps per replayed row: L + 1 (TF: ``num_steps=sequence_length + 1``)."""
         return self.sequence_length + 1
 
+    # what the command line asks of a config (algorithms/config_questions.py)
+    COST_HINT = ("docs/slac.md", "smaller image_size, base_depth and batch_size_B (tests/data/slac_tiny.yaml)")
+
+    def replay_batch(self) -> tuple[int | None, str]:
+        b, t = self.batch_size_B, self.batch_length_T
+        if isinstance(b, int) and isinstance(t, int):
+            return b * t, f"batch_size_B x batch_length_T = {b} x {t}"
+        return None, ""
+
+    def cpu_hours_per_10k_frames(self) -> float | None:
+        """Learner hours per 10k frames on a CPU learner: 5.6 s per full update at the original's sizes (64x64
+        frames, base_depth 32, 256 rows of 9 steps, the model on 32 of them) on this project's 2-core CPU, 1 torch
+        thread, under load (docs/slac.md, "Measured"); scaled in rows, steps, pixels and depth^2."""
+        if (self.num_gpus_per_learner or 0) > 0:
+            return None
+        env_config = self.env_config if isinstance(self.env_config, dict) else {}
+        scale = (self.batch_size_B / 256 * (self.sequence_length + 1) / 9 * (env_config.get("image_size", 64) / 64) ** 2
+                 * (self.base_depth / 32) ** 2)
+        updates = 10_000 / (env_config.get("action_repeat") or 2) * self.updates_per_env_step  # pixel default: 2
+        return 5.6 * scale * updates / 3600 / max(1, self.num_learners)
+
     def training(self, **kwargs) -> "SLACConfig":
         """SAC's ``training()`` plus the SLAC fields (``_FIELDS``), e.g. ``training(initial_model_train_steps=1000)``."""
         set_provided(self, kwargs, _FIELDS)

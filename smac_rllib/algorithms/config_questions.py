@@ -1,0 +1,60 @@
+"""What the command line asks of one built config of any algorithm, answered by the algorithm (so that ``cli/``
+names none): its own errors and warnings, the steps one update replays, the numeric ranges of its settings, the
+defaults to fill in before the config is built, and the hours a CPU learner would take.
+
+Ours answer through their config classes (``smac_errors()``, ``replay_batch()``, ``cpu_hours_per_10k_frames()``,
+``COST_HINT``); RLlib's DreamerV3 through ``baselines/dreamerv3.py``; any other RLlib algorithm gets the neutral
+answer (no errors of ours, its train batch, no estimate).
+"""
+
+from __future__ import annotations
+
+from smac_rllib.algorithms.baselines import dreamerv3
+
+
+def fill_defaults(config: dict, algo_class) -> None:
+    """Defaults that depend on the algorithm, set on an experiment's config mapping before it is built."""
+    if dreamerv3.is_dreamerv3(algo_class):
+        dreamerv3.fill_env_config(config)
+
+
+def errors(config) -> list[str]:
+    """The algorithm's own one-line errors for this config (each naming the fix)."""
+    if dreamerv3.is_dreamerv3(config):
+        return dreamerv3.errors(config)
+    own = getattr(config, "smac_errors", None)
+    return own() if own else []
+
+
+def warnings(config) -> list[str]:
+    return dreamerv3.warnings(config) if dreamerv3.is_dreamerv3(config) else []
+
+
+def replay_batch(config) -> tuple[int | None, str]:
+    """(env steps one update replays, how the config names them); (None, "") when it cannot tell."""
+    if dreamerv3.is_dreamerv3(config):
+        return dreamerv3.replay_batch(config)
+    own = getattr(config, "replay_batch", None)
+    if own:
+        return own()
+    try:
+        batch = config.train_batch_size_per_learner
+    except (AttributeError, ValueError):  # RLlib raises when neither batch size is set
+        batch = None
+    return (batch if isinstance(batch, int) else None), "train_batch_size_per_learner"
+
+
+def ranges() -> dict[str, tuple]:
+    """Numeric settings of algorithms not in RLlib's common set: key -> (low, high, low_open, high_open, hint)."""
+    return dict(dreamerv3.RANGES)
+
+
+def cpu_hours_per_10k_frames(config) -> float | None:
+    """Estimated learner hours per 10k frames on a CPU learner, for the slow pixel cases; None otherwise."""
+    own = getattr(config, "cpu_hours_per_10k_frames", None)
+    return own() if own else None
+
+
+def cost_hint(config) -> tuple[str, str]:
+    """(where the cost was measured, what to run instead on a CPU) for the impractical-run warning."""
+    return getattr(config, "COST_HINT", ("benchmarks/results/", "a smaller preset"))
