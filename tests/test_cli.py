@@ -96,7 +96,7 @@ def test_asha_scheduler_block(tmp_path):
     from ray.tune.schedulers import ASHAScheduler
 
     from smac_rllib.cli.train import build_scheduler
-    from smac_rllib.cli.yaml_loader import parse_scheduler
+    from smac_rllib.cli.experiment_parts import parse_scheduler
 
     block = parse_scheduler({"type": "ASHA", "max_t": 100, "grace_period": 10, "reduction_factor": 3}, "x.yaml")
     assert isinstance(build_scheduler(block), ASHAScheduler)
@@ -142,7 +142,7 @@ def test_paper_size_pixel_runs_on_a_cpu_learner_get_one_warning_with_the_hours(c
 
 
 def test_yaml_floats_merge_keys_and_duplicates(tmp_path):
-    from smac_rllib.cli.yaml_loader import read_yaml
+    from smac_rllib.cli.yaml_reader import read_yaml
 
     path = tmp_path / "x.yaml"
     path.write_text("a: &base {lr: 3e-4, n: 1e3}\nb:\n  <<: *base\n  n: 5\n")
@@ -226,22 +226,22 @@ def test_first_ctrl_c_checkpoints_running_trials_then_ends_the_loop_second_stops
 
     from ray.tune.experiment import Trial
 
-    from smac_rllib.cli import train
+    from smac_rllib.cli import interrupt
 
     ended = []
-    monkeypatch.setattr(train, "_end_tune_loop", lambda: ended.append(True))
+    monkeypatch.setattr(interrupt, "_end_tune_loop", lambda: ended.append(True))
     monkeypatch.setenv("TUNE_DISABLE_SIGINT_HANDLER", "0")
     a, b, c = (SimpleNamespace(trial_id=i, path=f"/r/{i}", status=s) for i, s in [("a", Trial.RUNNING), ("b", Trial.RUNNING), ("c", Trial.PENDING)])
-    callback = train.CheckpointOnInterrupt()
-    with train.catch_ctrl_c():
+    callback = interrupt.CheckpointOnInterrupt()
+    with interrupt.catch_ctrl_c():
         assert os.environ["TUNE_DISABLE_SIGINT_HANDLER"] == "1", "Tune's handler would end the run without checkpoints"
-        assert signal.getsignal(signal.SIGINT) is train._on_sigint
+        assert signal.getsignal(signal.SIGINT) is interrupt._on_sigint
         result = {"training_iteration": 3}
         callback.on_trial_result(0, [a, b, c], a, result)
         callback.on_step_end(0, [a, b, c])
         assert "should_checkpoint" not in result and not ended, "nothing happens before Ctrl-C"
 
-        train._on_sigint(signal.SIGINT, None)  # the first Ctrl-C
+        interrupt._on_sigint(signal.SIGINT, None)  # the first Ctrl-C
         assert "rllib: Ctrl-C: checkpointing every running trial" in capfd.readouterr().err
         callback.on_step_end(1, [a, b, c])  # a and b are running: wait for their checkpoints
         callback.on_trial_result(2, [a, b, c], a, result)
@@ -251,14 +251,14 @@ def test_first_ctrl_c_checkpoints_running_trials_then_ends_the_loop_second_stops
         assert not ended, "b has no checkpoint yet"
         b.status = Trial.ERROR  # a failed trial is not waited for
         callback.on_step_end(3, [a, b, c])
-        assert ended == [True] and train.INTERRUPT.unfinished == {"/r/a", "/r/c"}  # left for --resume
+        assert ended == [True] and interrupt.INTERRUPT.unfinished == {"/r/a", "/r/c"}  # left for --resume
         callback.on_step_end(4, [a, b, c])
         assert ended == [True], "the loop is ended once"
 
         with pytest.raises(KeyboardInterrupt):  # the second Ctrl-C
-            train._on_sigint(signal.SIGINT, None)
+            interrupt._on_sigint(signal.SIGINT, None)
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # a third one, too
-    train.INTERRUPT.reset()
+    interrupt.INTERRUPT.reset()
 
 
 def test_second_ctrl_c_exits_130_with_the_resume_command(monkeypatch, capfd):
@@ -341,7 +341,8 @@ def test_train_writes_checkpoints_and_resume_continues_from_them(run):
     assert first_after["training_iteration"] >= 3, "continued from its 2nd checkpoint, not from scratch"
     assert _steps(first_after) == 100 * first_after["training_iteration"], "env-step counter restored"
     before = next(r for r in killed_rows if r["training_iteration"] == first_after["training_iteration"] - 1)
-    assert first_after["num_updates_lifetime"] > before["num_updates_lifetime"] > 0, "update counter restored"
+    # >=: the async learner may not have run a new update yet when the first resumed result is reported
+    assert first_after["num_updates_lifetime"] >= before["num_updates_lifetime"] > 0, "update counter restored"
     assert rows[-1]["training_iteration"] == 6 and _steps(rows[-1]) == 600
 
     checkpoints = sorted(glob.glob(os.path.join(trial_dir, "checkpoint_*", "rllib_checkpoint.json")))

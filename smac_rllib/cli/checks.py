@@ -12,12 +12,9 @@ Result keys (stop criteria, scheduler metrics) must be ones a result can contain
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import inspect
 import logging
-import functools
-import math
 import re
 import types
 import typing
@@ -25,7 +22,9 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-from smac_rllib.cli.errors import UserError, one_line
+from smac_rllib.cli.errors import UserError, did_you_mean, one_line, type_name
+from smac_rllib.cli.grids import MAX_GRID_POINTS, grid_options, grid_variants, is_grid
+from smac_rllib.cli.ranges import check_range
 
 
 def known_config_keys(default_config) -> set[str]:
@@ -308,214 +307,6 @@ def _example_fix(name: str, expected: Any) -> str:
     return ""
 
 
-# --------------------------------------------------------------------------------------------- ranges
-
-
-@dataclasses.dataclass(frozen=True)
-class Range:
-    """Allowed numbers of a setting: ``low``/``high`` (None: unbounded), each end included unless ``*_open``."""
-
-    low: float | None = None
-    high: float | None = None
-    low_open: bool = False
-    high_open: bool = False
-    hint: str = ""
-
-    def __contains__(self, value: float) -> bool:
-        above = self.low is None or (value > self.low if self.low_open else value >= self.low)
-        below = self.high is None or (value < self.high if self.high_open else value <= self.high)
-        return above and below
-
-    def describe(self) -> str:
-        if self.low is not None and self.high is not None:
-            high = "2**32" if self.high == 2**32 else f"{self.high:g}"
-            return f"in {'(' if self.low_open else '['}{self.low:g}, {high}{')' if self.high_open else ']'}"
-        if self.low is not None:
-            return f"{'>' if self.low_open else '>='} {self.low:g}"
-        return f"{'<' if self.high_open else '<='} {self.high:g}"
-
-
-def _r(low=None, high=None, low_open=False, high_open=False, hint=""):
-    return Range(low, high, low_open, high_open, hint)
-
-
-_UNIT = dict(low=0, high=1, low_open=True)
-# RLlib's numeric settings (and SMAC's that smac_errors() does not check): key -> allowed numbers. None and
-# strings ("auto") are left to RLlib; types are checked before (an integer setting gets an integer).
-RANGES: dict[str, Range] = {
-    "gamma": _r(**_UNIT, hint="(paper: 0.99)"),
-    "tau": _r(**_UNIT, hint="(paper: 0.005; 1 copies the weights)"),
-    "lr": _r(0, low_open=True, hint="(e.g. 3e-4)"),
-    "actor_lr": _r(0, low_open=True, hint="(paper: 3e-4)"),
-    "critic_lr": _r(0, low_open=True, hint="(paper: 3e-4)"),
-    "alpha_lr": _r(0, low_open=True, hint="(paper: 3e-4)"),
-    "initial_alpha": _r(0, low_open=True, hint="(pytorch_sac: 0.1)"),
-    "grad_clip": _r(0, low_open=True, hint="(or null: no clipping)"),
-    "n_step": _r(1, hint="(1: one-step TD targets)"),
-    "train_batch_size_per_learner": _r(1, hint="(paper: 256)"),
-    "train_batch_size": _r(1, hint="(paper: 256)"),
-    "minibatch_size": _r(1),
-    "num_epochs": _r(1),
-    "num_env_runners": _r(0, hint="(0: sample in the trial process)"),
-    "num_workers": _r(0, hint="(0: sample in the trial process)"),
-    "num_envs_per_env_runner": _r(1),
-    "num_learners": _r(0, hint="(0: learn in the trial process)"),
-    "evaluation_num_env_runners": _r(0, hint="(0: evaluate in the trial process)"),
-    "num_aggregator_actors_per_learner": _r(0),
-    "num_cpus_per_env_runner": _r(0),
-    "num_gpus_per_env_runner": _r(0),
-    "num_cpus_per_learner": _r(0),
-    "num_gpus_per_learner": _r(0, hint="(1 on a GPU node, 0 on CPU)"),
-    "num_cpus_for_main_process": _r(0),
-    "num_cpus_for_driver": _r(0),
-    "num_gpus": _r(0),
-    "rollout_fragment_length": _r(1, hint="(or auto)"),
-    "min_sample_timesteps_per_iteration": _r(0),
-    "min_train_timesteps_per_iteration": _r(0),
-    "min_time_s_per_iteration": _r(0),
-    "evaluation_interval": _r(0, hint="(null or 0: no evaluation; 10: every 10 iterations)"),
-    "evaluation_duration": _r(1, hint="(or auto)"),
-    "evaluation_sample_timeout_s": _r(0, low_open=True),
-    "sample_timeout_s": _r(0, low_open=True, hint="(or null: no timeout)"),
-    "metrics_num_episodes_for_smoothing": _r(1, hint="(e.g. 100)"),
-    "target_network_update_freq": _r(0, hint="(0: every update)"),
-    "num_steps_sampled_before_learning_starts": _r(0, hint="(paper: 5000)"),
-    "training_intensity": _r(0, low_open=True, hint="(or null)"),
-    "seed": _r(0, 2**32, high_open=True, hint="(numpy seeds; e.g. 0)"),
-    "max_requests_in_flight_per_env_runner": _r(1),
-    "num_consecutive_env_runner_failures_tolerance": _r(0),
-    "max_num_env_runner_restarts": _r(0),
-    "delay_between_env_runner_restarts_s": _r(0),
-    "env_runner_health_probe_timeout_s": _r(0),
-    "env_runner_restore_timeout_s": _r(0),
-    "episode_lookback_horizon": _r(1),
-    "replay_buffer_config.capacity": _r(1, hint="(paper: 1000000)"),
-    "replay_buffer_config.alpha": _r(0, 1),
-    "replay_buffer_config.beta": _r(0, 1),
-    # SMAC's settings that smac_errors() leaves alone
-    "torch_num_threads": _r(0, hint="(0: torch's default)"),
-    "max_consecutive_nonfinite_updates": _r(1, hint="(default 100)"),
-    "num_hidden_layers": _r(1, hint="(paper: 2)"),
-    "pixel_grad_clip": _r(0, low_open=True, hint="(reference: 100)"),
-}
-
-
-@functools.cache
-def _ranges() -> dict[str, Range]:
-    """RLlib's common ranges and those the algorithms declare (``config_questions.ranges``)."""
-    from smac_rllib.algorithms import config_questions
-
-    return RANGES | {k: Range(*v) for k, v in config_questions.ranges().items()}
-
-
-def check_range(key: str, attr: str, value: Any, where: str, prefix: str = "") -> None:
-    """Raise a UserError when a number (or one of its grid options, or a sub-key of a mapping) is out of range."""
-    for option in grid_options(value):
-        if isinstance(option, dict):
-            for sub, sub_value in option.items():
-                check_range(f"{key}.{sub}", f"{attr}.{sub}", sub_value, where, prefix)
-            continue
-        allowed = _ranges().get(key) or _ranges().get(attr)
-        if allowed is None or isinstance(option, bool) or not isinstance(option, (int, float)):
-            continue
-        if option not in allowed:
-            raise UserError(f"{prefix}{key}={option!r} must be {allowed.describe()} {allowed.hint}".rstrip(), where)
-
-
-def check_finite(value: Any, name: str, where: str, what: str = "") -> None:
-    """NaN and inf are refused anywhere in a config (a NaN threshold never triggers, an inf capacity never fits)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        raise UserError(f"{what}{name}={value!r} is not a finite number; write a finite value (NaN and inf are not allowed)", where)
-    if is_grid(value):
-        value = value["grid_search"] if isinstance(value["grid_search"], list) else []
-    if isinstance(value, dict):
-        for key, sub in value.items():
-            check_finite(sub, f"{name}.{key}", where, what)
-    elif isinstance(value, (list, tuple)):
-        for sub in value:
-            check_finite(sub, name, where, what)
-
-
-def config_errors(config) -> list[str]:
-    """Mistakes in how one grid point's settings fit together (each alone is in range), naming the fix, then the
-    algorithm's own (``config_questions.errors``)."""
-    from smac_rllib.algorithms import config_questions
-
-    errors = []
-    buffer = getattr(config, "replay_buffer_config", None)
-    buffer = buffer if isinstance(buffer, dict) else {}
-    capacity = buffer.get("capacity")
-    batch, what = config_questions.replay_batch(config)
-    if isinstance(capacity, (int, float)) and not isinstance(capacity, bool) and batch and capacity < batch:
-        errors.append(
-            f"replay_buffer_config.capacity={capacity!r} must be >= the batch size {batch} ({what}); "
-            "raise the capacity (paper: 1000000) or lower the batch"
-        )
-    return errors + config_questions.errors(config)
-
-
-# --------------------------------------------------------------------------------------------- grids
-
-MAX_GRID_POINTS = 10_000  # every point is validated (~2 ms each); a bigger sweep is a mistake here
-
-
-def check_grids(value: Any, name: str, where: str) -> None:
-    """Every ``{grid_search: [...]}`` under ``value`` is alone in its mapping and has a non-empty list."""
-    if isinstance(value, dict) and "grid_search" in value:
-        options = value["grid_search"]
-        if len(value) > 1:
-            others = ", ".join(repr(k) for k in value if k != "grid_search")
-            raise UserError(f"{name}: grid_search must be the only key of its mapping (found {others} next to it); "
-                            f"write {name}: {{grid_search: [...]}}", where)
-        if not isinstance(options, list) or not options:
-            got = "an empty list" if options == [] else type_name(options)
-            raise UserError(f"grid_search of {name} needs a non-empty list, e.g. {name}: {{grid_search: [8, 16, 32]}}; got {got}", where)
-        for option in options:
-            check_grids(option, name, where)
-    elif isinstance(value, dict):
-        for key, sub in value.items():
-            check_grids(sub, f"{name}.{key}", where)
-    elif isinstance(value, list):
-        for sub in value:
-            check_grids(sub, name, where)
-
-
-def _grid_paths(value: Any, path: tuple = ()):
-    if is_grid(value):
-        yield path, value["grid_search"]
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield from _grid_paths(v, path + (k,))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            yield from _grid_paths(v, path + (i,))
-
-
-def num_grid_points(param_space: dict) -> int:
-    n = 1
-    for _, options in _grid_paths(param_space):
-        n *= len(options)
-    return n
-
-
-def grid_variants(param_space: dict, limit: int = MAX_GRID_POINTS) -> list[dict]:
-    """The concrete configs of a param space with ``grid_search`` entries (the first ``limit`` of them)."""
-    import copy
-    import itertools
-
-    paths = list(_grid_paths(param_space))
-    variants = []
-    for combo in itertools.islice(itertools.product(*[options for _, options in paths]), limit):
-        variant = copy.deepcopy(param_space)
-        for (path, _), option in zip(paths, combo):
-            node = variant
-            for step in path[:-1]:
-                node = node[step]
-            node[path[-1]] = copy.deepcopy(option)
-        variants.append(variant)
-    return variants
-
-
 # --------------------------------------------------------------------------------------------- result keys
 
 # What a result of our algorithms (and RLlib's) holds, "a/b" = result["a"]["b"]: stop criteria, the scheduler's
@@ -562,14 +353,6 @@ def result_key_error(key: Any, what: str, custom_metrics: bool = False) -> str |
 
 # --------------------------------------------------------------------------------------------- helpers
 
-def is_grid(value: Any) -> bool:
-    return isinstance(value, dict) and set(value) == {"grid_search"}
-
-
-def grid_options(value: Any) -> list:
-    return list(value["grid_search"]) if is_grid(value) else [value]
-
-
 class quiet:
     """Silence RLlib's warnings and log lines ("You are running SAC on the new API stack!") while checking."""
 
@@ -588,22 +371,3 @@ class quiet:
             lg.setLevel(level)
         self._warnings.__exit__(*exc)
         return False
-
-
-def did_you_mean(key: Any, choices) -> str:
-    close = difflib.get_close_matches(str(key), [str(c) for c in choices], n=1)
-    return f"; did you mean {close[0]!r}?" if close else ""
-
-
-def type_name(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, str):
-        return f"the string {value!r}"
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    if value is None:
-        return "null"
-    return type(value).__name__

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
+from typing import Any
+
 EXIT_USER_ERROR = 2  # argparse's code for usage errors
 EXIT_TRIAL_ERROR = 1  # a trial failed while running (not a configuration mistake)
 
@@ -23,3 +26,22 @@ def one_line(text: object, limit: int = 400) -> str:
     line = " ".join(lines[:3]) if lines else str(text)
     line = " ".join(line.split())
     return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def did_you_mean(key: Any, choices) -> str:
+    close = difflib.get_close_matches(str(key), [str(c) for c in choices], n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def type_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "null"
+    return type(value).__name__

@@ -17,20 +17,18 @@ import json
 import logging
 import os
 import re
-import signal
-import threading
 import time
 
-from ray import tune
-from ray.air.integrations.wandb import WandbLoggerCallback
 from ray.tune.stopper import Stopper
 
 from smac_rllib.cli.errors import EXIT_TRIAL_ERROR, UserError, one_line
+from smac_rllib.cli.interrupt import INTERRUPT, CheckpointOnInterrupt, _add_interrupt_callback, catch_ctrl_c
 from smac_rllib.cli.main import EXIT_INTERRUPTED, resume_command
+from smac_rllib.cli.wandb_logging import _WandbCallback, wandb_callback  # noqa: F401 - runs started before the
+# split pickled their callbacks as smac_rllib.cli.train.<name>: the names stay importable here for --resume
 from smac_rllib.cli.yaml_loader import ExperimentSpec, Overrides, load_experiments
 
 DEFAULT_STORAGE_PATH = "~/ray_results"
-WANDB_UPLOAD_TIMEOUT_S = 30  # WandbLoggerCallback's default (1800 s) hangs a failed run (docs/design.md §5)
 
 
 def run_train(args) -> int:
@@ -45,7 +43,7 @@ def run_train(args) -> int:
     if args.num_samples is not None and args.num_samples < 1:
         raise UserError(f"--num-samples {args.num_samples} must be >= 1")
     if not os.path.isfile(args.path):  # before the slow imports
-        from smac_rllib.cli.yaml_loader import read_yaml
+        from smac_rllib.cli.yaml_reader import read_yaml
 
         read_yaml(args.path)
 
@@ -361,88 +359,6 @@ def trial_dirname(trial) -> str:
     return f"{trial.trainable_name}_{trial.trial_id}" + (f"_{tag}" if tag else "")[:80]
 
 
-# Config keys W&B always gets (besides those the YAML sets): the paper's knobs, not RLlib's ~280 settings.
-WANDB_CONFIG_KEYS = (
-    "env", "env_config", "seed", "num_particles", "latent_dim", "estimator", "beta", "hidden_dim", "critic_hidden_dim",
-    "updates_per_env_step", "world_model_preset", "particle_mode", "batch_size_B", "batch_length_T", "actor_lr",
-    "critic_lr", "alpha_lr", "world_model_lr", "gamma", "tau", "train_batch_size_per_learner", "num_env_runners",
-    "num_learners", "num_gpus_per_learner",
-)  # fmt: skip
-
-
-def wandb_callback(spec: ExperimentSpec, local_ray: bool = True):
-    """W&B logging of every result and the config; offline without an API key; runs land in the trial dirs."""
-    kwargs = dict(spec.wandb)
-    kwargs.setdefault("group", spec.name)
-    kwargs.setdefault("log_config", False)  # True would repeat the config in every logged result
-    kwargs.setdefault("upload_timeout", WANDB_UPLOAD_TIMEOUT_S)
-    kwargs.setdefault("mode", os.environ.get("WANDB_MODE", "online"))
-    return _WandbCallback(config_keys=sorted(set(spec.param_space) | set(WANDB_CONFIG_KEYS)), inherit_key=local_ray, **kwargs)
-
-
-WANDB_KEY_VAR = "WANDB_API_KEY"
-
-
-class _WandbCallback(WandbLoggerCallback):
-    """Ray's WandbLoggerCallback logging a short config: the YAML's keys plus ``WANDB_CONFIG_KEYS``.
-
-    RLlib's full config (~280 keys) would be big enough to go through the object store as the logging actor's
-    constructor argument, which Ray reports as an error line. The actor chdirs into the trial directory before
-    ``wandb.init``, so runs land in ``<trial dir>/wandb/``.
-
-    The API key: Ray's callback gives the logging actor ``runtime_env={"env_vars": {"WANDB_API_KEY": key}}``,
-    and Ray writes runtime envs into its session logs (raylet, GCS, runtime-env agent: world-readable files) and
-    into worker command lines. With the local Ray that ``rllib train`` starts (``inherit_key``), every worker
-    already has the variable from this process's environment, so the actor is declared without it. On a cluster
-    (``--address``) the actor runs on the driver's node, whose workers have the key only when the job's
-    runtime env carries it (cluster/README.md): there Ray's behaviour is kept.
-    """
-
-    def __init__(self, *args, config_keys=(), inherit_key: bool = True, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.config_keys = list(config_keys)
-        self.inherit_key = inherit_key
-
-    def log_trial_result(self, iteration, trial, result):
-        """Ray's, but the result is handed to the queue actor without waiting for it: ``Queue.put`` blocks until the
-        queue actor runs, which cost ~3 s at the first result on the 2-core CPU (Tune's "on_trial_result took
-        4.9 s" warning). One caller's calls reach an actor in order, so results still precede the END item."""
-        from ray.air.integrations.wandb import _clean_log, _QueueItem
-
-        if trial not in self._trial_logging_actors:
-            self.log_trial_start(trial)
-        result = _clean_log(result, video_kwargs=self.video_kwargs, image_kwargs=self.image_kwargs)
-        self._trial_queues[trial].actor.put.remote((_QueueItem.RESULT, result), None)
-
-    def _start_logging_actor(self, trial, exclude_results, **wandb_init_kwargs):
-        config = wandb_init_kwargs.get("config") or {}
-        wandb_init_kwargs["config"] = {k: config[k] for k in self.config_keys if k in config}
-        trial_dir = getattr(trial, "path", None)
-        if trial_dir and "://" not in trial_dir:
-            # W&B writes straight into the trial dir under --storage-path. By default it writes into Tune's driver
-            # staging dir (under Ray's session dir), whose copy to the trial dir is taken before W&B finishes: the
-            # trial dir then held a 7-byte offline run (measured), and `wandb sync` on it synced nothing.
-            os.makedirs(trial_dir, exist_ok=True)
-            wandb_init_kwargs.setdefault("dir", trial_dir)
-        key = os.environ.pop(WANDB_KEY_VAR, None) if getattr(self, "inherit_key", True) else None
-        if not self._remote_logger_class:
-            # Ray declares the logging actor with max_restarts=-1, and its core worker then prints an error-level
-            # line ("... has constructor arguments in the object store and max_restarts > 0") at every run. A
-            # restarted logging actor would start a second W&B run anyway: declare it without restarts.
-            import ray
-            from ray.air.integrations.wandb import _force_on_current_node
-
-            env_vars = {WANDB_KEY_VAR: os.environ[WANDB_KEY_VAR]} if WANDB_KEY_VAR in os.environ else {}
-            self._remote_logger_class = ray.remote(
-                num_cpus=0, **_force_on_current_node(), runtime_env={"env_vars": env_vars}, max_restarts=0, max_task_retries=0
-            )(self._logger_actor_cls)
-        try:
-            super()._start_logging_actor(trial, exclude_results, **wandb_init_kwargs)
-        finally:
-            if key is not None:
-                os.environ[WANDB_KEY_VAR] = key
-
-
 def build_scheduler(block: dict | None):
     if not block:
         return None
@@ -473,126 +389,6 @@ class MetricStopper(Stopper):
 
     def stop_all(self) -> bool:
         return False
-
-
-class _Interrupt:
-    """This process's Ctrl-C: set by the SIGINT handler (``catch_ctrl_c``), acted on by ``CheckpointOnInterrupt``
-    in Tune's loop (the same main thread)."""
-
-    def __init__(self):
-        self.requested = False  # the first Ctrl-C came
-        self.waiting: set[str] | None = None  # trials running at the first step after it, to checkpoint
-        self.saved: set[str] = set()  # trials checkpointed since
-        self.unfinished: set[str] | None = None  # paths of the trials left unfinished when the loop ended
-
-    def reset(self):
-        self.__init__()
-
-
-INTERRUPT = _Interrupt()
-CTRL_C_MESSAGE = ("\nrllib: Ctrl-C: checkpointing every running trial at the end of its current iteration, then "
-                  "stopping (press Ctrl-C again to stop at once, without those checkpoints)\n")
-
-
-class catch_ctrl_c:  # noqa: N801 - a context manager, used as ``with catch_ctrl_c():``
-    """Our SIGINT handler while experiments run: the first Ctrl-C sets ``INTERRUPT.requested``, the second raises
-    KeyboardInterrupt (``main`` prints the resume command and exits 130). Tune must not install its own."""
-
-    def __enter__(self):
-        INTERRUPT.reset()
-        os.environ["TUNE_DISABLE_SIGINT_HANDLER"] = "1"  # read by tune.run when it starts
-        self.previous = None
-        if threading.current_thread() is threading.main_thread():
-            self.previous = signal.signal(signal.SIGINT, _on_sigint)
-        return INTERRUPT
-
-    def __exit__(self, *exc):
-        if self.previous is not None:
-            signal.signal(signal.SIGINT, self.previous)
-        return False
-
-
-def _on_sigint(signum, frame):
-    if INTERRUPT.requested:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        raise KeyboardInterrupt
-    INTERRUPT.requested = True
-    os.write(2, (CTRL_C_MESSAGE + _wait_hint()).encode())  # not print(): the main thread may be inside a write
-
-
-def _wait_hint() -> str:
-    """How long the first Ctrl-C waits: the current iterations' expected remaining time, from their last iteration."""
-    from smac_rllib.cli.progress import format_duration, iteration_wait_estimate
-
-    left = iteration_wait_estimate()
-    if left is None:
-        return ""
-    return f"rllib: the current iteration should end in ~{format_duration(left)} (as long as the last one), then the checkpoints\n"
-
-
-class CheckpointOnInterrupt(tune.Callback):
-    """After the first Ctrl-C: each running trial's next result is checkpointed (``should_checkpoint``, the same
-    checkpoint as a periodic one: RLlib's, SMAC's replay buffer included); once every trial that was running has
-    its checkpoint, Tune's loop ends the way Tune's own interrupt ends it (experiment state saved, unfinished
-    trials left RUNNING/PENDING for ``Tuner.restore``). A trial that starts, ends or fails meanwhile is not
-    waited for."""
-
-    def on_trial_result(self, iteration, trials, trial, result, **info):
-        if INTERRUPT.requested:
-            result["should_checkpoint"] = True  # Tune: "Allow user callbacks to modify the Trial result in place"
-
-    def on_checkpoint(self, iteration, trials, trial, checkpoint, **info):
-        if INTERRUPT.requested:
-            INTERRUPT.saved.add(trial.trial_id)
-
-    def on_step_end(self, iteration, trials, **info):
-        if not INTERRUPT.requested or INTERRUPT.unfinished is not None:
-            return
-        from ray.tune.experiment import Trial
-
-        if INTERRUPT.waiting is None:
-            INTERRUPT.waiting = {t.trial_id for t in trials if t.status == Trial.RUNNING}
-        if any(t.trial_id in INTERRUPT.waiting and t.trial_id not in INTERRUPT.saved and t.status == Trial.RUNNING for t in trials):
-            return
-        INTERRUPT.unfinished = {t.path for t in trials if t.status not in (Trial.TERMINATED, Trial.ERROR)}
-        _end_tune_loop()
-
-
-def _end_tune_loop() -> None:
-    """Ends ``tune.run``'s loop through Tune's interrupt handler (SIGUSR1 in Ray 2.60, SIGINT's when enabled):
-    Tune then saves the experiment state, stops the trial actors and returns its results."""
-    handler = signal.getsignal(signal.SIGUSR1) if hasattr(signal, "SIGUSR1") else None
-    if callable(handler) and getattr(handler, "__module__", "").startswith("ray.tune"):
-        for name in ("ray.tune.tune", "ray.tune.analysis.experiment_analysis"):
-            logging.getLogger(name).addFilter(_TuneInterruptFilter())
-        handler(signal.SIGUSR1, None)
-    else:  # a Ray without that handler: the checkpoints are written, stop at once
-        raise KeyboardInterrupt
-
-
-class _TuneInterruptFilter(logging.Filter):
-    """Tune's own interrupt lines ("Stop signal received ...", "Resume experiment with: Tuner.restore(...)") and
-    its "Failed to fetch metrics" for trials that had not started: our summary says that, with the ``rllib``
-    command."""
-
-    LINES = ("Stop signal received", "Experiment has been interrupted", "Trials did not complete", "Failed to fetch metrics")
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not str(record.msg).startswith(self.LINES)
-
-
-def _add_interrupt_callback(tuner) -> None:
-    """A restored run's callbacks are the pickled ones; older runs have no ``CheckpointOnInterrupt``."""
-    get_run_config = getattr(getattr(tuner, "_local_tuner", None), "get_run_config", None)
-    run_config = get_run_config() if get_run_config else None
-    if run_config is None:
-        from smac_rllib.cli.resources import warn
-
-        warn("this Ray's Tuner.restore hides its callbacks: Ctrl-C will not checkpoint the resumed trials")
-        return
-    callbacks = list(run_config.callbacks or [])
-    if not any(isinstance(c, CheckpointOnInterrupt) for c in callbacks):
-        run_config.callbacks = callbacks + [CheckpointOnInterrupt()]
 
 
 class _ConfigErrorFilter(logging.Filter):

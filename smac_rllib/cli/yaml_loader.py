@@ -27,7 +27,7 @@ training return.
 Several experiments in one file run in order. Numbers like ``3e-4`` are floats (YAML 1.1 would read a string).
 Everything is checked before Ray starts (``checks.py``): value ranges, NaN/inf, env_config, every grid point
 (up to ``MAX_GRID_POINTS`` trials), stop/scheduler/checkpoint result keys, the storage path. A file must be
-UTF-8, at most ``MAX_YAML_BYTES``, nested at most ``MAX_YAML_DEPTH`` levels and expand to at most
+UTF-8 (``yaml_reader.py``), at most ``MAX_YAML_BYTES``, nested at most ``MAX_YAML_DEPTH`` levels and expand to at most
 ``MAX_YAML_VALUES`` values through its aliases; mapping keys are plain names or numbers.
 """
 
@@ -36,207 +36,25 @@ from __future__ import annotations
 import copy
 import dataclasses
 import difflib
-import inspect
 import os
 import re
 from typing import Any
 
-import yaml
-
-from smac_rllib.cli.checks import (
-    MAX_GRID_POINTS,
-    check_config,
-    check_env,
-    check_finite,
-    check_grids,
-    config_errors,
-    did_you_mean,
-    grid_options,
-    grid_variants,
-    is_grid,
-    num_grid_points,
-    quiet,
-    result_key_error,
-    type_name,
-)
 from smac_rllib import TRAINABLES
 from smac_rllib.algorithms import config_questions
-from smac_rllib.cli.errors import UserError, one_line
-from smac_rllib.cli.plot import EVAL_RETURN, TRAIN_RETURN
-
-# --------------------------------------------------------------------------------------------- YAML reading
-
-# YAML 1.2 floats: YAML 1.1 (PyYAML) reads `3e-4` or `1e6` as the *string* "3e-4".
-_FLOAT_RE = re.compile(
-    r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
-        |[-+]?(?:[0-9][0-9_]*)[eE][-+]?[0-9]+
-        |[-+]?\.[0-9_]+(?:[eE][-+]?[0-9]+)?
-        |[-+]?\.(?:inf|Inf|INF)
-        |\.(?:nan|NaN|NAN))$""",
-    re.X,
+from smac_rllib.cli.checks import check_config, check_env, quiet
+from smac_rllib.cli.errors import UserError, did_you_mean, one_line, type_name
+from smac_rllib.cli.grids import MAX_GRID_POINTS, check_grids, grid_variants, is_grid, num_grid_points
+from smac_rllib.cli.ranges import check_finite, config_errors
+from smac_rllib.cli.experiment_parts import (
+    config_evaluates,
+    plain,
+    parse_checkpoint_config,
+    parse_scheduler,
+    parse_stop,
+    parse_wandb,
 )
-
-
-class MarkedDict(dict):
-    """A YAML mapping that remembers the (1-based) line of each of its keys, for error messages."""
-
-    line: int | None = None
-    key_lines: dict
-
-    def line_of(self, key: Any) -> int | None:
-        return getattr(self, "key_lines", {}).get(key, self.line)
-
-
-MAX_YAML_BYTES = 1 << 20  # a tuned example is a few kB; more is a wrong file
-MAX_YAML_DEPTH = 64  # nesting levels (PyYAML composes recursively: 1000 levels would be a RecursionError)
-MAX_YAML_VALUES = 100_000  # values after expanding '*' aliases ("billion laughs": 9 lines -> 10**9 values)
-
-
-class _LimitError(yaml.MarkedYAMLError):
-    """A file beyond MAX_YAML_DEPTH / MAX_YAML_VALUES, or with a key that is not a plain value."""
-
-
-class _Loader(yaml.SafeLoader):
-    _depth = 0
-
-    def compose_node(self, parent, index):
-        self._depth += 1
-        try:
-            if self._depth > MAX_YAML_DEPTH:
-                raise _LimitError(None, None, _too_deep(), self.peek_event().start_mark)
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
-
-    def get_single_node(self):
-        node = super().get_single_node()
-        if node is not None:
-            _expanded_size(node, {}, 1)
-        return node
-
-
-def _expanded_size(node: yaml.Node, seen: dict, depth: int) -> tuple[int, int]:
-    """(values, levels) under ``node`` with every alias expanded, memoized (linear in the file); too many values,
-    too many levels (``depth`` counts those above) or a recursive alias raise ``_LimitError``."""
-    key = id(node)
-    if key in seen:
-        if seen[key] is None:
-            raise _LimitError(None, None, "an alias refers to the mapping or list that contains it; remove that '*' alias", node.start_mark)
-        size, height = seen[key]
-    else:
-        if depth > MAX_YAML_DEPTH:
-            raise _LimitError(None, None, _too_deep(), node.start_mark)
-        seen[key] = None  # in progress
-        children = node.value if isinstance(node, yaml.SequenceNode) else []
-        if isinstance(node, yaml.MappingNode):
-            children = [n for pair in node.value for n in pair]
-        sizes = [_expanded_size(child, seen, depth + 1) for child in children]
-        size, height = 1 + sum(s for s, _ in sizes), 1 + max((h for _, h in sizes), default=0)
-        seen[key] = size, height
-    if size > MAX_YAML_VALUES:
-        raise _LimitError(None, None, f"the file expands to more than {MAX_YAML_VALUES:,} values through its '*' aliases "
-                          "(an alias bomb?); write the values out or use fewer aliases", node.start_mark)
-    if depth + height - 1 > MAX_YAML_DEPTH:
-        raise _LimitError(None, None, _too_deep(" through '*' aliases"), node.start_mark)
-    return size, height
-
-
-def _too_deep(via: str = "") -> str:
-    return f"values are nested deeper than {MAX_YAML_DEPTH} levels{via}; flatten the file"
-
-
-def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> MarkedDict:
-    first_line: dict = {}
-    for key_node, _ in node.value:  # duplicates among the keys written here (PyYAML silently keeps the last)
-        if key_node.tag == "tag:yaml.org,2002:merge":
-            continue
-        if not isinstance(key_node, yaml.ScalarNode):
-            kind = "list" if isinstance(key_node, yaml.SequenceNode) else "mapping"
-            raise _LimitError(None, None, f"a {kind} is used as a mapping key; keys are plain names or numbers "
-                              "(check for a stray '?', '[' or '{' before the ':')", key_node.start_mark)
-        key = loader.construct_object(key_node, deep=True)
-        if key in first_line:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r} (first on line {first_line[key]}); keep one", key_node.start_mark
-            )
-        first_line[key] = key_node.start_mark.line + 1
-    loader.flatten_mapping(node)  # `<<: *anchor` merges first; keys written here override them
-    mapping = MarkedDict()
-    mapping.line, mapping.key_lines = node.start_mark.line + 1, {}
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        mapping[key] = loader.construct_object(value_node, deep=True)
-        mapping.key_lines[key] = key_node.start_mark.line + 1
-    return mapping
-
-
-_Loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT_RE, list("-+0123456789."))
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
-def read_yaml(path: str) -> MarkedDict:
-    """Parse ``path``; a missing file, a syntax error, non-UTF-8 bytes or a file beyond the limits (size, nesting,
-    aliases) is a ``UserError`` with ``file:line:column``."""
-    text = _read_text(path)
-    try:
-        doc = yaml.load(text, Loader=_Loader)
-    except _LimitError as e:
-        mark = e.problem_mark
-        raise UserError(e.problem, f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else path) from None
-    except yaml.MarkedYAMLError as e:
-        mark = e.problem_mark or e.context_mark
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else path
-        problem = e.problem or "invalid YAML"
-        hint = next((h or problem for pattern, h in _YAML_HINTS if pattern in problem or pattern in str(e.context)), None)
-        if hint is None:
-            context = f" ({e.context})" if e.context and e.problem else ""
-            hint = f"{problem}{context}; check the indentation, the ':' and the quoting there"
-        raise UserError(f"YAML syntax error: {hint}", where) from None
-    except yaml.reader.ReaderError as e:  # a control character (NUL, ...): no mark, a position in the text
-        line = text[: e.position].count("\n") + 1
-        raise UserError(f"the file contains the control character U+{e.character:04X}; remove it (save the file as plain text)",
-                        f"{path}:{line}") from None
-    except yaml.YAMLError as e:
-        raise UserError(f"YAML error: {one_line(e)}", path) from None
-    except RecursionError:  # a limit above should come first; never a traceback
-        raise UserError(f"values are nested too deeply; flatten the file (at most {MAX_YAML_DEPTH} levels)", path) from None
-    if not isinstance(doc, dict) or not doc:
-        raise UserError("expected a mapping {experiment_name: {run: ..., env: ..., config: {...}}}", path)
-    return doc
-
-
-def _read_text(path: str) -> str:
-    if not os.path.exists(path):
-        hint = _tuned_examples_hint(path)
-        raise UserError(f"no such file: {path}{hint}")
-    if os.path.isdir(path):
-        raise UserError(f"{path} is a directory; pass a YAML file, e.g. {os.path.join(path, 'smac_state.yaml')}")
-    try:
-        size = os.path.getsize(path)
-        if size > MAX_YAML_BYTES:
-            raise UserError(f"{path} is larger than {MAX_YAML_BYTES >> 20} MiB ({size:,} bytes), not a tuned example; pass the YAML file")
-        with open(path, "rb") as f:
-            data = f.read(MAX_YAML_BYTES + 1)
-    except OSError as e:
-        raise UserError(f"cannot read {path} ({e.strerror}); check the path and its permissions") from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        line = data[: e.start].count(b"\n") + 1
-        raise UserError(f"the file is not UTF-8 text (byte 0x{data[e.start]:02x}); save it as UTF-8", f"{path}:{line}") from None
-
-
-def _tuned_examples_hint(path: str) -> str:
-    here = os.path.join(os.getcwd(), "tuned_examples")
-    if os.path.isdir(here):
-        names = sorted(n for n in os.listdir(here) if n.endswith(".yaml"))
-        close = difflib.get_close_matches(os.path.basename(path), names, n=1)
-        if close:
-            return f"; did you mean tuned_examples/{close[0]}?"
-        if names:
-            return f"; tuned examples: {', '.join('tuned_examples/' + n for n in names)}"
-    return ""
-
+from smac_rllib.cli.yaml_reader import MarkedDict, read_yaml
 
 # --------------------------------------------------------------------------------------------- experiments
 
@@ -250,26 +68,6 @@ _LEGACY_EXPERIMENT_KEYS = {
     "checkpoint_freq": "checkpoint_config.checkpoint_frequency",
     "checkpoint_at_end": "checkpoint_config.checkpoint_at_end",
     "keep_checkpoints_num": "checkpoint_config.num_to_keep",
-}
-CHECKPOINT_KEYS = ("checkpoint_frequency", "checkpoint_at_end", "num_to_keep", "checkpoint_score_attribute", "checkpoint_score_order")
-DEFAULT_CHECKPOINT_CONFIG = {"checkpoint_frequency": 10, "checkpoint_at_end": True, "num_to_keep": 2}
-WANDB_KEYS = (
-    "project", "group", "entity", "tags", "notes", "job_type", "mode", "log_config", "excludes",
-    "upload_checkpoints", "upload_timeout", "api_key_file",
-)  # fmt: skip
-DEFAULT_WANDB_PROJECT = "smac_rllib"
-SCHEDULER_TYPES = {"fifo": "FIFO", "asha": "ASHA", "async_hyperband": "ASHA", "asynchyperband": "ASHA"}
-# Old result keys -> RLlib 2.60 new-stack result keys (stop criteria, scheduler metrics).
-LEGACY_METRICS = {
-    "timesteps_total": "num_env_steps_sampled_lifetime",
-    "episode_reward_mean": "env_runners/episode_return_mean",
-    "episode_return_mean": "env_runners/episode_return_mean",
-    "env_runners/episode_reward_mean": "env_runners/episode_return_mean",
-    "sampler_results/episode_reward_mean": "env_runners/episode_return_mean",
-    "evaluation/episode_reward_mean": "evaluation/env_runners/episode_return_mean",
-    "evaluation/episode_return_mean": "evaluation/env_runners/episode_return_mean",
-    "evaluation/env_runners/episode_reward_mean": "evaluation/env_runners/episode_return_mean",
-    "evaluation/sampler_results/episode_reward_mean": "evaluation/env_runners/episode_return_mean",
 }
 OUR_ALGORITHMS = TRAINABLES  # smac_rllib.TRAINABLES: one list of our run names
 
@@ -339,13 +137,13 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
     if not isinstance(config, dict):
         raise UserError(f"`config:` must be a mapping of config keys, got {type_name(config)}", _where(path, body, "config"))
     marked_config, config_lines = config, {k: _where(path, config, k) for k in config}
-    config = _plain(config)
+    config = plain(config)
     if "env" in body and "env" in config and config["env"] != body["env"]:
         raise UserError(f"env given twice ({body['env']!r} and config.env {config['env']!r}); keep one", _where(path, body, "env"))
     if ov.config:
         config = _deep_merge(config, ov.config)
     if "env" in body and not (ov.config and "env" in ov.config):  # --config '{"env": ...}' replaces the file's env
-        config["env"] = _plain(body["env"])
+        config["env"] = plain(body["env"])
         config_lines["env"] = _where(path, body, "env")
     if ov.seed is not None:
         config["seed"] = ov.seed
@@ -391,7 +189,7 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
     max_failures = body.get("max_failures", 2)
     if not (isinstance(max_failures, int) and not isinstance(max_failures, bool) and max_failures >= -1):
         raise UserError(f"max_failures={max_failures!r} must be an integer >= -1 (-1: retry forever)", _where(path, body, "max_failures"))
-    evaluates = _evaluates(config)
+    evaluates = config_evaluates(config)
     for key in stop:
         if key.startswith("evaluation/") and not evaluates:
             raise UserError(
@@ -493,136 +291,6 @@ def algorithm_class(run: Any, where: str) -> type:
     raise UserError(f"unknown run {run!r}; {hint}(available: {', '.join(names)})", where)
 
 
-# --------------------------------------------------------------------------------------------- experiment parts
-
-def parse_stop(stop: Any, where: str, *, custom_metrics: bool = False) -> dict[str, float]:
-    if stop is None:
-        return {}
-    if not isinstance(stop, dict):
-        raise UserError(f"stop must be a mapping like {{training_iteration: 100}}, got {type_name(stop)}", where)
-    out = {}
-    for key, value in stop.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise UserError(f"stop criterion {key!r}={value!r} must be a number (the run stops when the result reaches it)", where)
-        check_finite(value, str(key), where, what="stop criterion ")
-        key = LEGACY_METRICS.get(key, key)
-        error = result_key_error(key, "stop criterion", custom_metrics)
-        if error:
-            raise UserError(error, where)
-        out[key] = value
-    return out
-
-
-def parse_checkpoint_config(block: Any, where: str, *, custom_metrics: bool = False) -> dict:
-    ckpt = _plain(block or {})
-    if not isinstance(ckpt, dict):
-        raise UserError("checkpoint_config must be a mapping, e.g. {checkpoint_frequency: 10}", where)
-    for key in ckpt:
-        if key not in CHECKPOINT_KEYS:
-            raise UserError(f"unknown checkpoint_config key {key!r}{did_you_mean(key, CHECKPOINT_KEYS)}", where)
-    ckpt = {**DEFAULT_CHECKPOINT_CONFIG, **ckpt}
-    for key in ("checkpoint_frequency", "num_to_keep"):
-        value = ckpt[key]
-        if value is not None and not (isinstance(value, int) and not isinstance(value, bool) and value >= (0 if key == "checkpoint_frequency" else 1)):
-            raise UserError(f"checkpoint_config.{key}={value!r} must be a positive integer", where)
-    if not isinstance(ckpt["checkpoint_at_end"], bool):
-        raise UserError(f"checkpoint_config.checkpoint_at_end={ckpt['checkpoint_at_end']!r} must be true or false (without quotes)", where)
-    order = ckpt.get("checkpoint_score_order")
-    if order is not None and order not in ("max", "min"):
-        raise UserError(f"checkpoint_config.checkpoint_score_order={order!r}; use 'max' or 'min'", where)
-    attribute = ckpt.get("checkpoint_score_attribute")
-    if attribute is not None:
-        attribute = ckpt["checkpoint_score_attribute"] = LEGACY_METRICS.get(attribute, attribute)
-        error = result_key_error(attribute, "checkpoint_config.checkpoint_score_attribute", custom_metrics)
-        if error:
-            raise UserError(error, where)
-    return ckpt
-
-
-def parse_wandb(block: Any, flag: bool | None, where: str) -> dict | None:
-    if flag is False or (flag is None and block in (None, False)):
-        return None
-    if block in (None, True, False):
-        block = {}
-    if not isinstance(block, dict):
-        raise UserError(f"wandb must be a mapping like {{project: smac_rllib}}, got {type_name(block)}", where)
-    for key in block:
-        if key not in WANDB_KEYS:
-            raise UserError(f"unknown wandb key {key!r}{did_you_mean(key, WANDB_KEYS)} (valid: {', '.join(WANDB_KEYS)})", where)
-    for key in ("log_config", "upload_checkpoints"):
-        if key in block and not isinstance(block[key], bool):
-            raise UserError(f"wandb.{key}={block[key]!r} must be true or false (without quotes)", where)
-    timeout = block.get("upload_timeout")
-    if timeout is not None and not (isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and 0 <= timeout < float("inf")):
-        raise UserError(f"wandb.upload_timeout={timeout!r} must be a number of seconds >= 0 (default 30)", where)
-    if block.get("mode") not in (None, "online", "offline", "disabled"):
-        raise UserError(f"wandb.mode={block['mode']!r}; use online, offline or disabled", where)
-    return {"project": DEFAULT_WANDB_PROJECT, **_plain(block)}
-
-
-def _evaluates(config: dict) -> bool:
-    """Whether every grid point of ``config`` evaluates (``evaluation_interval`` >= 1): ``evaluation/...`` results."""
-    options = grid_options(config.get("evaluation_interval"))
-    return all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in options)
-
-
-def parse_scheduler(block: Any, where: str, *, evaluates: bool = False, custom_metrics: bool = False) -> dict | None:
-    """``{"type": "ASHA", ...}`` or None (FIFO); the default metric is the evaluation return when ``evaluates``."""
-    if block is None:
-        return None
-    if not isinstance(block, dict) or "type" not in block:
-        raise UserError("scheduler must be a mapping with a type, e.g. {type: ASHA, metric: evaluation/env_runners/episode_return_mean, mode: max}", where)
-    kind = SCHEDULER_TYPES.get(str(block["type"]).lower().replace("-", "_"))
-    if kind is None:
-        raise UserError(f"unknown scheduler type {block['type']!r}; use ASHA or FIFO", where)
-    if kind == "FIFO":
-        return None
-    from ray.tune.schedulers import ASHAScheduler
-
-    params = [p for p in inspect.signature(ASHAScheduler.__init__).parameters if p != "self"]
-    options = {k: v for k, v in _plain(block).items() if k != "type"}
-    for key in options:
-        if key not in params:
-            raise UserError(f"unknown ASHA scheduler key {key!r}{did_you_mean(key, params)} (valid: {', '.join(params)})", where)
-    for key in ("metric", "time_attr"):
-        if key in options:
-            options[key] = LEGACY_METRICS.get(options[key], options[key])
-            error = result_key_error(options[key], f"scheduler {key}", custom_metrics)
-            if error:
-                raise UserError(error, where)
-    _check_asha_values(options, where)
-    if str(options.get("metric", "")).startswith("evaluation/") and not evaluates:
-        raise UserError(
-            f"scheduler metric {options['metric']!r} is reported only when the experiment evaluates; add "
-            "`evaluation_interval: 10` to the config, or use metric: env_runners/episode_return_mean (the training return)",
-            where,
-        )
-    options.setdefault("metric", EVAL_RETURN if evaluates else TRAIN_RETURN)
-    options.setdefault("mode", "max")
-    options.setdefault("time_attr", "training_iteration")
-    return {"type": "ASHA", **options}
-
-
-def _check_asha_values(options: dict, where: str) -> None:
-    """ASHA's numbers and mode (Tune checks some of them only when the run starts, after Ray)."""
-    mode = options.get("mode")
-    if mode is not None and mode not in ("max", "min"):
-        raise UserError(f"scheduler mode={mode!r}; use 'max' or 'min' (max for returns)", where)
-    for key, hint in (("max_t", " (in units of time_attr, e.g. iterations)"), ("grace_period", " (in units of time_attr)"), ("brackets", "")):
-        value = options.get(key, 1)
-        if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
-            raise UserError(f"scheduler {key}={value!r} must be an integer >= 1{hint}", where)
-    factor = options.get("reduction_factor")
-    if factor is not None and not (isinstance(factor, (int, float)) and not isinstance(factor, bool) and 1 < factor < float("inf")):
-        raise UserError(f"scheduler reduction_factor={factor!r} must be > 1 (e.g. 3: keep the top third at each rung)", where)
-    grace, max_t = options.get("grace_period", 1), options.get("max_t", 100)
-    if isinstance(grace, int) and isinstance(max_t, int) and grace > max_t:
-        raise UserError(f"scheduler grace_period={grace} must be <= max_t={max_t}; lower grace_period or raise max_t", where)
-    last = options.get("stop_last_trials")
-    if last is not None and not isinstance(last, bool):
-        raise UserError(f"scheduler stop_last_trials={last!r} must be true or false (without quotes)", where)
-
-
 # --------------------------------------------------------------------------------------------- grid points
 
 def build_configs(spec: ExperimentSpec) -> list:
@@ -670,32 +338,9 @@ def _line_of_message(spec: ExperimentSpec, message: str) -> str:
     return f"{spec.source} (experiment {spec.name!r})"
 
 
-_YAML_HINTS = (
-    ("expected <block end>", "this line's indentation does not match the lines above it; align it with its siblings"),
-    ("mapping values are not allowed", "unexpected ':'; put a space after the key's ':' or quote a value that contains ': '"),
-    ("found character '\\t'", "tabs are not allowed in YAML; indent with spaces"),
-    ("could not find expected ':'", "a key without ':'; write `key: value`"),
-    ("found undefined alias", "an undefined '*alias'; quote values that start with '*'"),
-    ("duplicate key", None),  # the problem says it all
-    ("could not determine a constructor for the tag", "tags like !!python/... are not allowed in a tuned example; write "
-     "plain values (numbers, strings, lists, mappings)"),
-    ("expected a single document", "the file holds more than one YAML document (a '---' line); keep one YAML document, "
-     "with every experiment in it"),
-)
-
-
 def _where(path: str, mapping: Any, key: Any) -> str:
     line = mapping.line_of(key) if isinstance(mapping, MarkedDict) else None
     return f"{path}:{line}" if line else path
-
-
-def _plain(value: Any) -> Any:
-    """MarkedDict -> dict, recursively (what Tune and RLlib get)."""
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
 
 
 def _deep_merge(base: dict, override: dict) -> dict:

@@ -343,10 +343,15 @@ class OffPolicyLoop:
             return self.local_replay_buffer.get_num_timesteps()
         return sum(self._async._call_all(lambda learner: learner.async_replay_size()))
 
-    def _before_evaluate(self) -> None:
-        """Async: the evaluated weights are those of every update the stored env steps granted (as in sync)."""
+    def wait_for_granted_updates(self) -> None:
+        """Async: block until the learners ran every update the stored env steps granted, so that the weights are
+        those the synchronous loop would have now; a no-op in the synchronous loop (its updates run in the step)."""
         if self._async is not None and self._async.started:
             self._async.quiesce()
+
+    def _before_evaluate(self) -> None:
+        """Async: the evaluated weights are those of every update the stored env steps granted (as in sync)."""
+        self.wait_for_granted_updates()
         super()._before_evaluate()
 
     def update_stamps(self) -> list[int]:

@@ -12,7 +12,7 @@ import math
 
 IMAGE_SIZE = 64  # RLlib's DreamerV3 conv encoder/decoder (CNNAtari, ConvTransposeAtari) are built for 64x64
 
-# numeric settings: key -> (low, high, low_open, high_open, hint), the CLI's range check (cli/checks.py: RANGES)
+# numeric settings: key -> (low, high, low_open, high_open, hint), the CLI's range check (cli/ranges.py: RANGES)
 RANGES = {
     "training_ratio": (0, None, True, False, "(replayed steps per env step; DreamerV3 on DMC: 512)"),
     "horizon_H": (1, None, False, False, "(imagination steps; DreamerV3: 15)"),

@@ -1,0 +1,172 @@
+"""The optional blocks of one experiment: ``stop``, ``checkpoint_config``, ``wandb`` and ``scheduler``, each parsed and
+checked against the result keys a run reports, every mistake a one-line ``UserError`` naming the fix."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from smac_rllib.cli.checks import result_key_error
+from smac_rllib.cli.errors import UserError, did_you_mean, type_name
+from smac_rllib.cli.grids import grid_options
+from smac_rllib.cli.ranges import check_finite
+from smac_rllib.cli.plot import EVAL_RETURN, TRAIN_RETURN
+
+CHECKPOINT_KEYS = ("checkpoint_frequency", "checkpoint_at_end", "num_to_keep", "checkpoint_score_attribute", "checkpoint_score_order")
+DEFAULT_CHECKPOINT_CONFIG = {"checkpoint_frequency": 10, "checkpoint_at_end": True, "num_to_keep": 2}
+WANDB_KEYS = (
+    "project", "group", "entity", "tags", "notes", "job_type", "mode", "log_config", "excludes",
+    "upload_checkpoints", "upload_timeout", "api_key_file",
+)  # fmt: skip
+DEFAULT_WANDB_PROJECT = "smac_rllib"
+SCHEDULER_TYPES = {"fifo": "FIFO", "asha": "ASHA", "async_hyperband": "ASHA", "asynchyperband": "ASHA"}
+# Old result keys -> RLlib 2.60 new-stack result keys (stop criteria, scheduler metrics).
+LEGACY_METRICS = {
+    "timesteps_total": "num_env_steps_sampled_lifetime",
+    "episode_reward_mean": "env_runners/episode_return_mean",
+    "episode_return_mean": "env_runners/episode_return_mean",
+    "env_runners/episode_reward_mean": "env_runners/episode_return_mean",
+    "sampler_results/episode_reward_mean": "env_runners/episode_return_mean",
+    "evaluation/episode_reward_mean": "evaluation/env_runners/episode_return_mean",
+    "evaluation/episode_return_mean": "evaluation/env_runners/episode_return_mean",
+    "evaluation/env_runners/episode_reward_mean": "evaluation/env_runners/episode_return_mean",
+    "evaluation/sampler_results/episode_reward_mean": "evaluation/env_runners/episode_return_mean",
+}
+
+def parse_stop(stop: Any, where: str, *, custom_metrics: bool = False) -> dict[str, float]:
+    if stop is None:
+        return {}
+    if not isinstance(stop, dict):
+        raise UserError(f"stop must be a mapping like {{training_iteration: 100}}, got {type_name(stop)}", where)
+    out = {}
+    for key, value in stop.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise UserError(f"stop criterion {key!r}={value!r} must be a number (the run stops when the result reaches it)", where)
+        check_finite(value, str(key), where, what="stop criterion ")
+        key = LEGACY_METRICS.get(key, key)
+        error = result_key_error(key, "stop criterion", custom_metrics)
+        if error:
+            raise UserError(error, where)
+        out[key] = value
+    return out
+
+
+def parse_checkpoint_config(block: Any, where: str, *, custom_metrics: bool = False) -> dict:
+    ckpt = plain(block or {})
+    if not isinstance(ckpt, dict):
+        raise UserError("checkpoint_config must be a mapping, e.g. {checkpoint_frequency: 10}", where)
+    for key in ckpt:
+        if key not in CHECKPOINT_KEYS:
+            raise UserError(f"unknown checkpoint_config key {key!r}{did_you_mean(key, CHECKPOINT_KEYS)}", where)
+    ckpt = {**DEFAULT_CHECKPOINT_CONFIG, **ckpt}
+    for key in ("checkpoint_frequency", "num_to_keep"):
+        value = ckpt[key]
+        if value is not None and not (isinstance(value, int) and not isinstance(value, bool) and value >= (0 if key == "checkpoint_frequency" else 1)):
+            raise UserError(f"checkpoint_config.{key}={value!r} must be a positive integer", where)
+    if not isinstance(ckpt["checkpoint_at_end"], bool):
+        raise UserError(f"checkpoint_config.checkpoint_at_end={ckpt['checkpoint_at_end']!r} must be true or false (without quotes)", where)
+    order = ckpt.get("checkpoint_score_order")
+    if order is not None and order not in ("max", "min"):
+        raise UserError(f"checkpoint_config.checkpoint_score_order={order!r}; use 'max' or 'min'", where)
+    attribute = ckpt.get("checkpoint_score_attribute")
+    if attribute is not None:
+        attribute = ckpt["checkpoint_score_attribute"] = LEGACY_METRICS.get(attribute, attribute)
+        error = result_key_error(attribute, "checkpoint_config.checkpoint_score_attribute", custom_metrics)
+        if error:
+            raise UserError(error, where)
+    return ckpt
+
+
+def parse_wandb(block: Any, flag: bool | None, where: str) -> dict | None:
+    if flag is False or (flag is None and block in (None, False)):
+        return None
+    if block in (None, True, False):
+        block = {}
+    if not isinstance(block, dict):
+        raise UserError(f"wandb must be a mapping like {{project: smac_rllib}}, got {type_name(block)}", where)
+    for key in block:
+        if key not in WANDB_KEYS:
+            raise UserError(f"unknown wandb key {key!r}{did_you_mean(key, WANDB_KEYS)} (valid: {', '.join(WANDB_KEYS)})", where)
+    for key in ("log_config", "upload_checkpoints"):
+        if key in block and not isinstance(block[key], bool):
+            raise UserError(f"wandb.{key}={block[key]!r} must be true or false (without quotes)", where)
+    timeout = block.get("upload_timeout")
+    if timeout is not None and not (isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and 0 <= timeout < float("inf")):
+        raise UserError(f"wandb.upload_timeout={timeout!r} must be a number of seconds >= 0 (default 30)", where)
+    if block.get("mode") not in (None, "online", "offline", "disabled"):
+        raise UserError(f"wandb.mode={block['mode']!r}; use online, offline or disabled", where)
+    return {"project": DEFAULT_WANDB_PROJECT, **plain(block)}
+
+
+def config_evaluates(config: dict) -> bool:
+    """Whether every grid point of ``config`` evaluates (``evaluation_interval`` >= 1): ``evaluation/...`` results."""
+    options = grid_options(config.get("evaluation_interval"))
+    return all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in options)
+
+
+def parse_scheduler(block: Any, where: str, *, evaluates: bool = False, custom_metrics: bool = False) -> dict | None:
+    """``{"type": "ASHA", ...}`` or None (FIFO); the default metric is the evaluation return when ``evaluates``."""
+    if block is None:
+        return None
+    if not isinstance(block, dict) or "type" not in block:
+        raise UserError("scheduler must be a mapping with a type, e.g. {type: ASHA, metric: evaluation/env_runners/episode_return_mean, mode: max}", where)
+    kind = SCHEDULER_TYPES.get(str(block["type"]).lower().replace("-", "_"))
+    if kind is None:
+        raise UserError(f"unknown scheduler type {block['type']!r}; use ASHA or FIFO", where)
+    if kind == "FIFO":
+        return None
+    from ray.tune.schedulers import ASHAScheduler
+
+    params = [p for p in inspect.signature(ASHAScheduler.__init__).parameters if p != "self"]
+    options = {k: v for k, v in plain(block).items() if k != "type"}
+    for key in options:
+        if key not in params:
+            raise UserError(f"unknown ASHA scheduler key {key!r}{did_you_mean(key, params)} (valid: {', '.join(params)})", where)
+    for key in ("metric", "time_attr"):
+        if key in options:
+            options[key] = LEGACY_METRICS.get(options[key], options[key])
+            error = result_key_error(options[key], f"scheduler {key}", custom_metrics)
+            if error:
+                raise UserError(error, where)
+    _check_asha_values(options, where)
+    if str(options.get("metric", "")).startswith("evaluation/") and not evaluates:
+        raise UserError(
+            f"scheduler metric {options['metric']!r} is reported only when the experiment evaluates; add "
+            "`evaluation_interval: 10` to the config, or use metric: env_runners/episode_return_mean (the training return)",
+            where,
+        )
+    options.setdefault("metric", EVAL_RETURN if evaluates else TRAIN_RETURN)
+    options.setdefault("mode", "max")
+    options.setdefault("time_attr", "training_iteration")
+    return {"type": "ASHA", **options}
+
+
+def _check_asha_values(options: dict, where: str) -> None:
+    """ASHA's numbers and mode (Tune checks some of them only when the run starts, after Ray)."""
+    mode = options.get("mode")
+    if mode is not None and mode not in ("max", "min"):
+        raise UserError(f"scheduler mode={mode!r}; use 'max' or 'min' (max for returns)", where)
+    for key, hint in (("max_t", " (in units of time_attr, e.g. iterations)"), ("grace_period", " (in units of time_attr)"), ("brackets", "")):
+        value = options.get(key, 1)
+        if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+            raise UserError(f"scheduler {key}={value!r} must be an integer >= 1{hint}", where)
+    factor = options.get("reduction_factor")
+    if factor is not None and not (isinstance(factor, (int, float)) and not isinstance(factor, bool) and 1 < factor < float("inf")):
+        raise UserError(f"scheduler reduction_factor={factor!r} must be > 1 (e.g. 3: keep the top third at each rung)", where)
+    grace, max_t = options.get("grace_period", 1), options.get("max_t", 100)
+    if isinstance(grace, int) and isinstance(max_t, int) and grace > max_t:
+        raise UserError(f"scheduler grace_period={grace} must be <= max_t={max_t}; lower grace_period or raise max_t", where)
+    last = options.get("stop_last_trials")
+    if last is not None and not isinstance(last, bool):
+        raise UserError(f"scheduler stop_last_trials={last!r} must be true or false (without quotes)", where)
+
+
+
+
+def plain(value: Any) -> Any:
+    """MarkedDict -> dict, recursively (what Tune and RLlib get)."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value

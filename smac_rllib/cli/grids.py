@@ -1,0 +1,76 @@
+"""Grid search in a tuned example: ``{grid_search: [...]}`` at any depth, every point expanded and counted (up to
+``MAX_GRID_POINTS``), a misplaced or malformed grid refused in one line."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from smac_rllib.cli.errors import UserError, type_name
+
+
+def is_grid(value: Any) -> bool:
+    return isinstance(value, dict) and set(value) == {"grid_search"}
+
+
+def grid_options(value: Any) -> list:
+    return list(value["grid_search"]) if is_grid(value) else [value]
+
+
+MAX_GRID_POINTS = 10_000  # every point is validated (~2 ms each); a bigger sweep is a mistake here
+
+
+def check_grids(value: Any, name: str, where: str) -> None:
+    """Every ``{grid_search: [...]}`` under ``value`` is alone in its mapping and has a non-empty list."""
+    if isinstance(value, dict) and "grid_search" in value:
+        options = value["grid_search"]
+        if len(value) > 1:
+            others = ", ".join(repr(k) for k in value if k != "grid_search")
+            raise UserError(f"{name}: grid_search must be the only key of its mapping (found {others} next to it); "
+                            f"write {name}: {{grid_search: [...]}}", where)
+        if not isinstance(options, list) or not options:
+            got = "an empty list" if options == [] else type_name(options)
+            raise UserError(f"grid_search of {name} needs a non-empty list, e.g. {name}: {{grid_search: [8, 16, 32]}}; got {got}", where)
+        for option in options:
+            check_grids(option, name, where)
+    elif isinstance(value, dict):
+        for key, sub in value.items():
+            check_grids(sub, f"{name}.{key}", where)
+    elif isinstance(value, list):
+        for sub in value:
+            check_grids(sub, name, where)
+
+
+def _grid_paths(value: Any, path: tuple = ()):
+    if is_grid(value):
+        yield path, value["grid_search"]
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _grid_paths(v, path + (k,))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _grid_paths(v, path + (i,))
+
+
+def num_grid_points(param_space: dict) -> int:
+    n = 1
+    for _, options in _grid_paths(param_space):
+        n *= len(options)
+    return n
+
+
+def grid_variants(param_space: dict, limit: int = MAX_GRID_POINTS) -> list[dict]:
+    """The concrete configs of a param space with ``grid_search`` entries (the first ``limit`` of them)."""
+    import copy
+    import itertools
+
+    paths = list(_grid_paths(param_space))
+    variants = []
+    for combo in itertools.islice(itertools.product(*[options for _, options in paths]), limit):
+        variant = copy.deepcopy(param_space)
+        for (path, _), option in zip(paths, combo):
+            node = variant
+            for step in path[:-1]:
+                node = node[step]
+            node[path[-1]] = copy.deepcopy(option)
+        variants.append(variant)
+    return variants

@@ -1,0 +1,94 @@
+"""W&B logging of a run: Ray's ``WandbLoggerCallback`` with a short config, offline without an API key, runs inside the
+trial directories, and the API key kept out of Ray's logs on a local Ray (docs/design.md §5)."""
+
+from __future__ import annotations
+
+import os
+
+from ray.air.integrations.wandb import WandbLoggerCallback
+
+from smac_rllib.cli.yaml_loader import ExperimentSpec
+
+WANDB_UPLOAD_TIMEOUT_S = 30  # WandbLoggerCallback's default (1800 s) hangs a failed run (docs/design.md §5)
+
+
+# Config keys W&B always gets (besides those the YAML sets): the paper's knobs, not RLlib's ~280 settings.
+WANDB_CONFIG_KEYS = (
+    "env", "env_config", "seed", "num_particles", "latent_dim", "estimator", "beta", "hidden_dim", "critic_hidden_dim",
+    "updates_per_env_step", "world_model_preset", "particle_mode", "batch_size_B", "batch_length_T", "actor_lr",
+    "critic_lr", "alpha_lr", "world_model_lr", "gamma", "tau", "train_batch_size_per_learner", "num_env_runners",
+    "num_learners", "num_gpus_per_learner",
+)  # fmt: skip
+
+
+def wandb_callback(spec: ExperimentSpec, local_ray: bool = True):
+    """W&B logging of every result and the config; offline without an API key; runs land in the trial dirs."""
+    kwargs = dict(spec.wandb)
+    kwargs.setdefault("group", spec.name)
+    kwargs.setdefault("log_config", False)  # True would repeat the config in every logged result
+    kwargs.setdefault("upload_timeout", WANDB_UPLOAD_TIMEOUT_S)
+    kwargs.setdefault("mode", os.environ.get("WANDB_MODE", "online"))
+    return _WandbCallback(config_keys=sorted(set(spec.param_space) | set(WANDB_CONFIG_KEYS)), inherit_key=local_ray, **kwargs)
+
+
+WANDB_KEY_VAR = "WANDB_API_KEY"
+
+
+class _WandbCallback(WandbLoggerCallback):
+    """Ray's WandbLoggerCallback logging a short config: the YAML's keys plus ``WANDB_CONFIG_KEYS``.
+
+    RLlib's full config (~280 keys) would be big enough to go through the object store as the logging actor's
+    constructor argument, which Ray reports as an error line. The actor chdirs into the trial directory before
+    ``wandb.init``, so runs land in ``<trial dir>/wandb/``.
+
+    The API key: Ray's callback gives the logging actor ``runtime_env={"env_vars": {"WANDB_API_KEY": key}}``,
+    and Ray writes runtime envs into its session logs (raylet, GCS, runtime-env agent: world-readable files) and
+    into worker command lines. With the local Ray that ``rllib train`` starts (``inherit_key``), every worker
+    already has the variable from this process's environment, so the actor is declared without it. On a cluster
+    (``--address``) the actor runs on the driver's node, whose workers have the key only when the job's
+    runtime env carries it (cluster/README.md): there Ray's behaviour is kept.
+    """
+
+    def __init__(self, *args, config_keys=(), inherit_key: bool = True, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.config_keys = list(config_keys)
+        self.inherit_key = inherit_key
+
+    def log_trial_result(self, iteration, trial, result):
+        """Ray's, but the result is handed to the queue actor without waiting for it: ``Queue.put`` blocks until the
+        queue actor runs, which cost ~3 s at the first result on the 2-core CPU (Tune's "on_trial_result took
+        4.9 s" warning). One caller's calls reach an actor in order, so results still precede the END item."""
+        from ray.air.integrations.wandb import _clean_log, _QueueItem
+
+        if trial not in self._trial_logging_actors:
+            self.log_trial_start(trial)
+        result = _clean_log(result, video_kwargs=self.video_kwargs, image_kwargs=self.image_kwargs)
+        self._trial_queues[trial].actor.put.remote((_QueueItem.RESULT, result), None)
+
+    def _start_logging_actor(self, trial, exclude_results, **wandb_init_kwargs):
+        config = wandb_init_kwargs.get("config") or {}
+        wandb_init_kwargs["config"] = {k: config[k] for k in self.config_keys if k in config}
+        trial_dir = getattr(trial, "path", None)
+        if trial_dir and "://" not in trial_dir:
+            # W&B writes straight into the trial dir under --storage-path. By default it writes into Tune's driver
+            # staging dir (under Ray's session dir), whose copy to the trial dir is taken before W&B finishes: the
+            # trial dir then held a 7-byte offline run (measured), and `wandb sync` on it synced nothing.
+            os.makedirs(trial_dir, exist_ok=True)
+            wandb_init_kwargs.setdefault("dir", trial_dir)
+        key = os.environ.pop(WANDB_KEY_VAR, None) if getattr(self, "inherit_key", True) else None
+        if not self._remote_logger_class:
+            # Ray declares the logging actor with max_restarts=-1, and its core worker then prints an error-level
+            # line ("... has constructor arguments in the object store and max_restarts > 0") at every run. A
+            # restarted logging actor would start a second W&B run anyway: declare it without restarts.
+            import ray
+            from ray.air.integrations.wandb import _force_on_current_node
+
+            env_vars = {WANDB_KEY_VAR: os.environ[WANDB_KEY_VAR]} if WANDB_KEY_VAR in os.environ else {}
+            self._remote_logger_class = ray.remote(
+                num_cpus=0, **_force_on_current_node(), runtime_env={"env_vars": env_vars}, max_restarts=0, max_task_retries=0
+            )(self._logger_actor_cls)
+        try:
+            super()._start_logging_actor(trial, exclude_results, **wandb_init_kwargs)
+        finally:
+            if key is not None:
+                os.environ[WANDB_KEY_VAR] = key

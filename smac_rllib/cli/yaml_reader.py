@@ -1,0 +1,199 @@
+"""Reading a tuned-example YAML file: YAML 1.2 floats, line numbers on every mapping (``MarkedDict``), and limits on
+size, nesting and alias expansion, each mistake a one-line ``UserError`` naming the fix."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from typing import Any
+
+import yaml
+
+from smac_rllib.cli.errors import UserError, one_line
+
+
+# YAML 1.2 floats: YAML 1.1 (PyYAML) reads `3e-4` or `1e6` as the *string* "3e-4".
+_FLOAT_RE = re.compile(
+    r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+        |[-+]?(?:[0-9][0-9_]*)[eE][-+]?[0-9]+
+        |[-+]?\.[0-9_]+(?:[eE][-+]?[0-9]+)?
+        |[-+]?\.(?:inf|Inf|INF)
+        |\.(?:nan|NaN|NAN))$""",
+    re.X,
+)
+
+
+class MarkedDict(dict):
+    """A YAML mapping that remembers the (1-based) line of each of its keys, for error messages."""
+
+    line: int | None = None
+    key_lines: dict
+
+    def line_of(self, key: Any) -> int | None:
+        return getattr(self, "key_lines", {}).get(key, self.line)
+
+
+MAX_YAML_BYTES = 1 << 20  # a tuned example is a few kB; more is a wrong file
+MAX_YAML_DEPTH = 64  # nesting levels (PyYAML composes recursively: 1000 levels would be a RecursionError)
+MAX_YAML_VALUES = 100_000  # values after expanding '*' aliases ("billion laughs": 9 lines -> 10**9 values)
+
+
+class _LimitError(yaml.MarkedYAMLError):
+    """A file beyond MAX_YAML_DEPTH / MAX_YAML_VALUES, or with a key that is not a plain value."""
+
+
+class _Loader(yaml.SafeLoader):
+    _depth = 0
+
+    def compose_node(self, parent, index):
+        self._depth += 1
+        try:
+            if self._depth > MAX_YAML_DEPTH:
+                raise _LimitError(None, None, _too_deep(), self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def get_single_node(self):
+        node = super().get_single_node()
+        if node is not None:
+            _expanded_size(node, {}, 1)
+        return node
+
+
+def _expanded_size(node: yaml.Node, seen: dict, depth: int) -> tuple[int, int]:
+    """(values, levels) under ``node`` with every alias expanded, memoized (linear in the file); too many values,
+    too many levels (``depth`` counts those above) or a recursive alias raise ``_LimitError``."""
+    key = id(node)
+    if key in seen:
+        if seen[key] is None:
+            raise _LimitError(None, None, "an alias refers to the mapping or list that contains it; remove that '*' alias", node.start_mark)
+        size, height = seen[key]
+    else:
+        if depth > MAX_YAML_DEPTH:
+            raise _LimitError(None, None, _too_deep(), node.start_mark)
+        seen[key] = None  # in progress
+        children = node.value if isinstance(node, yaml.SequenceNode) else []
+        if isinstance(node, yaml.MappingNode):
+            children = [n for pair in node.value for n in pair]
+        sizes = [_expanded_size(child, seen, depth + 1) for child in children]
+        size, height = 1 + sum(s for s, _ in sizes), 1 + max((h for _, h in sizes), default=0)
+        seen[key] = size, height
+    if size > MAX_YAML_VALUES:
+        raise _LimitError(None, None, f"the file expands to more than {MAX_YAML_VALUES:,} values through its '*' aliases "
+                          "(an alias bomb?); write the values out or use fewer aliases", node.start_mark)
+    if depth + height - 1 > MAX_YAML_DEPTH:
+        raise _LimitError(None, None, _too_deep(" through '*' aliases"), node.start_mark)
+    return size, height
+
+
+def _too_deep(via: str = "") -> str:
+    return f"values are nested deeper than {MAX_YAML_DEPTH} levels{via}; flatten the file"
+
+
+def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> MarkedDict:
+    first_line: dict = {}
+    for key_node, _ in node.value:  # duplicates among the keys written here (PyYAML silently keeps the last)
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        if not isinstance(key_node, yaml.ScalarNode):
+            kind = "list" if isinstance(key_node, yaml.SequenceNode) else "mapping"
+            raise _LimitError(None, None, f"a {kind} is used as a mapping key; keys are plain names or numbers "
+                              "(check for a stray '?', '[' or '{' before the ':')", key_node.start_mark)
+        key = loader.construct_object(key_node, deep=True)
+        if key in first_line:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r} (first on line {first_line[key]}); keep one", key_node.start_mark
+            )
+        first_line[key] = key_node.start_mark.line + 1
+    loader.flatten_mapping(node)  # `<<: *anchor` merges first; keys written here override them
+    mapping = MarkedDict()
+    mapping.line, mapping.key_lines = node.start_mark.line + 1, {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        mapping[key] = loader.construct_object(value_node, deep=True)
+        mapping.key_lines[key] = key_node.start_mark.line + 1
+    return mapping
+
+
+_Loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT_RE, list("-+0123456789."))
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def read_yaml(path: str) -> MarkedDict:
+    """Parse ``path``; a missing file, a syntax error, non-UTF-8 bytes or a file beyond the limits (size, nesting,
+    aliases) is a ``UserError`` with ``file:line:column``."""
+    text = _read_text(path)
+    try:
+        doc = yaml.load(text, Loader=_Loader)
+    except _LimitError as e:
+        mark = e.problem_mark
+        raise UserError(e.problem, f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else path) from None
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else path
+        problem = e.problem or "invalid YAML"
+        hint = next((h or problem for pattern, h in _YAML_HINTS if pattern in problem or pattern in str(e.context)), None)
+        if hint is None:
+            context = f" ({e.context})" if e.context and e.problem else ""
+            hint = f"{problem}{context}; check the indentation, the ':' and the quoting there"
+        raise UserError(f"YAML syntax error: {hint}", where) from None
+    except yaml.reader.ReaderError as e:  # a control character (NUL, ...): no mark, a position in the text
+        line = text[: e.position].count("\n") + 1
+        raise UserError(f"the file contains the control character U+{e.character:04X}; remove it (save the file as plain text)",
+                        f"{path}:{line}") from None
+    except yaml.YAMLError as e:
+        raise UserError(f"YAML error: {one_line(e)}", path) from None
+    except RecursionError:  # a limit above should come first; never a traceback
+        raise UserError(f"values are nested too deeply; flatten the file (at most {MAX_YAML_DEPTH} levels)", path) from None
+    if not isinstance(doc, dict) or not doc:
+        raise UserError("expected a mapping {experiment_name: {run: ..., env: ..., config: {...}}}", path)
+    return doc
+
+
+def _read_text(path: str) -> str:
+    if not os.path.exists(path):
+        hint = _tuned_examples_hint(path)
+        raise UserError(f"no such file: {path}{hint}")
+    if os.path.isdir(path):
+        raise UserError(f"{path} is a directory; pass a YAML file, e.g. {os.path.join(path, 'smac_state.yaml')}")
+    try:
+        size = os.path.getsize(path)
+        if size > MAX_YAML_BYTES:
+            raise UserError(f"{path} is larger than {MAX_YAML_BYTES >> 20} MiB ({size:,} bytes), not a tuned example; pass the YAML file")
+        with open(path, "rb") as f:
+            data = f.read(MAX_YAML_BYTES + 1)
+    except OSError as e:
+        raise UserError(f"cannot read {path} ({e.strerror}); check the path and its permissions") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise UserError(f"the file is not UTF-8 text (byte 0x{data[e.start]:02x}); save it as UTF-8", f"{path}:{line}") from None
+
+
+def _tuned_examples_hint(path: str) -> str:
+    here = os.path.join(os.getcwd(), "tuned_examples")
+    if os.path.isdir(here):
+        names = sorted(n for n in os.listdir(here) if n.endswith(".yaml"))
+        close = difflib.get_close_matches(os.path.basename(path), names, n=1)
+        if close:
+            return f"; did you mean tuned_examples/{close[0]}?"
+        if names:
+            return f"; tuned examples: {', '.join('tuned_examples/' + n for n in names)}"
+    return ""
+
+
+_YAML_HINTS = (
+    ("expected <block end>", "this line's indentation does not match the lines above it; align it with its siblings"),
+    ("mapping values are not allowed", "unexpected ':'; put a space after the key's ':' or quote a value that contains ': '"),
+    ("found character '\\t'", "tabs are not allowed in YAML; indent with spaces"),
+    ("could not find expected ':'", "a key without ':'; write `key: value`"),
+    ("found undefined alias", "an undefined '*alias'; quote values that start with '*'"),
+    ("duplicate key", None),  # the problem says it all
+    ("could not determine a constructor for the tag", "tags like !!python/... are not allowed in a tuned example; write "
+     "plain values (numbers, strings, lists, mappings)"),
+    ("expected a single document", "the file holds more than one YAML document (a '---' line); keep one YAML document, "
+     "with every experiment in it"),
+)
