@@ -95,8 +95,8 @@ class PolicySACTorchRLModule(TorchRLModule, TwinQModuleAPI):
         obs_dim, action_dim = int(self.observation_space.shape[0]), int(self.action_space.shape[0])
         self.policy = self.build_policy(obs_dim, action_dim, cfg)
         if not self.inference_only:
-            self.qf = TwinQ(obs_dim, action_dim, int(cfg.get("hidden_dim", 400)), 2)
-            self.log_alpha = nn.Parameter(torch.tensor(float(cfg.get("initial_log_alpha", math.log(0.1)))))
+            self.qf = TwinQ(obs_dim, action_dim, int(cfg["hidden_dim"]), 2)
+            self.log_alpha = nn.Parameter(torch.tensor(float(cfg["initial_log_alpha"])))
 
     # --- RLlib APIs -------------------------------------------------------------------------------------
     # --- forward passes ---------------------------------------------------------------------------------

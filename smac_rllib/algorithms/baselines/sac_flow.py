@@ -31,8 +31,8 @@ class SACFlowTorchRLModule(PolicySACTorchRLModule):
     algorithm_name = "SACFlow"
 
     def build_policy(self, obs_dim: int, action_dim: int, cfg: dict):
-        width = cfg.get("flow_hidden_dim") or cfg.get("hidden_dim", 400)
-        return RealNVPTanhPolicy(obs_dim, action_dim, int(cfg.get("flow_blocks", 2)), int(width), 2)
+        width = cfg["flow_hidden_dim"] or cfg["hidden_dim"]
+        return RealNVPTanhPolicy(obs_dim, action_dim, int(cfg["flow_blocks"]), int(width), 2)
 
 
 _FIELDS = {  # name: (default, meaning) -- one home per field: default, doc and training() keyword

@@ -58,8 +58,8 @@ class SACMoETorchRLModule(PolicySACTorchRLModule):
     algorithm_name = "SACMoE"
 
     def build_policy(self, obs_dim: int, action_dim: int, cfg: dict):
-        num_experts = int(cfg.get("num_experts", 5))
-        width = moe_hidden_dim(obs_dim, action_dim, num_experts, int(cfg.get("hidden_dim", 400)), cfg.get("moe_hidden_dim"))
+        num_experts = int(cfg["num_experts"])
+        width = moe_hidden_dim(obs_dim, action_dim, num_experts, int(cfg["hidden_dim"]), cfg["moe_hidden_dim"])
         return GaussianMixtureTanhPolicy(obs_dim, action_dim, num_experts, width, 2)
 
     def actor_terms(self, obs_B_X: torch.Tensor) -> dict[str, torch.Tensor]:

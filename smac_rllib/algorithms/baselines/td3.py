@@ -107,11 +107,11 @@ class TD3TorchRLModule(TorchRLModule, TwinQModuleAPI):
         cfg = self.model_config
         check_flat_spaces(self.observation_space, self.action_space, "TD3")
         obs_dim, action_dim = int(self.observation_space.shape[0]), int(self.action_space.shape[0])
-        width = int(cfg.get("hidden_dim", 400))
+        width = int(cfg["hidden_dim"])
         self.policy = mlp(obs_dim, width, action_dim, 2)  # mu(x) = tanh(policy(x))
-        self.exploration_noise = float(cfg.get("exploration_noise", 0.1))
-        self.target_noise = float(cfg.get("target_noise", 0.2))
-        self.target_noise_clip = float(cfg.get("target_noise_clip", 0.5))
+        self.exploration_noise = float(cfg["exploration_noise"])
+        self.target_noise = float(cfg["target_noise"])
+        self.target_noise_clip = float(cfg["target_noise_clip"])
         self.actor_step = True  # set by the learner before each update (delayed actor updates)
         if not self.inference_only:
             self.qf = TwinQ(obs_dim, action_dim, width, 2)

@@ -40,7 +40,7 @@ class SMACPixelTorchRLModule(CachedTrainModeMixin, TorchRLModule, InferenceOnlyA
     def setup(self):
         cfg = self.model_config
         _check_pixel_spaces(self.observation_space, self.action_space)
-        if cfg.get("torch_num_threads") and not torch.cuda.is_available():
+        if cfg["torch_num_threads"] and not torch.cuda.is_available():
             torch.set_num_threads(int(cfg["torch_num_threads"]))
         action_dim = int(self.action_space.shape[0])
         self.settings = pixel_update.PixelSettings(

@@ -32,7 +32,7 @@ class SMACTorchRLModule(CachedTrainModeMixin, TorchRLModule, TwinQModuleAPI):
     def setup(self):
         cfg = self.model_config
         _check_spaces(self.observation_space, self.action_space)
-        if cfg.get("torch_num_threads"):
+        if cfg["torch_num_threads"]:
             torch.set_num_threads(int(cfg["torch_num_threads"]))  # docs/design.md §3: 1 thread per CPU process
         obs_dim = int(self.observation_space.shape[0])
         action_dim = int(self.action_space.shape[0])

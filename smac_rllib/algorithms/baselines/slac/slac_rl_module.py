@@ -45,17 +45,17 @@ class SLACTorchRLModule(CachedTrainModeMixin, TorchRLModule, InferenceOnlyAPI, T
     def setup(self):
         cfg = self.model_config
         image_size = _check_spaces(self.observation_space, self.action_space)
-        if cfg.get("torch_num_threads") and not torch.cuda.is_available():
+        if cfg["torch_num_threads"] and not torch.cuda.is_available():
             torch.set_num_threads(int(cfg["torch_num_threads"]))
         action_dim = int(self.action_space.shape[0])
-        self.sequence_length = int(cfg.get("sequence_length", 8))
-        self.model_batch_size = int(cfg.get("model_batch_size", 32))
+        self.sequence_length = int(cfg["sequence_length"])
+        self.model_batch_size = int(cfg["model_batch_size"])
         self.model = SLACModel(action_dim, SLACModelConfig(
-            base_depth=int(cfg.get("base_depth", 32)), latent1_size=int(cfg.get("latent1_size", 32)),
-            latent2_size=int(cfg.get("latent2_size", 256)), decoder_std=float(cfg.get("decoder_std", math.sqrt(0.1))),
+            base_depth=int(cfg["base_depth"]), latent1_size=int(cfg["latent1_size"]),
+            latent2_size=int(cfg["latent2_size"]), decoder_std=float(cfg["decoder_std"]),
             image_size=image_size,
         ))
-        hidden, layers = int(cfg.get("hidden_dim", 256)), int(cfg.get("num_hidden_layers", 2))
+        hidden, layers = int(cfg["hidden_dim"]), int(cfg["num_hidden_layers"])
         # pi(a | x_t-L+1:t, a_t-L+1:t-1) on conv features (TF attribute: actor_network); named `policy` for counts.py
         self.policy = SequenceActor(actor_input_dim(self.sequence_length, self.model.feature_dim, action_dim), action_dim, hidden, layers)
         self.register_buffer("uniform_exploration", torch.tensor(False))  # OffPolicyLoop's uniform warm-up
@@ -68,7 +68,7 @@ class SLACTorchRLModule(CachedTrainModeMixin, TorchRLModule, InferenceOnlyAPI, T
             latent_dim = self.model.latent1_size + self.model.latent2_size
             self.qf = TwinQ(latent_dim, action_dim, hidden, layers, nn.ReLU)  # Q(z, a), critic_joint_fc_layers (256, 256)
             self.qf.apply(_glorot)
-            self.log_alpha = nn.Parameter(torch.tensor(float(cfg.get("initial_log_alpha", 0.0))))
+            self.log_alpha = nn.Parameter(torch.tensor(float(cfg["initial_log_alpha"])))
 
     # --- RLlib APIs -------------------------------------------------------------------------------------
     def get_non_inference_attributes(self) -> list[str]:
