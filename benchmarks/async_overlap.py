@@ -73,16 +73,16 @@ def run_once(name: str, mode: str, seed: int) -> dict:
 
         algo.learner_group.update = timed_update
     try:
-        while algo._env_steps_stored < c["warm_up"]:
+        while algo.env_steps_stored < c["warm_up"]:
             algo.train()
         driver = algo._async
-        steps0, start = algo._env_steps_stored, time.perf_counter()
+        steps0, start = algo.env_steps_stored, time.perf_counter()
         if driver:
             driver._report()  # the phase starts with a fresh learner period
             busy0, updates0 = driver.learner_busy_s_total, driver.updates_done
         else:
             updates0 = _granted(algo, c)
-        while algo._env_steps_stored < c["warm_up"] + c["phase_steps"]:
+        while algo.env_steps_stored < c["warm_up"] + c["phase_steps"]:
             algo.train()
         if driver:
             driver.quiesce()  # the phase includes every update its env steps granted
@@ -91,7 +91,7 @@ def run_once(name: str, mode: str, seed: int) -> dict:
         else:
             busy_s, updates = busy[0], _granted(algo, c) - updates0
         wall = time.perf_counter() - start
-        steps = algo._env_steps_stored - steps0
+        steps = algo.env_steps_stored - steps0
         return {"config": name, "mode": mode, "seed": seed, "env_steps": steps, "updates": updates, "wall_s": round(wall, 2),
                 "env_steps_per_s": round(steps / wall, 1), "updates_per_s": round(updates / wall, 3),
                 "learner_utilization": round(busy_s / wall, 3), "learn_s_per_env_step": round(busy_s / steps, 5)}
@@ -102,7 +102,7 @@ def run_once(name: str, mode: str, seed: int) -> dict:
 def _granted(algo, c) -> int:
     import math
 
-    return math.floor(c["ratio"] * max(0, algo._env_steps_stored - c["warm_up"]) + 1e-9)
+    return math.floor(c["ratio"] * max(0, algo.env_steps_stored - c["warm_up"]) + 1e-9)
 
 
 def main() -> None:

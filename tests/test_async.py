@@ -149,14 +149,14 @@ def test_observed_updates_per_env_step_within_5_percent_over_every_1000_steps(ra
     config = tiny(num_env_runners=2, fragment=10, **training)
     algo = config.build_algo()
     try:
-        while algo._env_steps_stored < 200 + 3000:
+        while algo.env_steps_stored < 200 + 3000:
             result = algo.train()
         ratio = training["updates_per_env_step"]
         stamps = algo.update_stamps()
-        errors = windowed_ratio_errors(stamps, ratio=ratio, learning_starts=200, window=1000, total_env_steps=algo._env_steps_stored)
+        errors = windowed_ratio_errors(stamps, ratio=ratio, learning_starts=200, window=1000, total_env_steps=algo.env_steps_stored)
         assert len(errors) >= 3
         assert max(abs(e) for e in errors) <= 0.05, errors
-        assert len(stamps) == math.floor(ratio * (algo._env_steps_stored - 200) + 1e-9)  # every granted update ran
+        assert len(stamps) == math.floor(ratio * (algo.env_steps_stored - 200) + 1e-9)  # every granted update ran
         assert result["async"]["observed_updates_per_env_step"] == pytest.approx(ratio, rel=0.1)
         assert 0.0 < result["async"]["learner_utilization"] <= 1.0
     finally:
@@ -170,7 +170,7 @@ def test_checkpoint_holds_the_learner_side_replay_and_counters(ray_local, tmp_pa
         for _ in range(2):
             algo.train()
         assert algo.local_replay_buffer is None  # the replay lives in the learner actor
-        size, stored = algo.replay_size(), algo._env_steps_stored
+        size, stored = algo.replay_size(), algo.env_steps_stored
         algo.save_to_path(str(tmp_path))
         updates = algo._async.updates_done
         weights = algo.learner_group.get_weights()[DEFAULT_MODULE_ID]
@@ -180,7 +180,7 @@ def test_checkpoint_holds_the_learner_side_replay_and_counters(ray_local, tmp_pa
     restored = config.build_algo()
     try:
         restored.restore_from_path(str(tmp_path))
-        assert restored.replay_size() == size and restored._env_steps_stored == stored
+        assert restored.replay_size() == size and restored.env_steps_stored == stored
         assert restored._async.updates_done == updates
         again = restored.learner_group.get_weights()[DEFAULT_MODULE_ID]
         assert all(np.array_equal(np.asarray(weights[k]), np.asarray(again[k])) for k in weights)
@@ -196,12 +196,12 @@ def test_a_killed_env_runner_is_survived(ray_local):
     algo = tiny(num_env_runners=2).env_runners(num_env_runners=2).fault_tolerance(restart_failed_env_runners=True).build_algo()
     try:
         algo.train()
-        before = algo._env_steps_stored
+        before = algo.env_steps_stored
         manager = algo.env_runner_group._worker_manager
         ray.kill(manager._actors[manager.actor_ids()[0]], no_restart=False)
         for _ in range(2):
             result = algo.train()
-        assert algo._env_steps_stored >= before + 1000  # sampling went on
+        assert algo.env_steps_stored >= before + 1000  # sampling went on
         assert result["num_updates_lifetime"] > 0
         assert algo.env_runner_group.num_healthy_remote_workers() == 2  # restored
     finally:
@@ -214,8 +214,8 @@ def test_ddp_learners_get_one_shard_each_and_stay_equal(ray_local, tmp_path):
     try:
         while algo._async.updates_done == 0:
             algo.train()
-        sizes = algo._async._call_all(lambda learner: learner.async_replay_size())
-        assert len(sizes) == 2 and min(sizes) > 0 and sum(sizes) == algo._env_steps_stored
+        sizes = algo._async.replay_sizes()
+        assert len(sizes) == 2 and min(sizes) > 0 and sum(sizes) == algo.env_steps_stored
         assert algo._async.updates_done > 0
         algo._async.quiesce()
         states = algo._async._call_all(lambda learner: learner.get_state(components="rl_module")["rl_module"][DEFAULT_MODULE_ID])
@@ -227,7 +227,7 @@ def test_ddp_learners_get_one_shard_each_and_stay_equal(ray_local, tmp_path):
     restored = config.build_algo()
     try:
         restored.restore_from_path(str(tmp_path))
-        assert restored._async._call_all(lambda learner: learner.async_replay_size()) == sizes
+        assert restored._async.replay_sizes() == sizes
         restored.train()
     finally:
         restored.stop()

@@ -13,7 +13,7 @@ run the same number of updates in lockstep. Updates run in each learner's own th
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Callable
 
 import ray
 from ray.rllib.core.columns import Columns
@@ -90,15 +90,18 @@ def _evaluates_after(algo) -> bool:
 class AsyncDriver:
     """One per algorithm; ``run_iteration`` is called from ``training_step``."""
 
-    def __init__(self, algo, *, updates_per_env_step: float, learning_starts: int):
+    def __init__(self, algo, *, make_limiter: Callable[[int], SampleToInsertRatio]):
+        """``make_limiter(max_lead_env_steps)`` is the loop's update rule (``OffPolicyLoop.make_update_rule``) with
+        the lead this driver allows: one rule, one count of updates per env step, for both loops."""
         self.algo = algo
         config = algo.config
         group = algo.env_runner_group
         self.num_runners = group.num_remote_env_runners()
         self.request_env_steps = config.get_rollout_fragment_length() * config.num_envs_per_env_runner
         lead = getattr(config, "async_max_lead_env_steps", None) or default_max_lead_env_steps(self.request_env_steps, self.num_runners)
-        self.limiter = SampleToInsertRatio(updates_per_env_step, learning_starts, lead)
-        self.sync_every = weight_sync_every_updates(config, updates_per_env_step, self.request_env_steps, self.num_runners)
+        self.limiter = make_limiter(lead)
+        self.sync_every = weight_sync_every_updates(config, self.limiter.updates_per_env_step, self.request_env_steps,
+                                                    self.num_runners)
         self.learner_ids = [None] if algo.learner_group.is_local else list(algo.learner_group._worker_manager.actor_ids())
         self.in_flight: dict[int, int] = {}  # runner id -> updates_done when its request was sent (weights' version)
         self.updates_done = 0  # the slowest learner's count
@@ -133,6 +136,41 @@ class AsyncDriver:
             return [func(group._learner, **kwargs)]
         return group._get_results(group.foreach_learner(func, **kwargs))
 
+    # --- what the loop asks of the learners (checkpoints, restore, stop) ----------------------------
+    def replay_states(self) -> list:
+        """Every learner's replay shard, in learner order (a checkpoint's ``replay_shards``)."""
+        return self._call_all(lambda learner: learner.async_replay_state())
+
+    def set_replay_states(self, shards: list) -> None:
+        """Each learner's shard from a checkpoint (as many shards as learners), and the driver's shard counts."""
+        if len(shards) != len(self.learner_ids):
+            raise ValueError(
+                f"this checkpoint holds {len(shards)} replay shard(s) but the run has {len(self.learner_ids)} learners; "
+                f"restore it with num_learners={len(shards) if len(shards) > 1 else 0}"
+            )
+        for learner_id, shard in zip(self.learner_ids, shards):
+            self._call(learner_id, lambda learner, **kw: learner.async_set_replay_state(**kw), state=shard)
+
+    def replay_sizes(self) -> list[int]:
+        """Env steps in each learner's shard."""
+        return list(self._call_all(lambda learner: learner.async_replay_size()))
+
+    def restore_counters(self, updates_done: int) -> None:
+        """After a restore: the shard sizes, and every learner's and this driver's update count."""
+        self.shard_steps = self.replay_sizes()
+        self._call_all(lambda learner, **kw: learner.async_set_counters(**kw), updates_done=updates_done)
+        self.updates_done = self.granted = self.synced_at = updates_done
+
+    def update_stamps(self) -> list[int]:
+        """Env steps stored when each of the (newest 100k) updates started, learner 0's, once every granted update ran."""
+        self.quiesce()
+        return self._call_all(lambda learner: learner.async_update_stamps())[0]
+
+    def stop_learners(self) -> None:
+        """Every granted update finished first (DDP: no replica waits in an all-reduce alone), then the threads stop."""
+        self.quiesce()
+        self._call_all(lambda learner: learner.async_stop())
+
     # --- inserting ----------------------------------------------------------------------------------
     def add(self, per_shard: dict[int, tuple[list, int]]) -> None:
         """Each shard's chunks to its learner, then every learner's grant to the synchronous loop's count.
@@ -148,13 +186,13 @@ class AsyncDriver:
             if kept:
                 self.shard_steps[shard] += steps
                 stored += steps
-        algo._env_steps_stored += stored
+        algo.env_steps_stored += stored
         algo.metrics.log_value("num_env_steps_stored_lifetime", stored, reduce="lifetime_sum")
-        self.granted = self.limiter.granted_updates(algo._env_steps_stored) if self.all_shards_filled() else 0
+        self.granted = self.limiter.granted_updates(algo.env_steps_stored) if self.all_shards_filled() else 0
         lifetime = algo.metrics.peek((ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME), default=0)
         progress = self._call_all(
             lambda learner, **kw: learner.async_grant(**kw),
-            granted_updates=self.granted, env_steps_stored=algo._env_steps_stored, env_steps_lifetime=lifetime,
+            granted_updates=self.granted, env_steps_stored=algo.env_steps_stored, env_steps_lifetime=lifetime,
         )
         self.updates_done = min(p["updates_done"] for p in progress)
 
@@ -176,7 +214,7 @@ class AsyncDriver:
     # --- one iteration ------------------------------------------------------------------------------
     def run_iteration(self) -> None:
         algo, config = self.algo, self.algo.config
-        start, steps_at_start = time.perf_counter(), algo._env_steps_stored
+        start, steps_at_start = time.perf_counter(), algo.env_steps_stored
         last_progress = start
         min_steps = config.min_sample_timesteps_per_iteration or 0
         min_time = config.min_time_s_per_iteration or 0
@@ -192,10 +230,10 @@ class AsyncDriver:
                     time.sleep(0.05)
             self._maybe_sync_weights()
             algo.live_progress.maybe_write(
-                updates_lifetime=self.updates_done, planned_lifetime=self.granted, env_steps=algo._env_steps_stored
+                updates_lifetime=self.updates_done, planned_lifetime=self.granted, env_steps=algo.env_steps_stored
             )
             now = time.perf_counter()
-            enough_steps = algo._env_steps_stored - steps_at_start >= max(min_steps, 1)
+            enough_steps = algo.env_steps_stored - steps_at_start >= max(min_steps, 1)
             if enough_steps and now - start >= min_time:
                 break
             if now - max(start, last_progress) > (config.sample_timeout_s or 60.0):
@@ -237,7 +275,7 @@ class AsyncDriver:
         if not self.all_shards_filled():
             return True  # no update can run before every shard has data: the runners must not wait for one
         return self.limiter.may_insert(
-            env_steps_stored=self.algo._env_steps_stored,
+            env_steps_stored=self.algo.env_steps_stored,
             env_steps_in_flight=len(self.in_flight) * self.request_env_steps,
             request_env_steps=self.request_env_steps,
             updates_done=self.updates_done,
@@ -287,7 +325,7 @@ class AsyncDriver:
         self.learner_busy_s_total += busy
         wall = max(max(p["period_s"] for p in periods), 1e-9)
         staged = sum(p["staged_batches"] for p in periods)
-        steps_after_warm_up = algo._env_steps_stored - self.limiter.learning_starts
+        steps_after_warm_up = algo.env_steps_stored - self.limiter.learning_starts
         metrics = {
             "learner_utilization": busy / wall,
             "observed_updates_per_env_step": self.updates_done / steps_after_warm_up if steps_after_warm_up > 0 else 0.0,

@@ -36,6 +36,7 @@ from ray.rllib.utils.metrics import (
 )
 
 from smac_rllib.training.async_loop import AsyncDriver, split_by_shard
+from smac_rllib.training.rate_limiter import SampleToInsertRatio
 from smac_rllib.training.replay import make_replay, sample_train_batch
 
 def set_defaults(config, fields: dict) -> None:
@@ -133,17 +134,25 @@ class OffPolicyLoop:
 
     def setup(self, config: AlgorithmConfig) -> None:
         super().setup(config)
-        self._update_credit = 0.0  # fractional updates owed (updates_per_env_step may be < 1)
-        self._env_steps_stored = 0  # agent steps added to the replay (the warm-up and learning start count these)
-        self._updates_total = 0
+        self.env_steps_stored = 0  # agent steps added to the replay (the warm-up and learning start count these)
+        self._updates_total = 0  # the synchronous loop's updates run (the async learners count their own)
         self.live_progress = LiveProgress(getattr(self, "logdir", None))
         self._async = None
         if getattr(config, "async_learning", False):
-            self._async = AsyncDriver(
-                self,
-                updates_per_env_step=_resolved(config, "updates_per_env_step", "updates_per_env_step"),
-                learning_starts=_resolved(config, "learning_starts", "num_steps_sampled_before_learning_starts"),
-            )
+            self._async = AsyncDriver(self, make_limiter=self.make_update_rule)
+            self.update_rule = self._async.limiter
+        else:
+            self.update_rule = self.make_update_rule(max_lead_env_steps=1)  # the synchronous loop never leads
+
+    def make_update_rule(self, max_lead_env_steps: int) -> SampleToInsertRatio:
+        """How many updates the stored env steps grant (``granted_updates``), the one rule of both loops: the
+        synchronous loop runs exactly the new grant after each store, the async learners run up to it while the
+        runners lead by at most ``max_lead_env_steps`` (rate_limiter.py). SLAC adds its model pretraining here."""
+        return SampleToInsertRatio(
+            updates_per_env_step=_resolved(self.config, "updates_per_env_step", "updates_per_env_step"),
+            learning_starts=_resolved(self.config, "learning_starts", "num_steps_sampled_before_learning_starts"),
+            max_lead_env_steps=max_lead_env_steps,
+        )
 
     def _create_local_replay_buffer_if_necessary(self, config: AlgorithmConfig):
         """States: our flat transition buffer (RLlib's episode buffer costs more than the update); pixels: RLlib's.
@@ -165,8 +174,8 @@ class OffPolicyLoop:
         # 1. Act: every env runner collects a fragment with the current (inference-only) policy, or, during the
         #    warm-up, exactly the missing number of uniform random steps (pytorch_sac's seed steps).
         with self.metrics.log_time((TIMERS, ENV_RUNNER_SAMPLING_TIMER)):
-            if self._env_steps_stored < learning_starts and getattr(self.config, "random_actions_before_learning", True):
-                episodes, env_runner_results = self._sample_warm_up(learning_starts - self._env_steps_stored)
+            if self.env_steps_stored < learning_starts and getattr(self.config, "random_actions_before_learning", True):
+                episodes, env_runner_results = self._sample_warm_up(learning_starts - self.env_steps_stored)
             else:
                 episodes, env_runner_results = synchronous_parallel_sample(
                     worker_set=self.env_runner_group,
@@ -182,19 +191,18 @@ class OffPolicyLoop:
             for episode in episodes:
                 episode.extra_model_outputs.pop(Columns.STATE_OUT, None)
             self.local_replay_buffer.add(episodes)
-        steps_before, self._env_steps_stored = self._env_steps_stored, self._env_steps_stored + new_env_steps
+        self.env_steps_stored += new_env_steps
         self.metrics.log_value("num_env_steps_stored_lifetime", new_env_steps, reduce="lifetime_sum")
         lifetime_steps = self.metrics.peek((ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME), default=0)
-        if self._env_steps_stored <= learning_starts:
+        if self.env_steps_stored <= learning_starts:
             return  # no update before `learning_starts` steps are stored
-        # 3. Learn: `updates_per_env_step` updates per env step stored after the warm-up (world model, critic, actor, alpha).
-        steps_after_warm_up = self._env_steps_stored - max(steps_before, learning_starts)
-        self._update_credit += steps_after_warm_up * _resolved(self.config, "updates_per_env_step", "updates_per_env_step")
-        num_updates, self._update_credit = int(self._update_credit), self._update_credit % 1.0
+        # 3. Learn: the updates the stored env steps grant, `updates_per_env_step` per env step stored after the
+        #    warm-up (world model, critic, actor, alpha), less those already run (the async loop's rule: update_rule).
+        num_updates = max(0, self.update_rule.granted_updates(self.env_steps_stored) - self._updates_total)
         for done in range(num_updates):
             self.live_progress.maybe_write(
                 updates_lifetime=self._updates_total + done, planned_lifetime=self._updates_total + num_updates,
-                env_steps=self._env_steps_stored,
+                env_steps=self.env_steps_stored,
             )
             with self.metrics.log_time((TIMERS, REPLAY_BUFFER_SAMPLE_TIMER)):
                 train_data = self._sample_train_data()
@@ -223,10 +231,10 @@ class OffPolicyLoop:
         if not driver.started:
             driver.start(self.local_replay_buffer)
         learning_starts = driver.limiter.learning_starts
-        if self._env_steps_stored < learning_starts and getattr(self.config, "random_actions_before_learning", True):
+        if self.env_steps_stored < learning_starts and getattr(self.config, "random_actions_before_learning", True):
             with self.metrics.log_time((TIMERS, ENV_RUNNER_SAMPLING_TIMER)):
                 results, env_runner_results = self._sample_warm_up(
-                    learning_starts - self._env_steps_stored, num_shards=len(driver.learner_ids)
+                    learning_starts - self.env_steps_stored, num_shards=len(driver.learner_ids)
                 )
             self.metrics.aggregate(env_runner_results, key=ENV_RUNNER_RESULTS)
             for per_shard in results:
@@ -279,13 +287,11 @@ class OffPolicyLoop:
         state = super().get_state(components, not_components=not_components, **kwargs)
         if self.config.store_buffer_in_checkpoints and self._check_component("replay_buffer", components, not_components):
             if driver is not None and self.local_replay_buffer is None:
-                state["replay_shards"] = driver._call_all(lambda learner: learner.async_replay_state())
+                state["replay_shards"] = driver.replay_states()
             else:
                 state["replay_buffer"] = self._replay_state_local()
-            state["update_credit"] = self._update_credit
-        state["env_steps_stored"] = self._env_steps_stored  # also without the buffer: the warm-up is not repeated
-        if driver is not None:
-            state["updates_done"] = driver.updates_done
+        state["env_steps_stored"] = self.env_steps_stored  # also without the buffer: the warm-up is not repeated
+        state["updates_done"] = driver.updates_done if driver is not None else self._updates_total
         return state
 
     def _replay_state_local(self) -> dict[str, Any]:
@@ -309,15 +315,13 @@ class OffPolicyLoop:
             shards = [state["replay_buffer"]]
         if shards is not None:
             self._set_replay_shards(shards)
-            self._update_credit = state.get("update_credit", 0.0)
-            self._env_steps_stored = self.replay_size()  # checkpoints older than the counter
+            self.env_steps_stored = self.replay_size()  # checkpoints older than the counter
         if "env_steps_stored" in state:
-            self._env_steps_stored = state["env_steps_stored"]
+            self.env_steps_stored = state["env_steps_stored"]
+        # checkpoints older than the count: every granted update had run when they were written (both loops)
+        self._updates_total = state.get("updates_done", self.update_rule.granted_updates(self.env_steps_stored))
         if driver is not None:
-            driver.shard_steps = list(driver._call_all(lambda learner: learner.async_replay_size()))
-            updates = state.get("updates_done", driver.limiter.granted_updates(self._env_steps_stored))
-            driver._call_all(lambda learner, **kw: learner.async_set_counters(**kw), updates_done=updates)
-            driver.updates_done = driver.granted = driver.synced_at = updates
+            driver.restore_counters(self._updates_total)
 
     def _set_replay_shards(self, shards: list) -> None:
         if self.local_replay_buffer is not None:
@@ -328,20 +332,13 @@ class OffPolicyLoop:
                 )
             self.local_replay_buffer.set_state(shards[0])
             return
-        learner_ids = self._async.learner_ids
-        if len(shards) != len(learner_ids):
-            raise ValueError(
-                f"this checkpoint holds {len(shards)} replay shard(s) but the run has {len(learner_ids)} learners; "
-                f"restore it with num_learners={len(shards) if len(shards) > 1 else 0}"
-            )
-        for learner_id, shard in zip(learner_ids, shards):
-            self._async._call(learner_id, lambda learner, **kw: learner.async_set_replay_state(**kw), state=shard)
+        self._async.set_replay_states(shards)
 
     def replay_size(self) -> int:
         """Env steps in the replay, wherever it lives (the driver's buffer or the learners' shards)."""
         if self.local_replay_buffer is not None:
             return self.local_replay_buffer.get_num_timesteps()
-        return sum(self._async._call_all(lambda learner: learner.async_replay_size()))
+        return sum(self._async.replay_sizes())
 
     def wait_for_granted_updates(self) -> None:
         """Async: block until the learners ran every update the stored env steps granted, so that the weights are
@@ -356,14 +353,12 @@ class OffPolicyLoop:
 
     def update_stamps(self) -> list[int]:
         """Async: env steps stored when each of the (newest 100k) updates started, learner 0's (rate_limiter.py)."""
-        self._async.quiesce()
-        return self._async._call_all(lambda learner: learner.async_update_stamps())[0]
+        return self._async.update_stamps()
 
     def stop(self) -> None:
         if self._async is not None and self._async.started:
             try:  # DDP: every replica finishes the same granted updates first (none waits in an all-reduce alone)
-                self._async.quiesce()
-                self._async._call_all(lambda learner: learner.async_stop())
+                self._async.stop_learners()
             except Exception:  # a learner already gone: nothing left to stop
                 pass
         super().stop()

@@ -7,7 +7,7 @@ in ``models/slac_model.py``, the module in ``slac_rl_module.py``, the losses in 
 
 Model pretraining: once the ``num_steps_sampled_before_learning_starts`` uniform random steps are stored, the first
 ``initial_model_train_steps`` updates are owed at once and train the model only; the env runners wait for them (the
-rate limiter in the async loop, the update credit in the synchronous one), as ``train_eval`` runs them before it
+the loop's update rule, ``SLAC.make_update_rule``, in both loops), as ``train_eval`` runs them before it
 collects again. Every difference from the original code: docs/slac.md.
 """
 
@@ -211,26 +211,8 @@ class SLAC(OffPolicyLoop, SAC):
     def get_default_config(cls) -> SLACConfig:
         return SLACConfig()
 
-    def setup(self, config) -> None:
-        super().setup(config)
-        self._pretrain_granted = False  # synchronous loop: the pretraining updates were added to the update credit
-        if self._async is not None:
-            self._async.limiter = PretrainingRatio(**dataclasses.asdict(self._async.limiter),
-                                                   pretrain_updates=config.initial_model_train_steps)
-
-    def training_step(self) -> None:
-        if self._async is None and not self._pretrain_granted:
-            learning_starts = self.config.num_steps_sampled_before_learning_starts
-            if self._env_steps_stored >= max(learning_starts, 1) or (learning_starts == 0 and self._env_steps_stored == 0):
-                self._update_credit += self.config.initial_model_train_steps  # run before the next env steps' updates
-                self._pretrain_granted = True
-        return super().training_step()
-
-    def get_state(self, components=None, *, not_components=None, **kwargs) -> dict[str, Any]:
-        state = super().get_state(components, not_components=not_components, **kwargs)
-        state["slac_pretrain_granted"] = self._pretrain_granted
-        return state
-
-    def set_state(self, state: dict[str, Any]) -> None:
-        super().set_state(state)
-        self._pretrain_granted = state.get("slac_pretrain_granted", self._pretrain_granted)
+    def make_update_rule(self, max_lead_env_steps: int) -> PretrainingRatio:
+        """The loop's rule plus ``initial_model_train_steps`` model updates owed once the warm-up is stored (both
+        loops: the synchronous one runs them before the next env steps' updates, the async runners wait for them)."""
+        rule = super().make_update_rule(max_lead_env_steps)
+        return PretrainingRatio(**dataclasses.asdict(rule), pretrain_updates=self.config.initial_model_train_steps)
