@@ -125,7 +125,10 @@ class PolicySACTorchRLModule(TorchRLModule, TwinQModuleAPI):
 
 class PolicySACTorchLearner(ReplayLearnerMixin, SACTorchLearner):
     """SAC's losses (``smac_rllib.objectives.losses``) on a ``PolicySACTorchRLModule``; targets soft-updated every update
-    (RLlib's DQN/SAC learner, ``target_network_update_freq`` 0)."""
+    (RLlib's DQN/SAC learner, ``target_network_update_freq`` 0).
+
+    Speed layer (training/lean_update.py): not used, for the same reason as ``SACBaselineTorchLearner``: RLlib's
+    update path does the non-finite checks these baselines rely on."""
 
     def configure_optimizers_for_module(self, module_id, config=None) -> None:
         module = self._module[module_id].unwrapped()

@@ -141,7 +141,10 @@ class SACBaselineTorchRLModule(DefaultSACTorchRLModule):
 
 
 class SACBaselineTorchLearner(ReplayLearnerMixin, SACTorchLearner):
-    """RLlib's SAC learner with the critic loss of ``smac_rllib.objectives.losses`` (MSE by default, as pytorch_sac)."""
+    """RLlib's SAC learner with the critic loss of ``smac_rllib.objectives.losses`` (MSE by default, as pytorch_sac).
+
+    Speed layer (training/lean_update.py): not used. The lean update leaves the non-finite check to the learner, and
+    RLlib's SAC learner has none of its own; this baseline keeps RLlib's update path as it is (docs/baselines.md)."""
 
     def _compute_loss_for_module_continuous(self, *, module_id, config, batch, fwd_out):
         total_loss = super()._compute_loss_for_module_continuous(module_id=module_id, config=config, batch=batch, fwd_out=fwd_out)

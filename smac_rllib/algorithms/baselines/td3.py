@@ -154,7 +154,9 @@ class TD3TorchRLModule(TorchRLModule, TwinQModuleAPI):
 
 
 class TD3TorchLearner(ReplayLearnerMixin, TorchLearner):
-    """Critic every update; actor and soft target updates every ``policy_delay`` updates (one backward per update)."""
+    """Critic every update; actor and soft target updates every ``policy_delay`` updates (one backward per update).
+
+    Speed layer (training/lean_update.py): not used; RLlib's ``TorchLearner`` update path with its non-finite checks."""
 
     def build(self) -> None:
         super().build()

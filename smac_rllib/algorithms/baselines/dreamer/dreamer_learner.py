@@ -13,6 +13,9 @@ from smac_rllib.objectives.pixel_update import WM_LOSS, WM_METRICS
 
 
 class DreamerTorchLearner(SMACPixelTorchLearner):
+    """The reference's Dreamer on pixel SMAC's learner: the speed layer (lean update, device-side non-finite skip)
+    as pixel SMAC's; the captured update is off (it captures pixel SMAC's ``PixelUpdate.step``, not Dreamer's)."""
+
     def build(self) -> None:
         super().build()
         self._capture_mode = "off"  # RLlib's update path (the captured update is pixel SMAC's)

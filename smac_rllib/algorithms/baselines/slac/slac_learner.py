@@ -44,6 +44,9 @@ def slac_losses(fwd_out: dict, *, log_alpha: torch.Tensor, gamma: float, target_
 
 
 class SLACTorchLearner(SMACTorchLearner):
+    """SLAC's model, critic, actor and alpha losses on SMAC's learner: the speed layer (lean update, device-side
+    non-finite skip) as SMAC's; no captured update (the captured step is pixel SMAC's ``PixelUpdate.step``)."""
+
     def optimizer_groups(self, module, config) -> list[tuple[str, list, float]]:
         return [
             ("model", self.get_parameters(module.model), config.model_lr),  # encoder, latent model, decoder, reward

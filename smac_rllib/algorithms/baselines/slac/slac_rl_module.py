@@ -18,7 +18,6 @@ During the first ``initial_model_train_steps`` updates (``rl_step`` False, set b
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import gymnasium as gym
