@@ -103,7 +103,11 @@ def killed(tmp_path_factory):
     ray_tmp = tempfile.mkdtemp(prefix="rr", dir="/tmp")  # short: Ray's socket paths live under it
     sys_tmp = tempfile.mkdtemp(prefix="rt", dir="/tmp")
     env = _env(ray_tmp, sys_tmp, TUNE_GLOBAL_CHECKPOINT_S="0.5")
-    args = ["train", "file", str(TINY), "--storage-path", str(storage), "--no-plot", "--wandb", "--stop", '{"training_iteration": 8}']
+    # Every checkpoint kept: the run goes on between the snapshot poll and the kill (more iterations on a loaded
+    # machine), and with tiny.yaml's num_to_keep: 2 the snapshot's checkpoint could be deleted before the kill.
+    keep_all = storage / "tiny_keep_all.yaml"
+    keep_all.write_text(TINY.read_text().replace("num_to_keep: 2", "num_to_keep: 100"))
+    args = ["train", "file", str(keep_all), "--storage-path", str(storage), "--no-plot", "--wandb", "--stop", '{"training_iteration": 8}']
     proc = subprocess.Popen([RLLIB, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPO,
                             start_new_session=True)
     out, listeners, processes, checkpointed = [], [], "", None
@@ -131,7 +135,7 @@ def killed(tmp_path_factory):
     killed_rows = _results(trial_dir)
 
     # The run may have gone on past checkpoint_000001 before the kill (iterations take ~0.5 s), and Tune's experiment
-    # snapshot may not know the newest checkpoints on disk yet. `--resume` starts from the snapshot's checkpoint: that
+    # snapshot may not know the newest checkpoints on disk yet (all are kept: keep_all above). `--resume` starts from the snapshot's checkpoint: that
     # one loses its marker, and so does every newer one, so the newest complete checkpoint is older than it.
     from smac_rllib.cli.checkpoints import incomplete_reason
 
