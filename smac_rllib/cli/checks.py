@@ -99,7 +99,8 @@ def _check_env_config_values(env_options: list[str], env_config: dict, line_of) 
 
 
 def _check_action_space(env: str, env_config: dict, algo_class: type, where: str) -> None:
-    """SMAC and SACBaseline act in a continuous space: a gymnasium env with another action space is refused."""
+    """Our algorithms act in a continuous space on flat observations: a gymnasium env with a discrete action space,
+    or image / dict observations, is refused (pixels come from ``dmc/...`` with ``from_pixels``)."""
     if not algo_class.__module__.startswith("smac_rllib."):
         return  # RLlib's own algorithms say what they support
     import gymnasium as gym
@@ -118,13 +119,20 @@ def _check_action_space(env: str, env_config: dict, algo_class: type, where: str
     except Exception:  # noqa: BLE001 - cannot build it here (missing extra, a class path): RLlib will say why
         return
     try:
-        space = made.action_space
+        space, observations = made.action_space, made.observation_space
     finally:
         made.close()
     if not isinstance(space, gym.spaces.Box):
         raise UserError(
             f"{algo_class.__name__} needs a continuous (Box) action space, but {env!r} has {space}; use a continuous "
             "env (dmc/<domain>-<task>, e.g. dmc/cartpole-swingup, or Pendulum-v1) or an RLlib algorithm for discrete actions (run: PPO)",
+            where,
+        )
+    if not (isinstance(observations, gym.spaces.Box) and len(observations.shape) == 1):
+        raise UserError(
+            f"{algo_class.__name__} learns from a flat vector of observations (a 1-D Box) on gymnasium envs, but {env!r} "
+            f"observes {observations}; use a state env (e.g. HalfCheetah-v5, Pendulum-v1) or, for pixels, "
+            "dmc/<domain>-<task> with env_config from_pixels: true",
             where,
         )
 
