@@ -152,6 +152,9 @@ MISTAKES: dict[str, Mistake] = {
     "render_mode unknown": Mistake(envc("render_mode: human"), expect="render_mode='human'"),
     "render_size 0": Mistake(envc("render_size: 0"), expect="env_config.render_size=0 must be an integer >= 1"),
     "from_pixels as a string": Mistake(envc('from_pixels: "false"'), expect="without quotes"),
+    "integer setting beyond int32": Mistake(cfg("hidden_dim: 1e12"), expect="hidden_dim=1e+12 is beyond any size a run can use"),
+    "fragment that never ends": Mistake(cfg("rollout_fragment_length: 1000000000000"), expect="rollout_fragment_length=1e+12 is beyond"),
+    "an env runner per CPU x 1000": Mistake(cfg("num_env_runners: 2000"), expect="a local Ray runs at most 8x oversubscribed"),
     "SMAC on a discrete env": Mistake(exp("env: CartPole-v1").replace("    env_config: {time_limit: 1.0}\n", ""), expect="needs a continuous (Box) action space"),
     # ---- stop criteria that no result contains
     "stop typo": Mistake(exp("stop: {training_iterations: 5}"), expect="did you mean 'training_iteration'?"),

@@ -24,7 +24,7 @@ from typing import Any
 
 from smac_rllib.cli.errors import UserError, did_you_mean, one_line, type_name
 from smac_rllib.cli.grids import MAX_GRID_POINTS, grid_options, grid_variants, is_grid
-from smac_rllib.cli.ranges import check_range
+from smac_rllib.cli.ranges import _ranges, check_range
 
 
 def known_config_keys(default_config) -> set[str]:
@@ -258,7 +258,21 @@ def _check_type(name: str, value: Any, expected: Any, where: str, container: dic
             where,
         )
     if verdict == "int" and isinstance(value, float):
-        container[key] = int(value)
+        container[key] = value = int(value)
+    if verdict in (True, "int") and _is_integer_setting(expected) and isinstance(value, int) and not isinstance(value, bool):
+        high = _ranges().get(name.rsplit(".", 1)[-1])
+        if abs(value) > MAX_INTEGER_SETTING and (high is None or high.high is None):
+            raise UserError(f"{name}={value:.3g} is beyond any size a run can use (integer settings are at most "
+                            f"2**31 - 1){_example_fix(name, int)}", where)
+
+
+MAX_INTEGER_SETTING = 2**31 - 1  # sizes, counts and lengths: torch and numpy index with int32/int64, RAM holds far less
+
+
+def _is_integer_setting(expected: Any) -> bool:
+    """An int (or Optional[int]) setting: not a float one that also takes integers."""
+    args = typing.get_args(expected) if typing.get_origin(expected) is typing.Union or isinstance(expected, types.UnionType) else (expected,)
+    return int in args and float not in args
 
 
 def _matches(value: Any, expected: Any) -> bool | str | None:

@@ -76,6 +76,23 @@ def fit_experiments(specs: list[ExperimentSpec], *, strict: bool, gpus: float) -
         cpu_fallback(spec)
 
 
+OVERSUBSCRIBE_LIMIT = 8  # logical CPUs of a local Ray per physical one, at most
+
+
+def check_local_cpus(specs: list[ExperimentSpec]) -> None:
+    """Before Ray starts: a trial that asks for more than ``OVERSUBSCRIBE_LIMIT`` x this machine's CPUs is refused (each
+    env runner is a process: hundreds of them would exhaust the machine)."""
+    have = os.cpu_count() or 1
+    for spec in specs:
+        need = math.ceil(trial_request(spec)["CPU"])
+        if need > OVERSUBSCRIBE_LIMIT * have:
+            raise UserError(
+                f"a trial of {spec.name!r} needs {need} CPUs (env runners + learners + driver) but this machine has "
+                f"{have}; a local Ray runs at most {OVERSUBSCRIBE_LIMIT}x oversubscribed: lower num_env_runners (e.g. to "
+                f"{max(0, have - 1)}) or run on a Ray cluster (--address)", spec.source
+            )
+
+
 def local_cpus_needed(specs: list[ExperimentSpec], *, strict: bool) -> int:
     """Logical CPUs for a local Ray: this machine's, or more when one trial needs more (oversubscribed, warned)."""
     have = os.cpu_count() or 1

@@ -57,9 +57,10 @@ def run_train(args) -> int:
     if args.resume:
         check_resume_owners(specs, trust=getattr(args, "trust", False))
     if not (args.address or os.environ.get("RAY_ADDRESS")):  # a cluster's nodes have their own memory
-        from smac_rllib.cli.resources import check_memory, local_gpus
+        from smac_rllib.cli.resources import check_local_cpus, check_memory, local_gpus
 
         check_memory(specs, gpus=local_gpus())
+        check_local_cpus(specs)
     if args.dry_run:
         from smac_rllib.cli.resources import trial_request
 
