@@ -465,3 +465,38 @@ def test_plot_mean_and_interval_over_seeds():
     x, mean, low, high = mean_and_interval([(t["x"], t["y"]) for t in members], points=3)
     assert mean[-1] == pytest.approx(10.0)
     assert high[-1] - mean[-1] == pytest.approx(4.303 * 2.0 / 3**0.5, rel=1e-3)  # t(0.975, df=2) * sd / sqrt(n)
+
+
+def test_rays_worker_pool_notice_stays_out_of_the_terminal_and_other_notices_pass(capsys, monkeypatch):
+    """Ray's raylet notices reach the driver through ``print_to_stdstream``; the worker-pool warning is kept out
+    (it stays in raylet.out), an out-of-memory notice still reaches the user."""
+    import ray._private.worker as ray_worker
+
+    from smac_rllib.cli.train import quiet_ray_notices
+
+    printed = []
+    monkeypatch.setattr(ray_worker, "print_to_stdstream", lambda data, ignore_prefix: printed.append(data["lines"]))
+    quiet_ray_notices()
+    quiet_ray_notices()  # idempotent: one filter
+    notice = ("WARNING: 6 PYTHON worker processes have been started on node: abc with address: 127.0.0.1. This could be "
+              "a result of using a large number of actors, or due to tasks blocked in ray.get() calls")
+    ray_worker.print_to_stdstream({"lines": [notice], "pid": "raylet", "is_err": False}, ignore_prefix=False)
+    assert printed == []
+    oom = "Task was killed due to the node running low on memory."
+    ray_worker.print_to_stdstream({"lines": [notice, oom], "pid": "raylet", "is_err": False}, ignore_prefix=False)
+    assert printed == [[oom]]
+
+
+def test_the_pixel_quick_example_prints_only_our_lines(tmp_path):
+    """`rllib train file tuned_examples/smac_pixels_quick.yaml` for 2 iterations (warm-up, then updates): stderr
+    empty, stdout only the CLI's own lines (no Ray, RLlib, gymnasium or torch warnings)."""
+    proc = subprocess.run([RLLIB, "train", "file", str(REPO / "tuned_examples" / "smac_pixels_quick.yaml"),
+                           "--stop", '{"training_iteration": 2}', "--storage-path", str(tmp_path), "--no-plot", "--no-wandb"],
+                          capture_output=True, text=True, timeout=900, cwd=tmp_path,
+                          env={k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"})
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.stderr == "", proc.stderr
+    ours = ("== ", "[0] ", "Results:", "Evaluate:", "Resume:", "        ", "")
+    foreign = [line for line in proc.stdout.splitlines() if not line.startswith(ours)]
+    assert foreign == [], foreign
+    assert " it   2 | 1,000 steps | " in proc.stdout

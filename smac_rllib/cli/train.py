@@ -105,6 +105,8 @@ def run_train(args) -> int:
 
     install_retry_policy()
     _ConfigErrorFilter.install()
+    if not args.verbose:
+        quiet_ray_notices()
 
     worst = 0
     with catch_ctrl_c():
@@ -431,6 +433,30 @@ class _StaleCheckpointFilter(logging.Filter):
             warn(f"an old checkpoint was already deleted before the interruption ({one_line(exc)}); continuing")
             return False
         return True
+
+
+# Notices Ray's raylet pushes to the driver's terminal that say nothing the user can act on (they stay in Ray's
+# log files, raylet.out): the worker-pool size warning every multi-actor run triggers on a small machine.
+RAY_NOTICES_KEPT_OUT = ("PYTHON worker processes have been started",)
+
+
+def quiet_ray_notices() -> None:
+    """Ray's driver prints every raylet notice to stdout (``ray._private.worker.print_to_stdstream``, called by name
+    from its error-listening thread); keep those in ``RAY_NOTICES_KEPT_OUT`` out, every other (e.g. the OOM killer's)
+    goes through. ``rllib train -v`` shows them all."""
+    import ray._private.worker as ray_worker
+
+    original = ray_worker.print_to_stdstream
+    if getattr(original, "smac_filtered", False):
+        return
+
+    def filtered(data, ignore_prefix):
+        lines = [line for line in data.get("lines", []) if not any(n in str(line) for n in RAY_NOTICES_KEPT_OUT)]
+        if lines:
+            original({**data, "lines": lines}, ignore_prefix)
+
+    filtered.smac_filtered = True
+    ray_worker.print_to_stdstream = filtered
 
 
 def _plot_quietly(exp_dir: str) -> str | None:
