@@ -26,6 +26,35 @@ def errors(config) -> list[str]:
     return own() if own else []
 
 
+# RLlib settings its new API stack keeps for the old one: our algorithms never read them (key -> what to write instead)
+OLD_STACK_KEYS = {
+    "num_gpus": "num_gpus_per_learner (a GPU learner: num_gpus_per_learner: 1)",
+    "train_batch_size": "train_batch_size_per_learner (pixels: batch_size_B x batch_length_T)",
+    "model": "the algorithm's own size settings (hidden_dim, latent_dim, pixel_hidden_dim, ...)",
+}
+
+
+def unused_keys(config, written: dict) -> list[str]:
+    """One message per key the user wrote that this algorithm and run would silently ignore, naming what to write.
+
+    ``written`` is the grid point's own mapping (defaults are not the user's). Ours: RLlib's old-stack keys, a
+    replay buffer type other than the one the algorithm builds, and the algorithm's own modality rules
+    (``config.unused_keys``); RLlib's algorithms say what they ignore themselves."""
+    if not type(config).__module__.startswith("smac_rllib."):
+        return []
+    found = [f"{key}={written[key]!r} is an RLlib old-API-stack setting this algorithm never reads; use {use}"
+             for key, use in OLD_STACK_KEYS.items() if key in written]
+    buffer = written.get("replay_buffer_config")
+    default_type = (type(config)().replay_buffer_config or {}).get("type")
+    if isinstance(buffer, dict) and "type" in buffer and buffer["type"] != default_type:
+        pixels = bool(getattr(config, "is_pixels", False))
+        found.append(f"replay_buffer_config.type={buffer['type']!r} is not read: {type(config).__name__} builds its own "
+                     f"replay ({'RLlib EpisodeReplayBuffer of B x T sequences' if pixels else 'uniform transitions'}, "
+                     "training/replay.py); remove type (capacity is read)")
+    own = getattr(config, "unused_keys", None)
+    return found + (own(written) if own else [])
+
+
 def warnings(config) -> list[str]:
     return dreamerv3.warnings(config) if dreamerv3.is_dreamerv3(config) else []
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from smac_rllib.cli.errors import UserError, did_you_mean, one_line, type_name
 from smac_rllib.cli.grids import MAX_GRID_POINTS, grid_options, grid_variants, is_grid
-from smac_rllib.cli.ranges import _ranges, check_range
+from smac_rllib.cli.ranges import _ranges, check_choice, check_range
 
 
 def known_config_keys(default_config) -> set[str]:
@@ -185,8 +185,28 @@ def check_config(config: dict, algo_class: type, line_of) -> None:
             )
         _check_type(key, config[key], _expected_type(key, attr, annotations, default), line_of(key), config, key)
         check_range(key, attr, config[key], line_of(key))
+        check_choice(attr, config[key], line_of(key))
         if key == "evaluation_config" and isinstance(config[key], dict):
             _check_evaluation_config(config[key], algo_class, known, annotations, default, line_of)
+
+
+def check_modalities(config: dict, line_of) -> None:
+    """Evaluation on pixels while training on states (or the reverse) is refused: the evaluation runners would build
+    observations the trained module cannot read (it fails after Ray started, or evaluates a different task)."""
+    evaluation = config.get("evaluation_config")
+    if not isinstance(evaluation, dict) or not isinstance(evaluation.get("env_config"), dict):
+        return
+    if "from_pixels" not in evaluation["env_config"]:
+        return
+    train = config.get("env_config") if isinstance(config.get("env_config"), dict) else {}
+    trained, evaluated = train.get("from_pixels", False), evaluation["env_config"]["from_pixels"]
+    if is_grid(trained) or is_grid(evaluated) or bool(trained) == bool(evaluated):
+        return
+    says = ("pixels", "states") if evaluated else ("states", "pixels")
+    raise UserError(
+        f"evaluation_config.env_config.from_pixels={evaluated!r} evaluates on {says[0]} a policy trained on {says[1]} "
+        f"(env_config.from_pixels={trained!r}); remove from_pixels from evaluation_config.env_config (the evaluation "
+        "uses the training env_config plus its own overrides)", line_of("evaluation_config", "env_config"))
 
 
 def _expected_type(key: str, attr: str, annotations: dict[str, Any], default) -> Any:
@@ -200,6 +220,12 @@ def _expected_type(key: str, attr: str, annotations: dict[str, Any], default) ->
     return _type_of_default(getattr(default, attr, None))
 
 
+# settings RLlib reads from the main config only: written inside evaluation_config they silently do nothing
+EVALUATION_ONLY_AT_TOP = ("evaluation_interval", "evaluation_duration", "evaluation_duration_unit",
+                          "evaluation_num_env_runners", "evaluation_parallel_to_training", "evaluation_sample_timeout_s",
+                          "evaluation_force_reset_envs_before_iteration", "evaluation_auto_duration_min_env_steps_per_sample")
+
+
 def _check_evaluation_config(overrides: dict, algo_class: type, known: set[str], annotations: dict[str, Any], default, line_of) -> None:
     """``evaluation_config: {explore: false, ...}``: the evaluation runners' config overrides, checked as config keys."""
     from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
@@ -210,6 +236,12 @@ def _check_evaluation_config(overrides: dict, algo_class: type, known: set[str],
         attr = AlgorithmConfig._translate_special_keys(key, warn_deprecated=False)
         if key in ("env", "env_config") or attr in ("env", "env_config"):
             continue
+        if attr in EVALUATION_ONLY_AT_TOP or attr.startswith("evaluation_"):
+            raise UserError(
+                f"evaluation_config.{key}: RLlib reads {attr} only at the top of config, never inside evaluation_config "
+                f"(the evaluation would not run as written); move `{key}` up one level, next to evaluation_config",
+                line_of("evaluation_config", key),
+            )
         if attr not in known and key not in known:
             public = sorted(k for k in known if not k.startswith("_"))
             raise UserError(
@@ -220,6 +252,7 @@ def _check_evaluation_config(overrides: dict, algo_class: type, known: set[str],
         where = line_of("evaluation_config", key)
         _check_type(f"evaluation_config.{key}", overrides[key], _expected_type(key, attr, annotations, default), where, overrides, key)
         check_range(key, attr, overrides[key], where, prefix="evaluation_config.")
+        check_choice(attr, overrides[key], where, prefix="evaluation_config.")
 
 
 def _type_of_default(value: Any) -> Any:

@@ -33,6 +33,14 @@ LEGACY_METRICS = {
     "evaluation/sampler_results/episode_reward_mean": "evaluation/env_runners/episode_return_mean",
 }
 
+# Result keys that only grow from their first value: a stop at 0 or below ends the run before it trains (key -> example)
+COUNTING_STOP_KEYS = {
+    "training_iteration": 100, "time_total_s": 3600, "env_runners/num_env_steps_sampled_lifetime": 1000000,
+    "num_env_steps_sampled_lifetime": 1000000, "env_runners/num_agent_steps_sampled_lifetime": 1000000,
+    "timesteps_total": 1000000, "num_updates_lifetime": 100000,
+}
+
+
 def parse_stop(stop: Any, where: str, *, custom_metrics: bool = False) -> dict[str, float]:
     if stop is None:
         return {}
@@ -47,6 +55,9 @@ def parse_stop(stop: Any, where: str, *, custom_metrics: bool = False) -> dict[s
         error = result_key_error(key, "stop criterion", custom_metrics)
         if error:
             raise UserError(error, where)
+        if key in COUNTING_STOP_KEYS and value <= 0:
+            raise UserError(f"stop criterion {key}={value!r} ends the run before its first iteration (the result starts "
+                            f"above 0); write a positive value, e.g. {{{key}: {COUNTING_STOP_KEYS[key]}}}", where)
         out[key] = value
     return out
 

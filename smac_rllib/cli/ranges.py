@@ -155,3 +155,25 @@ def config_errors(config) -> list[str]:
             "raise the capacity (paper: 1000000) or lower the batch"
         )
     return errors + config_questions.errors(config)
+
+
+# Settings whose strings RLlib or Ray compare exactly (a wrong case is silently another choice, or a failure after Ray
+# started): key -> the allowed values.
+CHOICES = {
+    "placement_strategy": ("PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD"),
+    "evaluation_duration_unit": ("episodes", "timesteps"),
+    "batch_mode": ("truncate_episodes", "complete_episodes"),
+    "framework": ("torch",),
+    "log_level": ("DEBUG", "INFO", "WARN", "ERROR"),
+}
+
+
+def check_choice(key: str, value: Any, where: str, prefix: str = "") -> None:
+    """A string setting must be one of ``CHOICES[key]`` exactly; the message names the spelling meant."""
+    allowed = CHOICES.get(key)
+    for option in grid_options(value):
+        if allowed is None or not isinstance(option, str) or option in allowed:
+            continue
+        meant = next((a for a in allowed if a.lower() == option.lower().replace("-", "_")), None)
+        fix = f"write {meant!r}" if meant else f"use one of {', '.join(repr(a) for a in allowed)}"
+        raise UserError(f"{prefix}{key}={option!r} is not a value RLlib knows ({', '.join(allowed)}); {fix}", where)

@@ -42,7 +42,7 @@ from typing import Any
 
 from smac_rllib import TRAINABLES
 from smac_rllib.algorithms import config_questions
-from smac_rllib.cli.checks import check_config, check_env, quiet
+from smac_rllib.cli.checks import check_config, check_env, check_modalities, quiet
 from smac_rllib.cli.errors import UserError, did_you_mean, one_line, type_name
 from smac_rllib.cli.grids import MAX_GRID_POINTS, check_grids, grid_variants, is_grid, num_grid_points
 from smac_rllib.cli.ranges import check_finite, config_errors
@@ -198,6 +198,13 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
                 _where(path, body, "stop") if ov.stop is None else "--stop",
             )
     scheduler = parse_scheduler(body.get("scheduler"), _where(path, body, "scheduler"), evaluates=evaluates, custom_metrics=custom)
+    score = ckpt.get("checkpoint_score_attribute")
+    if isinstance(score, str) and score.startswith("evaluation/") and not evaluates:
+        raise UserError(
+            f"checkpoint_config.checkpoint_score_attribute {score!r} is reported only when the experiment evaluates "
+            "(checkpoints would be ranked on nothing); add `evaluation_interval: 10` to every grid point's config or "
+            "rank on env_runners/episode_return_mean", _where(path, body, "checkpoint_config"))
+    check_modalities(config, line_of)
 
     max_concurrent = body.get("max_concurrent_trials")
     if max_concurrent is not None and not (isinstance(max_concurrent, int) and not isinstance(max_concurrent, bool) and max_concurrent >= 1):
@@ -310,7 +317,7 @@ def build_configs(spec: ExperimentSpec) -> list:
                 config.update_from_dict(copy.deepcopy(variant))
             except Exception as e:  # noqa: BLE001 - RLlib raises anything for a bad value
                 raise UserError(f"experiment {spec.name!r}: {one_line(e)}", spec.source) from None
-            errors = config_errors(config)
+            errors = config_errors(config) + config_questions.unused_keys(config, variant)
             if errors:
                 raise UserError(errors[0], _line_of_message(spec, errors[0]))
             try:

@@ -7,6 +7,7 @@ raises on the same mistakes, but only inside an env runner, after Ray started. T
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -27,6 +28,10 @@ def env_config_errors(name: str, env_config: dict) -> list[tuple[str, str]]:
     limit = get("time_limit")
     if _is_number(limit) and not limit > 0:
         errors.append(("time_limit", f"env_config.time_limit={limit!r} must be > 0 simulated seconds (null: the task's own, mostly 1000 steps)"))
+    elif _is_number(limit) and math.isfinite(limit):
+        message = _time_limit_error(name, float(limit), get("action_repeat"), get("from_pixels") is True)
+        if message:
+            errors.append(("time_limit", message))
     seed = get("seed")
     if _is_number(seed) and not (0 <= seed < SEED_BOUND):
         errors.append(("seed", f"env_config.seed={seed!r} must be in [0, 2**32) (numpy seeds); e.g. seed: 0"))
@@ -53,6 +58,52 @@ def env_config_errors(name: str, env_config: dict) -> list[tuple[str, str]]:
         if message:
             errors.append(("camera_id", message))
     return errors
+
+
+MAX_STEPS_PER_EPISODE = 100_000  # agent steps: an episode longer than this never ends within a run's reporting
+
+
+@functools.lru_cache(maxsize=64)
+def _control_timestep(name: str) -> float:
+    """The task's control step in simulated seconds (loads the MJCF model once per task, nothing rendered)."""
+    import logging
+    import warnings
+
+    from dm_control import suite
+
+    from smac_rllib.envs.registry import parse_env_name
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        absl = logging.getLogger("absl")
+        level, absl.level = absl.level, logging.ERROR
+        try:
+            env = suite.load(*parse_env_name(name))
+        finally:
+            absl.setLevel(level)
+    try:
+        return float(env.control_timestep())
+    finally:
+        env.close()
+
+
+def _time_limit_error(name: str, limit: float, action_repeat: Any, pixels: bool) -> str | None:
+    """``time_limit`` is simulated seconds: shorter than one agent step, every episode ends at its first step; longer
+    than ``MAX_STEPS_PER_EPISODE`` agent steps (a limit meant in steps), no episode ends, and no return is reported."""
+    repeat = int(action_repeat) if _is_number(action_repeat) and float(action_repeat).is_integer() and action_repeat >= 1 else (2 if pixels else 1)
+    try:
+        control = _control_timestep(name)
+    except Exception:  # noqa: BLE001 - an unknown task is reported elsewhere
+        return None
+    step = control * repeat
+    steps = limit / step
+    if steps < 1:
+        return (f"env_config.time_limit={limit!r} is shorter than one agent step of {name} ({control:g} s x action_repeat "
+                f"{repeat}): every episode would end at once; time_limit is in simulated seconds, e.g. {step * 1000:g} for 1000 steps")
+    if steps > MAX_STEPS_PER_EPISODE:
+        return (f"env_config.time_limit={limit!r} s is {steps:,.0f} agent steps of {name}: no episode would end within a "
+                f"run; time_limit is in simulated seconds, e.g. {step * 1000:g} for 1000 steps")
+    return None
 
 
 def _camera_error(name: str, camera_id: int) -> str | None:

@@ -65,6 +65,16 @@ _FIELDS = {  # name: (default, reference-code name / meaning) -- one home per hy
 } | ASYNC_FIELDS
 _PIXEL_MODULE_FIELDS = ("world_model_preset", "particle_mode", "action_noise", "pixel_hidden_dim", "actor_layers",
                         "critic_layers", "autocast", "critic_particles", "pixel_actor_head")
+# Settings of one modality that the other ignores (the check of the whole configuration refuses them when written):
+# the pixel section of _FIELDS in a state run; in a pixel run the state networks' keys, each with the pixel key to use.
+PIXEL_ONLY_FIELDS = tuple(list(_FIELDS)[list(_FIELDS).index("world_model_preset"):list(_FIELDS).index("learner_capture") + 1])
+STATE_ONLY_FIELDS = {
+    "latent_dim": "world_model_preset (the RSSM's stochastic state is the pixel policy's latent)",
+    "hidden_dim": "pixel_hidden_dim",
+    "critic_hidden_dim": "pixel_hidden_dim",
+    "num_hidden_layers": "actor_layers / critic_layers",
+    "train_batch_size_per_learner": "batch_size_B x batch_length_T",
+}
 _AUTOCAST = ("auto", "bf16", "fp16", None, "off")
 
 
@@ -122,6 +132,14 @@ class SMACConfig(SACConfig):
         if self.num_particles is not None:
             return self.num_particles
         return 32 if self.is_pixels else 16
+
+    def unused_keys(self, written) -> list[str]:
+        """One message per written key this run ignores: pixel settings in a state run, state settings in a pixel run."""
+        if self.is_pixels:
+            return [f"{key}={written[key]!r} does nothing in a pixel run (env_config from_pixels: true); use {use} "
+                    "instead, or remove it" for key, use in STATE_ONLY_FIELDS.items() if key in written]
+        return [f"{key}={written[key]!r} is a pixel setting (Alg. 2) and this run learns from states; set env_config "
+                "from_pixels: true or remove it" for key in PIXEL_ONLY_FIELDS if key in written]
 
     # what the command line asks of a config (algorithms/config_questions.py)
     COST_HINT = ("benchmarks/results/pixel_learner_cost_cpu/", "tuned_examples/smac_pixels_quick.yaml")
