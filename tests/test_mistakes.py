@@ -179,6 +179,9 @@ MISTAKES: dict[str, Mistake] = {
     "checkpoint score on an evaluation that never runs": Mistake(
         BASE.replace("  max_failures: 0\n", "  max_failures: 0\n  checkpoint_config: {checkpoint_score_attribute: evaluation/env_runners/episode_return_mean}\n")
         .replace("    evaluation_interval: 2\n", ""), expect="checkpoint_score_attribute 'evaluation/env_runners/episode_return_mean' is reported only when the experiment evaluates"),
+    "--resume with nothing to resume": Mistake(args=("--resume", "--storage-path", "{dir}"), expect="--resume: nothing to resume, no Tune experiment state in"),
+    "plot into a text file": Mistake(command=("plot", "{dir}"), args=("--out", "curves.txt"), expect="--out curves.txt: write the plot to a .png"),
+    "storage on an unknown URI scheme": Mistake(args=("--storage-path", "ftp://host/runs"), expect="storage path ftp://host/runs: Tune cannot write to ftp://"),
     "SMAC on a discrete env": Mistake(exp("env: CartPole-v1").replace("    env_config: {time_limit: 1.0}\n", ""), expect="needs a continuous (Box) action space"),
     # ---- stop criteria that no result contains
     "stop typo": Mistake(exp("stop: {training_iterations: 5}"), expect="did you mean 'training_iteration'?"),
@@ -419,3 +422,41 @@ def test_a_trial_that_cannot_fit_in_memory_is_refused_before_ray(tmp_path, capfd
     _, err = capfd.readouterr()
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert "one trial needs ~" in err and "more than this machine's" in err and largest in err and "; lower " in err, err
+
+
+def test_resume_into_an_experiment_of_another_algorithm_is_refused(tmp_path, capfd):
+    """``--resume`` after ``run:`` changed: the stored trials ran another trainable; one line, exit 2, before Ray."""
+    exp = tmp_path / "tiny"
+    (exp / "TD3_abcde_00000").mkdir(parents=True)
+    (exp / "tuner.pkl").write_bytes(b"")  # what Tune's can_restore looks for
+    path = tmp_path / "x.yaml"
+    path.write_text(BASE)
+    code = run_cli(["train", "file", str(path), "--storage-path", str(tmp_path), "--resume", "--dry-run"])
+    _, err = capfd.readouterr()
+    assert code == 2 and f"--resume: {exp} was run with run: TD3, the file now says run: SMAC" in err, err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_plot_out_a_directory_writes_curves_png_into_it(tmp_path, capfd):
+    import json
+
+    trial = tmp_path / "exp" / "SMAC_abcde_00000"
+    trial.mkdir(parents=True)
+    rows = [{"training_iteration": i, "env_runners": {"num_env_steps_sampled_lifetime": 1000 * i, "episode_return_mean": 10.0 * i},
+             "config": {"seed": 0}, "time_total_s": i} for i in (1, 2, 3)]
+    (trial / "result.json").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out_dir = tmp_path / "figures"
+    out_dir.mkdir()
+    assert run_cli(["plot", str(tmp_path / "exp"), "--out", str(out_dir)]) == 0
+    assert (out_dir / "curves.png").stat().st_size > 1000
+    assert f"wrote {out_dir / 'curves.png'}" in capfd.readouterr().out
+
+
+def test_storage_path_through_a_dangling_link_is_one_line_before_ray(tmp_path, capfd):
+    link = tmp_path / "runs"
+    link.symlink_to(tmp_path / "gone")
+    path = tmp_path / "x.yaml"
+    path.write_text(BASE)
+    code = run_cli(["train", "file", str(path), "--storage-path", str(link / "sub"), "--dry-run"])
+    _, err = capfd.readouterr()
+    assert code == 2 and f"{link} is a link to {tmp_path / 'gone'}, which does not exist" in err, err

@@ -42,6 +42,12 @@ NAMED = {"num_particles": "K", "latent_dim": "latent"}  # always in the label wh
 
 def run_plot(args) -> int:
     out = args.out or os.path.join(args.results_dir, "curves.png")
+    if os.path.isdir(out) or out.endswith(os.sep):  # a directory: the plot goes into it
+        out = os.path.join(out, "curves.png")
+    ext = os.path.splitext(out)[1].lower()
+    if ext not in (".png", ".pdf", ".svg", ".jpg", ".jpeg"):
+        raise UserError(f"--out {args.out}: write the plot to a .png, .pdf, .svg or .jpg file, or to a directory "
+                        "(curves.png goes into it)")
     path = plot_experiments(args.results_dir, out, metric=getattr(args, "metric", None))
     print(f"wrote {path}")
     return 0

@@ -55,7 +55,7 @@ def run_train(args) -> int:
         check_rungs(spec)
         warn_algorithm(spec)
     if args.resume:
-        check_resume_owners(specs, trust=getattr(args, "trust", False))
+        check_resume(specs, trust=getattr(args, "trust", False))
     if not (args.address or os.environ.get("RAY_ADDRESS")):  # a cluster's nodes have their own memory
         from smac_rllib.cli.resources import check_local_cpus, check_memory, local_gpus
 
@@ -256,7 +256,7 @@ def run_experiment(spec: ExperimentSpec, args) -> int:
             from smac_rllib.cli.resources import warn
 
             warn("--stop/--config/--num-samples/--seed are ignored with --resume (the run continues as it started)")
-        if "://" not in exp_dir:  # (its owner was checked before Ray started: check_resume_owners)
+        if "://" not in exp_dir:  # (its owner was checked before Ray started: check_resume)
             for path in checkpoints.remove_staging(exp_dir):
                 print(f"== {spec.name}: removed {path} (a checkpoint the interrupted run had not finished writing)", flush=True)
         print(f"== {spec.name}: resuming {exp_dir}", flush=True)
@@ -301,18 +301,41 @@ def run_experiment(spec: ExperimentSpec, args) -> int:
     return EXIT_TRIAL_ERROR if failed else 0
 
 
-def check_resume_owners(specs: list[ExperimentSpec], trust: bool) -> None:
+def check_resume(specs: list[ExperimentSpec], trust: bool) -> None:
     """Before Ray starts: every local experiment directory that ``--resume`` would load (its checkpoints and
     ``tuner.pkl`` are pickles) belongs to this user and is not writable by everyone, unless ``--trust``."""
     from smac_rllib.cli.checkpoints import check_owner
 
+    looked, any_restorable = [], False
     for spec in specs:
         storage = spec.storage_path or os.path.abspath(os.path.expanduser(DEFAULT_STORAGE_PATH))
         if "://" in storage:
+            any_restorable = True  # remote storage: Tune says what it finds there
             continue
         name, restore = experiment_name(storage, spec.name, True, quiet=True)
+        looked.append(os.path.join(storage, spec.name) + "[-N]")
         if restore:
-            check_owner(os.path.join(storage, name), trust, what="experiment directory")
+            any_restorable = True
+            exp_dir = os.path.join(storage, name)
+            check_owner(exp_dir, trust, what="experiment directory")
+            ran = _trainables_in(exp_dir)
+            if ran and spec.run not in ran:
+                raise UserError(
+                    f"--resume: {exp_dir} was run with run: {', '.join(sorted(ran))}, the file now says run: {spec.run}; "
+                    "resume with the file it started with, or drop --resume to start a new run", spec.source)
+    if not any_restorable:  # several experiments: those with nothing to resume start (the others resume)
+        raise UserError(f"--resume: nothing to resume, no Tune experiment state in {', '.join(looked)}; drop --resume to "
+                        "start the run (or pass the --storage-path it ran with)")
+
+
+def _trainables_in(exp_dir: str) -> set[str]:
+    """The trainables of an experiment's trial directories (``<Trainable>_<trial id>...``, ``trial_dirname``)."""
+    names = set()
+    for entry in os.listdir(exp_dir):
+        match = re.match(r"([A-Za-z][A-Za-z0-9]*)_[0-9a-f]{5}_\d{5}", entry)
+        if match and os.path.isdir(os.path.join(exp_dir, entry)):
+            names.add(match.group(1))
+    return names
 
 
 def experiment_name(storage: str, name: str, resume: bool, quiet: bool = False) -> tuple[str, bool]:

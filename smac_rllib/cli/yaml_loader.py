@@ -260,12 +260,22 @@ def _check_values(config: dict, line_of) -> None:
         check_finite(value, str(key), line_of(key))
 
 
+STORAGE_URI_SCHEMES = ("s3", "gs", "gcs", "hdfs", "viewfs", "abfs", "abfss", "file")  # pyarrow's filesystems, Tune's storage
+
+
 def check_storage_path(storage_path: str, where: str) -> None:
     """A local storage path must be (or be creatable as) a writable directory, before Ray or Tune start."""
     if "://" in storage_path:
-        return  # s3://, gs://: checked by pyarrow when the run starts
+        scheme = storage_path.split("://", 1)[0].lower()
+        if scheme not in STORAGE_URI_SCHEMES:
+            raise UserError(f"storage path {storage_path}: Tune cannot write to {scheme}:// (it writes to "
+                            f"{', '.join(s + '://' for s in STORAGE_URI_SCHEMES)} or a local directory)", where)
+        return  # the bucket itself is checked by pyarrow when the run starts
     existing = storage_path
     while not os.path.exists(existing):
+        if os.path.islink(existing):  # a link whose target is gone: makedirs would fail after Ray started
+            raise UserError(f"storage path {storage_path}: {existing} is a link to {os.readlink(existing)}, which does "
+                            "not exist; create its target or pass another storage path", where)
         existing = os.path.dirname(existing)
     if not os.path.isdir(existing):
         raise UserError(f"storage path {storage_path} cannot be created: {existing} is a file; pass a directory", where)
