@@ -182,6 +182,9 @@ MISTAKES: dict[str, Mistake] = {
     "--resume with nothing to resume": Mistake(args=("--resume", "--storage-path", "{dir}"), expect="--resume: nothing to resume, no Tune experiment state in"),
     "plot into a text file": Mistake(command=("plot", "{dir}"), args=("--out", "curves.txt"), expect="--out curves.txt: write the plot to a .png"),
     "storage on an unknown URI scheme": Mistake(args=("--storage-path", "ftp://host/runs"), expect="storage path ftp://host/runs: Tune cannot write to ftp://"),
+    "grid_search misspelled": Mistake(cfg("latent_dim: {grid_serch: [4, 8]}"), expect="latent_dim: {grid_serch: [...]} is not a search space (Tune reads grid_search only)"),
+    "grid-search inside env_config": Mistake(cfg("env_config: {time_limit: {grid-search: [1.0, 2.0]}}"), expect="env_config.time_limit: {grid-search: [...]} is not a search space"),
+    "a sampled Tune space": Mistake(cfg("actor_lr: {loguniform: [1e-4, 1e-3]}"), expect="actor_lr: {loguniform: [...]} is not a search space"),
     "SMAC on a discrete env": Mistake(exp("env: CartPole-v1").replace("    env_config: {time_limit: 1.0}\n", ""), expect="needs a continuous (Box) action space"),
     # ---- stop criteria that no result contains
     "stop typo": Mistake(exp("stop: {training_iterations: 5}"), expect="did you mean 'training_iteration'?"),

@@ -19,6 +19,18 @@ def grid_options(value: Any) -> list:
 MAX_GRID_POINTS = 10_000  # every point is validated (~2 ms each); a bigger sweep is a mistake here
 
 
+# Tune's search-space markers other than grid_search (sampled spaces): the CLI expands grid_search only
+_OTHER_TUNE_MARKERS = ("choice", "uniform", "loguniform", "randint", "grid", "sample_from", "quniform", "randn")
+
+
+def _near_grid_search(key: str) -> bool:
+    """A misspelled ``grid_search`` (``grid_serch``, ``gridsearch``, ``grid-search``) or another Tune marker."""
+    import difflib
+
+    k = key.lower().replace("-", "_")
+    return key != "grid_search" and (k == "grid_search" or k in _OTHER_TUNE_MARKERS or difflib.SequenceMatcher(None, k, "grid_search").ratio() >= 0.8)
+
+
 def check_grids(value: Any, name: str, where: str) -> None:
     """Every ``{grid_search: [...]}`` under ``value`` is alone in its mapping and has a non-empty list."""
     if isinstance(value, dict) and "grid_search" in value:
@@ -34,6 +46,9 @@ def check_grids(value: Any, name: str, where: str) -> None:
             check_grids(option, name, where)
     elif isinstance(value, dict):
         for key, sub in value.items():
+            if isinstance(key, str) and isinstance(sub, list) and _near_grid_search(key):
+                raise UserError(f"{name}: {{{key}: [...]}} is not a search space (Tune reads grid_search only); write "
+                                f"{name}: {{grid_search: {sub!r}}}", where)
             check_grids(sub, f"{name}.{key}", where)
     elif isinstance(value, list):
         for sub in value:
