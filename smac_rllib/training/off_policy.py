@@ -57,6 +57,20 @@ def set_provided(config, kwargs: dict, names) -> None:
             setattr(config, name, value)
 
 
+class FieldTableConfig:
+    """Put first in a config's bases: ``training(**kwargs)`` takes every field of the ``FIELDS`` table ({name:
+    (default, meaning)}) of the config's class and of each of its bases (the table is each field's one home), and
+    hands the rest to RLlib's ``training``. Defaults are set by ``set_defaults(self, FIELDS)`` in ``__init__``."""
+
+    FIELDS: dict = {}
+
+    def training(self, **kwargs):
+        for cls in type(self).__mro__:
+            set_provided(self, kwargs, cls.__dict__.get("FIELDS", {}))
+        super().training(**kwargs)
+        return self
+
+
 ASYNC_FIELDS = {  # name: (default, meaning) -- the loop's fields, set through training(...) on all our configs
     "async_learning": (True, "act and learn at the same time (docs/design.md §8); False = the synchronous loop "
                              "(sample, update, sync), reproducible step by step"),

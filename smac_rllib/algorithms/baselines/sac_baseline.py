@@ -33,7 +33,7 @@ from ray.rllib.core.models.torch.encoder import TorchMLPEncoder
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from smac_rllib.objectives import losses
-from smac_rllib.training.off_policy import ASYNC_FIELDS, OffPolicyLoop, async_field_errors, set_defaults, set_provided
+from smac_rllib.training.off_policy import ASYNC_FIELDS, FieldTableConfig, OffPolicyLoop, async_field_errors, set_defaults
 from smac_rllib.training.replay_learner import ReplayLearnerMixin
 
 
@@ -46,7 +46,8 @@ _FIELDS = {  # name: (default, meaning) -- one home per field: default, doc and 
 } | ASYNC_FIELDS  # the asynchronous actor-learner, as SMAC (docs/design.md §8)
 
 
-class SACBaselineConfig(SACConfig):
+class SACBaselineConfig(FieldTableConfig, SACConfig):
+    FIELDS = _FIELDS  # the fields training() takes (training/off_policy.py: FieldTableConfig)
     def __init__(self, algo_class=None):
         super().__init__(algo_class=algo_class or SACBaseline)
         self.actor_lr = 3e-4
@@ -64,11 +65,6 @@ class SACBaselineConfig(SACConfig):
         self.min_time_s_per_iteration = 0
         set_defaults(self, _FIELDS)
 
-    def training(self, **kwargs) -> "SACBaselineConfig":
-        """SAC's ``training()`` plus the fields of ``_FIELDS``."""
-        set_provided(self, kwargs, _FIELDS)
-        super().training(**kwargs)
-        return self
 
     def validate(self) -> None:
         super().validate()

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from ray.rllib.algorithms.sac.sac import SAC
 
-from smac_rllib.training.off_policy import OffPolicyLoop, set_defaults, set_provided
+from smac_rllib.training.off_policy import OffPolicyLoop, set_defaults
 from smac_rllib.algorithms.baselines.policy_sac import PolicySACConfig, PolicySACTorchRLModule
 from smac_rllib.models.flows import RealNVPTanhPolicy
 
@@ -42,17 +42,13 @@ _FIELDS = {  # name: (default, meaning) -- one home per field: default, doc and 
 
 
 class SACFlowConfig(PolicySACConfig):
+    FIELDS = _FIELDS  # the fields training() takes (training/off_policy.py: FieldTableConfig)
     module_class = SACFlowTorchRLModule
 
     def __init__(self, algo_class=None):
         super().__init__(algo_class=algo_class or SACFlow)
         set_defaults(self, _FIELDS)
 
-    def training(self, **kwargs) -> "SACFlowConfig":
-        """SACBaselineConfig's ``training()`` plus ``flow_blocks``, ``flow_hidden_dim``."""
-        set_provided(self, kwargs, _FIELDS)
-        super().training(**kwargs)
-        return self
 
     def validate(self) -> None:
         super().validate()

@@ -31,7 +31,7 @@ import torch
 import torch.nn.functional as F
 from ray.rllib.algorithms.sac.sac import SAC
 
-from smac_rllib.training.off_policy import OffPolicyLoop, set_defaults, set_provided
+from smac_rllib.training.off_policy import OffPolicyLoop, set_defaults
 from smac_rllib.algorithms.baselines.policy_sac import EXTRA_ACTOR_LOSS, LOGP, Q_PI, PolicySACConfig, PolicySACTorchRLModule
 from smac_rllib.models.critic import frozen
 from smac_rllib.models.mixture import (
@@ -85,17 +85,13 @@ _FIELDS = {  # name: (default, meaning) -- one home per field: default, doc and 
 
 
 class SACMoEConfig(PolicySACConfig):
+    FIELDS = _FIELDS  # the fields training() takes (training/off_policy.py: FieldTableConfig)
     module_class = SACMoETorchRLModule
 
     def __init__(self, algo_class=None):
         super().__init__(algo_class=algo_class or SACMoE)
         set_defaults(self, _FIELDS)
 
-    def training(self, **kwargs) -> "SACMoEConfig":
-        """SACBaselineConfig's ``training()`` plus ``num_experts``, ``moe_hidden_dim``."""
-        set_provided(self, kwargs, _FIELDS)
-        super().training(**kwargs)
-        return self
 
     def validate(self) -> None:
         super().validate()

@@ -31,7 +31,7 @@ from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
 
 from smac_rllib.objectives import losses
-from smac_rllib.training.off_policy import OffPolicyLoop, set_defaults, set_provided
+from smac_rllib.training.off_policy import OffPolicyLoop, set_defaults
 from smac_rllib.algorithms.baselines.policy_sac import check_flat_spaces
 from smac_rllib.training.replay_learner import ReplayLearnerMixin, td_discount
 from smac_rllib.algorithms.baselines.sac_baseline import SACBaselineConfig
@@ -61,6 +61,7 @@ _FIELDS = {  # name: (default, meaning) -- TD3's own fields (Fujimoto et al. 201
 
 
 class TD3Config(SACBaselineConfig):
+    FIELDS = _FIELDS  # the fields training() takes (training/off_policy.py: FieldTableConfig)
     def __init__(self, algo_class=None):
         super().__init__(algo_class=algo_class or TD3)
         self.actor_lr = 3e-4  # the paper's (TD3: 1e-3)
@@ -68,11 +69,6 @@ class TD3Config(SACBaselineConfig):
         self.hidden_dim = 400  # the paper's width (TD3's 2018 paper: 400-300)
         set_defaults(self, _FIELDS)
 
-    def training(self, **kwargs) -> "TD3Config":
-        """SACBaselineConfig's ``training()`` plus the fields of ``_FIELDS``."""
-        set_provided(self, kwargs, _FIELDS)
-        super().training(**kwargs)
-        return self
 
     def validate(self) -> None:
         super().validate()

@@ -15,7 +15,7 @@ from ray.rllib.algorithms.sac.sac import SAC, SACConfig
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from smac_rllib.core import estimators
-from smac_rllib.training.off_policy import ASYNC_FIELDS, OffPolicyLoop, async_field_errors, set_defaults, set_provided
+from smac_rllib.training.off_policy import ASYNC_FIELDS, FieldTableConfig, OffPolicyLoop, async_field_errors, set_defaults
 
 _FIELDS = {  # name: (default, reference-code name / meaning) -- one home per hyperparameter
     "num_particles": (None, "K, fresh latent particles per entropy estimate (reference code: num_p); K+1 with s0; "
@@ -78,7 +78,7 @@ STATE_ONLY_FIELDS = {
 _AUTOCAST = ("auto", "bf16", "fp16", None, "off")
 
 
-class SMACConfig(SACConfig):
+class SMACConfig(FieldTableConfig, SACConfig):
     """Configuration of SMAC. Example::
 
         config = (SMACConfig().environment("dmc/cartpole-swingup")
@@ -95,6 +95,8 @@ class SMACConfig(SACConfig):
     1.0, 5000 random agent steps (= start_steps 10000 frames at action repeat 2), 0.2 updates per agent step,
     conditional TD-target entropy, critic on all particles. Every difference left: docs/fidelity.md.
     """
+
+    FIELDS = _FIELDS  # the fields training() takes (training/off_policy.py: FieldTableConfig)
 
     # field types the defaults do not show, for the CLI's type check: autocast also takes null (fp32), num_particles
     # defaults to None (per modality) but is an integer
@@ -188,11 +190,6 @@ class SMACConfig(SACConfig):
             return self.td_entropy
         return "conditional" if self.is_pixels else "marginal"  # Eq. (12) / reference smac.py:153 | Eq. (10)
 
-    def training(self, **kwargs) -> "SMACConfig":
-        """SAC's ``training()`` plus the SMAC fields (see ``_FIELDS``), e.g. ``training(num_particles=32)``."""
-        set_provided(self, kwargs, _FIELDS)
-        super().training(**kwargs)
-        return self
 
     def validate(self) -> None:
         super().validate()

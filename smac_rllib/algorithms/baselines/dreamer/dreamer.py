@@ -13,7 +13,7 @@ from typing import Any
 
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-from smac_rllib.training.off_policy import set_defaults, set_provided
+from smac_rllib.training.off_policy import set_defaults
 from smac_rllib.algorithms.smac.smac import SMAC, SMACConfig
 
 _FIELDS = {  # name: (default, reference-code name / meaning)
@@ -34,6 +34,8 @@ class DreamerConfig(SMACConfig):
     0.2 updates per agent step, 5000 random agent steps, exploration noise 0.3. SMAC's world-model, replay, loop and
     evaluation fields apply; its particle, critic and temperature fields do nothing here."""
 
+    FIELDS = _FIELDS  # the fields training() takes (training/off_policy.py: FieldTableConfig)
+
     def __init__(self, algo_class=None):
         super().__init__(algo_class=algo_class or Dreamer)
         set_defaults(self, _FIELDS)
@@ -41,11 +43,6 @@ class DreamerConfig(SMACConfig):
         self.num_particles = 0
         self.learner_capture = "off"  # the captured update is pixel SMAC's (smac_rllib/training/captured_update.py)
 
-    def training(self, **kwargs) -> "DreamerConfig":
-        """SMAC's ``training()`` plus ``imagine_horizon``, ``return_lambda``, ``value_lr``."""
-        set_provided(self, kwargs, _FIELDS)
-        super().training(**kwargs)
-        return self
 
     def smac_errors(self) -> list[str]:
         errors = [e for e in super().smac_errors() if not e.startswith("learner_capture")]

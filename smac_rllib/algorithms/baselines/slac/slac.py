@@ -20,7 +20,7 @@ from typing import Any
 from ray.rllib.algorithms.sac.sac import SAC, SACConfig
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-from smac_rllib.training.off_policy import ASYNC_FIELDS, OffPolicyLoop, async_field_errors, set_defaults, set_provided
+from smac_rllib.training.off_policy import ASYNC_FIELDS, FieldTableConfig, OffPolicyLoop, async_field_errors, set_defaults
 from smac_rllib.training.rate_limiter import SampleToInsertRatio
 
 # name: (default, meaning; the original's name and file) -- one home per hyperparameter.
@@ -51,7 +51,7 @@ _MODULE_FIELDS = ("sequence_length", "latent1_size", "latent2_size", "base_depth
                   "hidden_dim", "num_hidden_layers", "torch_num_threads")
 
 
-class SLACConfig(SACConfig):
+class SLACConfig(FieldTableConfig, SACConfig):
     """Configuration of SLAC. Example::
 
         config = SLACConfig().environment("dmc/cheetah-run", env_config={"from_pixels": True, "action_repeat": 4})
@@ -62,6 +62,8 @@ class SLACConfig(SACConfig):
     alpha), initial alpha 1, tau 0.005, gamma 0.99, MSE/2 critic loss, no gradient clipping, 10k random agent steps,
     100k model-only updates, then 1 update per agent step, replay 100k agent steps. See ``_FIELDS``.
     """
+
+    FIELDS = _FIELDS  # the fields training() takes (training/off_policy.py: FieldTableConfig)
 
     def __init__(self, algo_class=None):
         super().__init__(algo_class=algo_class or SLAC)
@@ -109,11 +111,6 @@ class SLACConfig(SACConfig):
         updates = 10_000 / (env_config.get("action_repeat") or 2) * self.updates_per_env_step  # pixel default: 2
         return 5.6 * scale * updates / 3600 / max(1, self.num_learners)
 
-    def training(self, **kwargs) -> "SLACConfig":
-        """SAC's ``training()`` plus the SLAC fields (``_FIELDS``), e.g. ``training(initial_model_train_steps=1000)``."""
-        set_provided(self, kwargs, _FIELDS)
-        super().training(**kwargs)
-        return self
 
     def validate(self) -> None:
         super().validate()
