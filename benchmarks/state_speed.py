@@ -61,43 +61,26 @@ def plain_loops(batch: int) -> dict:
 
 
 class PlainLoop:
-    """SMAC's update as a plain PyTorch loop would write it: the same RLModule forward (``_forward_train``, pure torch)
-    and losses (``smac_rllib.objectives.losses``), one backward of the summed losses, one Adam per component (torch's default
-    implementation, or ``fused``), Polyak averaging with ``lerp_``; the batch arrives as numpy, as from a replay."""
+    """SMAC's update as a plain PyTorch loop writes it: ``smac_rllib/objectives/state_update.py: StateUpdate.step`` (the
+    reference the RLlib learner is held equal to), with torch's default Adam or the ``fused`` one; the batch arrives as
+    numpy, as from a replay."""
 
     def __init__(self, config, spaces, fused: bool):
         import torch
         from ray.rllib.core import DEFAULT_MODULE_ID
 
-        from smac_rllib.objectives import losses
+        from smac_rllib.objectives.state_update import StateUpdate
 
         obs_space, act_space = spaces[DEFAULT_MODULE_ID]
         self.module = config.get_multi_rl_module_spec(spaces=spaces).build()[DEFAULT_MODULE_ID]
         self.module.make_target_networks()  # as the learner does (TargetNetworkAPI)
-        m = self.module
-        opt = (lambda ps, lr: torch.optim.Adam(ps, lr=lr, fused=True)) if fused else (lambda ps, lr: torch.optim.Adam(ps, lr=lr))
-        self.optimizers = [opt(m.qf.parameters(), config.critic_lr), opt(m.policy.parameters(), config.actor_lr),
-                           opt([m.log_alpha], config.alpha_lr)]
-        self.settings = losses.ObjectiveSettings.from_config(config)
-        self.target_entropy, self.gamma, self.tau = -float(act_space.shape[0]), config.gamma, config.tau
-        self.losses = losses
+        make = (lambda ps, lr: torch.optim.Adam(ps, lr=lr, fused=True)) if fused else (lambda ps, lr: torch.optim.Adam(ps, lr=lr))
+        self.reference = StateUpdate.from_config(self.module, config, act_space.shape[0], make_optimizer=make)
 
     def update(self, batch_np: dict) -> None:
         import torch
-        from ray.rllib.core.columns import Columns
 
-        batch = {k: torch.as_tensor(v) for k, v in batch_np.items()}
-        fwd = self.module._forward_train({Columns.OBS: batch["obs"], Columns.NEXT_OBS: batch["new_obs"], Columns.ACTIONS: batch["actions"]})
-        out = self.losses.soft_actor_critic_losses(fwd, batch["rewards"], batch["terminateds"], log_alpha=self.module.log_alpha,
-                                                   target_entropy=self.target_entropy, discount_B=self.gamma, settings=self.settings)
-        for o in self.optimizers:
-            o.zero_grad(set_to_none=True)
-        (out.critic + out.actor + out.alpha).backward()
-        for o in self.optimizers:
-            o.step()
-        with torch.no_grad():
-            for target, main in zip(self.module.target_qf.parameters(), self.module.qf.parameters()):
-                target.lerp_(main, self.tau)
+        self.reference.step({k: torch.as_tensor(v) for k, v in batch_np.items()})
 
 
 def transitions_batch(batch: int):

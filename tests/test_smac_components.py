@@ -316,3 +316,32 @@ def test_td_discount_is_the_float_gamma_for_one_step_replays_and_gamma_to_the_n_
     assert td_discount(SimpleNamespace(gamma=0.99, n_step=1), {"n_step": torch.ones(3)}) == 0.99
     assert torch.allclose(td_discount(SimpleNamespace(gamma=0.9, n_step=3), {"n_step": n_step_B}), torch.tensor([0.9, 0.81, 0.729]))
     assert td_discount(SimpleNamespace(gamma=0.9, n_step=(1, 3)), {}) == 0.9
+
+
+def test_rllib_learner_update_equals_the_reference_state_update():
+    """``SMACTorchLearner.update`` (RLlib's learner with the lean update) against ``objectives/state_update.py:
+    StateUpdate.step`` (Alg. 1's update as one plain function) from the same weights on the same batches and noise:
+    after three updates the weights, target critics and Adam moments agree."""
+    import copy
+
+    from smac_rllib.objectives.state_update import StateUpdate
+
+    learner = tiny_config().build_learner(spaces=SPACES)
+    module = copy.deepcopy(learner.module[DEFAULT_MODULE_ID].unwrapped())
+    reference = StateUpdate.from_config(module, tiny_config(), action_dim=ACT_DIM)
+    timesteps = {"num_env_steps_sampled_lifetime": 10_000}
+    for seed in range(3):
+        batch = fake_batch(seed)
+        torch.manual_seed(seed)
+        learner.update(batch=learner_batch(batch), timesteps=timesteps)
+        torch.manual_seed(seed)
+        out = reference.step(batch)
+        assert torch.isfinite(out.critic) and torch.isfinite(out.actor)
+    ours, theirs = learner.module[DEFAULT_MODULE_ID].unwrapped().state_dict(), module.state_dict()
+    assert ours.keys() == theirs.keys() and any("target" in k for k in ours)
+    for key in ours:
+        torch.testing.assert_close(ours[key], theirs[key], rtol=1e-5, atol=1e-6, msg=key)
+    for name, optimizer in reference.optimizers.items():
+        for p_state, ref_p_state in zip(learner._named_optimizers[f"{DEFAULT_MODULE_ID}_{name}"].state.values(), optimizer.state.values()):
+            for field in ("step", "exp_avg", "exp_avg_sq"):
+                torch.testing.assert_close(p_state[field], ref_p_state[field], rtol=1e-5, atol=1e-9)
