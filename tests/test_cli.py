@@ -472,7 +472,7 @@ def test_rays_worker_pool_notice_stays_out_of_the_terminal_and_other_notices_pas
     (it stays in raylet.out), an out-of-memory notice still reaches the user."""
     import ray._private.worker as ray_worker
 
-    from smac_rllib.cli.train import quiet_ray_notices
+    from smac_rllib.cli.ray_output import quiet_ray_notices
 
     printed = []
     monkeypatch.setattr(ray_worker, "print_to_stdstream", lambda data, ignore_prefix: printed.append(data["lines"]))

@@ -14,6 +14,8 @@ Ray removed its own ``rllib`` CLI in 2.42; this one brings the tuned-example wor
   memory.py           the learner's and the replay's memory, estimated before Ray starts
   resources.py        what a trial asks for vs what the machine/cluster has (GPU -> CPU fallback, never PENDING)
   train.py            runs the experiments with Ray Tune (checkpoints, --resume, schedulers)
+  storage.py          where results go, what --resume continues (checked before Ray starts)
+  ray_output.py       what Ray and Tune print that the user cannot act on, kept in their logs
   interrupt.py        Ctrl-C: checkpoint every running trial at the end of its iteration, then stop
   wandb_logging.py    W&B logging (short config, offline without a key, the key out of Ray's logs)
   progress.py         one line per training iteration, and the final summary

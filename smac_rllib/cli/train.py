@@ -24,11 +24,12 @@ from ray.tune.stopper import Stopper
 from smac_rllib.cli.errors import EXIT_TRIAL_ERROR, UserError, one_line
 from smac_rllib.cli.interrupt import INTERRUPT, CheckpointOnInterrupt, _add_interrupt_callback, catch_ctrl_c
 from smac_rllib.cli.main import EXIT_INTERRUPTED, resume_command
+from smac_rllib.cli.ray_output import ConfigErrorFilter, StaleCheckpointFilter, quiet_ray_notices
+from smac_rllib.cli.storage import check_resume, experiment_name, storage_of
 from smac_rllib.cli.wandb_logging import _WandbCallback, wandb_callback  # noqa: F401 - runs started before the
 # split pickled their callbacks as smac_rllib.cli.train.<name>: the names stay importable here for --resume
 from smac_rllib.cli.yaml_loader import ExperimentSpec, Overrides, load_experiments
 
-DEFAULT_STORAGE_PATH = "~/ray_results"
 
 
 def run_train(args) -> int:
@@ -104,7 +105,7 @@ def run_train(args) -> int:
     from smac_rllib.cli.checkpoints import install_retry_policy
 
     install_retry_policy()
-    _ConfigErrorFilter.install()
+    ConfigErrorFilter.install()
     if not args.verbose:
         quiet_ray_notices()
 
@@ -246,7 +247,7 @@ def run_experiment(spec: ExperimentSpec, args) -> int:
 
     from smac_rllib.cli import checkpoints
 
-    storage = spec.storage_path or os.path.abspath(os.path.expanduser(DEFAULT_STORAGE_PATH))
+    storage = storage_of(spec)
     name, restore = experiment_name(storage, spec.name, args.resume)
     exp_dir = os.path.join(storage, name)
     started = time.time()
@@ -260,7 +261,7 @@ def run_experiment(spec: ExperimentSpec, args) -> int:
             for path in checkpoints.remove_staging(exp_dir):
                 print(f"== {spec.name}: removed {path} (a checkpoint the interrupted run had not finished writing)", flush=True)
         print(f"== {spec.name}: resuming {exp_dir}", flush=True)
-        logging.getLogger("ray.tune.execution.tune_controller").addFilter(_StaleCheckpointFilter())
+        logging.getLogger("ray.tune.execution.tune_controller").addFilter(StaleCheckpointFilter())
         tuner = tune.Tuner.restore(exp_dir, trainable=trainable, resume_unfinished=True, resume_errored=True)
         _add_interrupt_callback(tuner)  # runs started before Ctrl-C kept the work have none pickled
     else:
@@ -301,84 +302,6 @@ def run_experiment(spec: ExperimentSpec, args) -> int:
     return EXIT_TRIAL_ERROR if failed else 0
 
 
-def check_resume(specs: list[ExperimentSpec], trust: bool) -> None:
-    """Before Ray starts: every local experiment directory that ``--resume`` would load (its checkpoints and
-    ``tuner.pkl`` are pickles) belongs to this user and is not writable by everyone, unless ``--trust``."""
-    from smac_rllib.cli.checkpoints import check_owner
-
-    looked, any_restorable = [], False
-    for spec in specs:
-        storage = spec.storage_path or os.path.abspath(os.path.expanduser(DEFAULT_STORAGE_PATH))
-        if "://" in storage:
-            any_restorable = True  # remote storage: Tune says what it finds there
-            continue
-        name, restore = experiment_name(storage, spec.name, True, quiet=True)
-        looked.append(os.path.join(storage, spec.name) + "[-N]")
-        if restore:
-            any_restorable = True
-            exp_dir = os.path.join(storage, name)
-            check_owner(exp_dir, trust, what="experiment directory")
-            ran = _trainables_in(exp_dir)
-            if ran and spec.run not in ran:
-                raise UserError(
-                    f"--resume: {exp_dir} was run with run: {', '.join(sorted(ran))}, the file now says run: {spec.run}; "
-                    "resume with the file it started with, or drop --resume to start a new run", spec.source)
-    if not any_restorable:  # several experiments: those with nothing to resume start (the others resume)
-        raise UserError(f"--resume: nothing to resume, no Tune experiment state in {', '.join(looked)}; drop --resume to "
-                        "start the run (or pass the --storage-path it ran with)")
-
-
-def _trainables_in(exp_dir: str) -> set[str]:
-    """The trainables of an experiment's trial directories (``<Trainable>_<trial id>...``, ``trial_dirname``)."""
-    names = set()
-    for entry in os.listdir(exp_dir):
-        match = re.match(r"([A-Za-z][A-Za-z0-9]*)_[0-9a-f]{5}_\d{5}", entry)
-        if match and os.path.isdir(os.path.join(exp_dir, entry)):
-            names.add(match.group(1))
-    return names
-
-
-def experiment_name(storage: str, name: str, resume: bool, quiet: bool = False) -> tuple[str, bool]:
-    """(directory name, restore?) -- the latest restorable ``name[-N]`` with --resume, else the first free one."""
-    from ray import tune
-
-    entries = _list_storage(storage)
-    existing = [name] if name in entries else []
-    pattern = re.compile(re.escape(name) + r"-(\d+)$")
-    numbered = [(int(match.group(1)), d) for d in entries for match in [pattern.match(d)] if match]
-    existing += [d for _, d in sorted(numbered)]
-    if resume:
-        for candidate in reversed(existing):
-            if tune.Tuner.can_restore(_join(storage, candidate)):
-                return candidate, True
-        from smac_rllib.cli.resources import warn
-
-        if not quiet:
-            warn(f"nothing to resume for {name!r} under {storage}; starting a new run")
-    if not existing:
-        return name, False
-    taken = set(existing)
-    n = 2
-    while f"{name}-{n}" in taken:
-        n += 1
-    return f"{name}-{n}", False
-
-
-def _join(storage: str, name: str) -> str:
-    return f"{storage.rstrip('/')}/{name}" if "://" in storage else os.path.join(storage, name)
-
-
-def _list_storage(storage: str) -> list[str]:
-    """Directory names under a local path or a cloud URI (s3://, gs://, file://), as Tune stores experiments."""
-    if "://" not in storage:
-        return os.listdir(storage) if os.path.isdir(storage) else []
-    import pyarrow.fs as pafs
-
-    fs, path = pafs.FileSystem.from_uri(storage)
-    infos = fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
-    return [os.path.basename(i.path.rstrip("/")) for i in infos if i.type == pafs.FileType.Directory]
-
-
 def trial_dirname(trial) -> str:
     """``SMAC_1bc23_00001_latent_dim=8,num_particles=16``: trainable first (``rllib plot`` reads it)."""
     tag = re.sub(r"[^A-Za-z0-9_=.,+-]", "_", str(trial.experiment_tag).partition("_")[2])
@@ -415,71 +338,6 @@ class MetricStopper(Stopper):
 
     def stop_all(self) -> bool:
         return False
-
-
-class _ConfigErrorFilter(logging.Filter):
-    """A trial that failed with a configuration error (checkpoints.TrialConfigError) is reported in one line by
-    ``ProgressPrinter`` and the summary; Tune's own report of it (the ~30-line "Trial task failed" traceback, then
-    "Trials did not complete" and "Failed to fetch metrics" for the trial that never produced a result) is dropped."""
-
-    LINES = ("Trials did not complete", "Failed to fetch metrics")
-    seen = False
-
-    @classmethod
-    def install(cls) -> None:
-        for name in ("ray.tune.execution.tune_controller", "ray.tune.tune", "ray.tune.analysis.experiment_analysis"):
-            logger = logging.getLogger(name)
-            if not any(isinstance(f, cls) for f in logger.filters):
-                logger.addFilter(cls())
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        from smac_rllib.cli.checkpoints import config_error
-
-        exc = record.exc_info[1] if record.exc_info else None
-        if exc is not None and config_error(exc):
-            _ConfigErrorFilter.seen = True
-            return False
-        return not (_ConfigErrorFilter.seen and str(record.msg).startswith(self.LINES))
-
-
-class _StaleCheckpointFilter(logging.Filter):
-    """After a kill, Tune's last experiment snapshot can list a checkpoint that ``num_to_keep`` already deleted;
-    on resume Tune then fails to delete it again and logs that with the whole result dict. Harmless (the new
-    checkpoint is registered first): one warning line instead.
-    """
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        exc = record.exc_info[1] if record.exc_info else None
-        if isinstance(exc, FileNotFoundError) and "Error handling checkpoint" in str(record.msg):
-            from smac_rllib.cli.resources import warn
-
-            warn(f"an old checkpoint was already deleted before the interruption ({one_line(exc)}); continuing")
-            return False
-        return True
-
-
-# Notices Ray's raylet pushes to the driver's terminal that say nothing the user can act on (they stay in Ray's
-# log files, raylet.out): the worker-pool size warning every multi-actor run triggers on a small machine.
-RAY_NOTICES_KEPT_OUT = ("PYTHON worker processes have been started",)
-
-
-def quiet_ray_notices() -> None:
-    """Ray's driver prints every raylet notice to stdout (``ray._private.worker.print_to_stdstream``, called by name
-    from its error-listening thread); keep those in ``RAY_NOTICES_KEPT_OUT`` out, every other (e.g. the OOM killer's)
-    goes through. ``rllib train -v`` shows them all."""
-    import ray._private.worker as ray_worker
-
-    original = ray_worker.print_to_stdstream
-    if getattr(original, "smac_filtered", False):
-        return
-
-    def filtered(data, ignore_prefix):
-        lines = [line for line in data.get("lines", []) if not any(n in str(line) for n in RAY_NOTICES_KEPT_OUT)]
-        if lines:
-            original({**data, "lines": lines}, ignore_prefix)
-
-    filtered.smac_filtered = True
-    ray_worker.print_to_stdstream = filtered
 
 
 def _plot_quietly(exp_dir: str) -> str | None:

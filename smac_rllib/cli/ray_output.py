@@ -1,0 +1,74 @@
+"""What Ray and Tune print that the user cannot act on, kept out of the terminal (it stays in Ray's log files):
+Tune's traceback of a trial's configuration error (the summary says it in one line), its stale-checkpoint notice after
+a resume, and the raylet's worker-pool notice. ``rllib train -v`` shows everything."""
+
+from __future__ import annotations
+
+import logging
+
+from smac_rllib.cli.errors import one_line
+
+
+class ConfigErrorFilter(logging.Filter):
+    """A trial that failed with a configuration error (checkpoints.TrialConfigError) is reported in one line by
+    ``ProgressPrinter`` and the summary; Tune's own report of it (the ~30-line "Trial task failed" traceback, then
+    "Trials did not complete" and "Failed to fetch metrics" for the trial that never produced a result) is dropped."""
+
+    LINES = ("Trials did not complete", "Failed to fetch metrics")
+    seen = False
+
+    @classmethod
+    def install(cls) -> None:
+        for name in ("ray.tune.execution.tune_controller", "ray.tune.tune", "ray.tune.analysis.experiment_analysis"):
+            logger = logging.getLogger(name)
+            if not any(isinstance(f, cls) for f in logger.filters):
+                logger.addFilter(cls())
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from smac_rllib.cli.checkpoints import config_error
+
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is not None and config_error(exc):
+            ConfigErrorFilter.seen = True
+            return False
+        return not (ConfigErrorFilter.seen and str(record.msg).startswith(self.LINES))
+
+
+class StaleCheckpointFilter(logging.Filter):
+    """After a kill, Tune's last experiment snapshot can list a checkpoint that ``num_to_keep`` already deleted;
+    on resume Tune then fails to delete it again and logs that with the whole result dict. Harmless (the new
+    checkpoint is registered first): one warning line instead.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, FileNotFoundError) and "Error handling checkpoint" in str(record.msg):
+            from smac_rllib.cli.resources import warn
+
+            warn(f"an old checkpoint was already deleted before the interruption ({one_line(exc)}); continuing")
+            return False
+        return True
+
+
+# Notices Ray's raylet pushes to the driver's terminal that say nothing the user can act on (they stay in Ray's
+# log files, raylet.out): the worker-pool size warning every multi-actor run triggers on a small machine.
+RAY_NOTICES_KEPT_OUT = ("PYTHON worker processes have been started",)
+
+
+def quiet_ray_notices() -> None:
+    """Ray's driver prints every raylet notice to stdout (``ray._private.worker.print_to_stdstream``, called by name
+    from its error-listening thread); keep those in ``RAY_NOTICES_KEPT_OUT`` out, every other (e.g. the OOM killer's)
+    goes through. ``rllib train -v`` shows them all."""
+    import ray._private.worker as ray_worker
+
+    original = ray_worker.print_to_stdstream
+    if getattr(original, "smac_filtered", False):
+        return
+
+    def filtered(data, ignore_prefix):
+        lines = [line for line in data.get("lines", []) if not any(n in str(line) for n in RAY_NOTICES_KEPT_OUT)]
+        if lines:
+            original({**data, "lines": lines}, ignore_prefix)
+
+    filtered.smac_filtered = True
+    ray_worker.print_to_stdstream = filtered
