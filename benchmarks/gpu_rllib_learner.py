@@ -21,7 +21,7 @@ separates the causes, in one process. The first four modes are interleaved (one 
 Then, as its own block after the interleaved rounds (not interleaved: its updates run back to back):
 
 - ``rllib async threads``: the same learner and filled replay, the updates run by the learner's own stager and update
-  threads exactly as in a live run (``ReplayLearnerMixin``: ``async_attach_replay``, ``async_grant``, ``async_wait``),
+  threads exactly as in a live run (``AsyncLearnerMixin``: ``async_attach_replay``, ``async_grant``, ``async_wait``),
   no env runners and no driver loop. ``--warmup`` updates are granted and waited for first (the threads start then),
   then ``--iters`` updates are granted at once; its time is the wall time of those ``--iters`` updates (synchronized
   at the end) / ``--iters``, a mean, not a median. It separates the in-process threading and staging cost from the

@@ -25,8 +25,8 @@ headless_gl()
 # old path import as the new module itself, so those checkpoints restore. Nothing in the package uses the old paths.
 MOVED = {
     "smac_rllib.algorithms.off_policy": "smac_rllib.training.off_policy",
-    "smac_rllib.algorithms.async_loop": "smac_rllib.training.async_loop",
-    "smac_rllib.algorithms.replay_learner": "smac_rllib.training.replay_learner",
+    "smac_rllib.algorithms.async_loop": "smac_rllib.training.async_driver",
+    "smac_rllib.algorithms.replay_learner": "smac_rllib.training.async_learner",
     "smac_rllib.algorithms.lean_update": "smac_rllib.training.lean_update",
     "smac_rllib.algorithms.sac_baseline": "smac_rllib.algorithms.baselines.sac_baseline",
     "smac_rllib.algorithms.td3": "smac_rllib.algorithms.baselines.td3",

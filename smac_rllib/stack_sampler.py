@@ -1,6 +1,6 @@
 """A poor man's py-spy: samples every thread's innermost Python frame in a live run (the device has no py-spy;
-benchmarks/results/gpu/PLAN.md). Standard library only, so it imports in a moment. ``ReplayLearnerMixin`` starts it in the learner's
-process when ``SMAC_PROFILE_THREADS=<dir>`` is set (smac_rllib/training/replay_learner.py)."""
+benchmarks/results/gpu/PLAN.md). Standard library only, so it imports in a moment. ``AsyncLearnerMixin`` starts it in the learner's
+process when ``SMAC_PROFILE_THREADS=<dir>`` is set (smac_rllib/training/async_learner.py)."""
 
 from __future__ import annotations
 
@@ -192,7 +192,7 @@ def op_probe_report(device) -> str:
 
 
 def maybe_op_probe(device, updates_done: int, every: int) -> None:
-    """Every ``every``-th update (from the update thread, replay_learner.py; 0 = never) prints
+    """Every ``every``-th update (from the update thread, async_learner.py; 0 = never) prints
     ``[op-probe pid=… update=…] `` + ``op_probe_report`` to stderr; with ``SMAC_PROFILE_THREADS=<dir>`` it also
     appends the line to ``<dir>/op-probe-<pid>.txt``."""
     if not every or updates_done % every:

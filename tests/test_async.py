@@ -16,7 +16,7 @@ from ray.rllib.core import DEFAULT_MODULE_ID
 from ray.rllib.utils.metrics.metrics_logger import MetricsLogger
 
 from smac_rllib.algorithms import SACBaselineConfig, SMACConfig
-from smac_rllib.training.replay_learner import DeviceMetrics
+from smac_rllib.training.async_learner import DeviceMetrics
 from smac_rllib.training.rate_limiter import SampleToInsertRatio, default_max_lead_env_steps, windowed_ratio_errors
 
 ENV = "dmc/cartpole-balance"

@@ -137,7 +137,7 @@ def test_the_entropy_fed_to_the_actor_is_the_estimators(estimator):
     torch.manual_seed(0)
     fwd = module.forward_train(batch)
     learner.compute_loss_for_module(module_id=DEFAULT_MODULE_ID, config=config, batch=batch, fwd_out=fwd)
-    learner.device_metrics.flush(learner.metrics)  # per-update metrics stay on the device until a flush (replay_learner.py)
+    learner.device_metrics.flush(learner.metrics)  # per-update metrics stay on the device until a flush (async_learner.py)
     alpha = module.log_alpha.exp().detach()
     entropy_B = estimators.ESTIMATORS[estimator](fwd[LOG_W])
     expected_actor = (-fwd[Q_PI] - alpha * entropy_B + alpha * 0.5 * (-fwd[LOG_W][0])).mean()  # Eq. (11) + App. B.3
@@ -306,11 +306,11 @@ def test_nonfinite_gradients_flag_checks_entries_and_leaves_gradients_as_they_ar
 
 
 def test_td_discount_is_the_float_gamma_for_one_step_replays_and_gamma_to_the_n_otherwise():
-    """``replay_learner.td_discount``: with ``n_step=1`` (our replay's only kind) the float gamma, whatever the batch
+    """``async_learner.td_discount``: with ``n_step=1`` (our replay's only kind) the float gamma, whatever the batch
     holds; otherwise RLlib SAC's ``gamma ** n_step`` per transition; without the column, gamma."""
     from types import SimpleNamespace
 
-    from smac_rllib.training.replay_learner import td_discount
+    from smac_rllib.training.async_learner import td_discount
 
     n_step_B = torch.tensor([1.0, 2.0, 3.0])
     assert td_discount(SimpleNamespace(gamma=0.99, n_step=1), {"n_step": torch.ones(3)}) == 0.99

@@ -379,7 +379,7 @@ RESULT_KEYS: tuple[str, ...] = (
     "num_updates_lifetime", "done",
     *(f"env_runners/{k}" for k in _RUNNER_KEYS),
     *(f"evaluation/env_runners/{k}" for k in _RUNNER_KEYS),
-    # the asynchronous loop's own (training/async_loop.py: AsyncDriver._report)
+    # the asynchronous loop's own (training/async_driver.py: AsyncDriver._report)
     "async/learner_utilization", "async/observed_updates_per_env_step", "async/policy_lag_updates",
     "async/staging_s_per_batch", "async/updates_per_s",
 )  # fmt: skip

@@ -13,7 +13,7 @@ Capture recipe (PyTorch's "whole-network capture"; NVIDIA's CUDA-graph guide for
 their effect on the weights, moments and target critics is undone afterwards (a snapshot copied back in place), so
 capturing costs no training; 3. gradients set to None before capture, never between replays; 4. capture in
 ``thread_local`` mode (the staging thread's own CUDA calls do not break it; it must not allocate pinned memory while a
-capture runs, see ``ReplayLearnerMixin``); 5. one static metric vector.
+capture runs, see ``AsyncLearnerMixin``); 5. one static metric vector.
 
 Re-capture (``invalidate()``) after anything that replaces tensors the graph points at: an optimizer's
 ``load_state_dict`` (a learner's ``set_state``, a restore from a checkpoint), ``.to()``, a learning-rate change (the lr is

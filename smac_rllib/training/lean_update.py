@@ -26,7 +26,7 @@ forward + backward took ~22 ms, and besides the per-tensor Adam (~3.4 ms) RLlib 
   ``tests/test_smac_components.py::test_lean_update_matches_rllibs_own_update`` holds all of it to RLlib's own
   methods and ``MetricsLogger``: the same weights, Adam moments, target critics and reduced metrics.
 
-Put it after ``ReplayLearnerMixin`` and before RLlib's learner: ``class L(ReplayLearnerMixin, LeanUpdateMixin, SACTorchLearner)``.
+Put it after ``AsyncLearnerMixin`` and before RLlib's learner: ``class L(AsyncLearnerMixin, LeanUpdateMixin, SACTorchLearner)``.
 Only for learners that skip non-finite updates themselves (SMAC's: on the device in ``_step_optimizers``, see smac_learner.py).
 
 On the module side, ``CachedTrainModeMixin``: RLlib's ``TorchRLModule.forward_train`` calls ``self.train()`` before

@@ -5,7 +5,7 @@ approximate "native ratio"; here it is explicit: ``updates_per_env_step`` gradie
 (pytorch_sac: 1). Checkpoints include the replay buffer, which RLlib 2.60's new stack leaves out.
 
 Two loops (docs/design.md §8): ``async_learning=True`` (the default) runs acting and learning at the same time
-(``async_loop.AsyncDriver``: replay shards in the learners, an update thread, a samples-per-insert rate limiter
+(``async_driver.AsyncDriver``: replay shards in the learners, an update thread, a samples-per-insert rate limiter
 that keeps the same update count per env step); ``async_learning=False`` is the synchronous loop below (sample,
 then update, then sync), step-by-step reproducible for a fixed seed.
 """
@@ -35,7 +35,7 @@ from ray.rllib.utils.metrics import (
     TIMERS,
 )
 
-from smac_rllib.training.async_loop import AsyncDriver, split_by_shard
+from smac_rllib.training.async_driver import AsyncDriver, split_by_shard
 from smac_rllib.training.rate_limiter import SampleToInsertRatio
 from smac_rllib.training.replay import make_replay, sample_train_batch
 
@@ -393,7 +393,7 @@ def _sample_uniform(env_runner, *, num_timesteps: int, num_shards: int | None = 
             episodes = env_runner.sample(num_timesteps=num_timesteps, explore=True)
         finally:
             flag.fill_(False)
-    if num_shards is not None:  # async: stripped and split by learner shard here, on the runner (async_loop.py)
+    if num_shards is not None:  # async: stripped and split by learner shard here, on the runner (async_driver.py)
         for episode in episodes:
             episode.extra_model_outputs.pop(Columns.STATE_OUT, None)
         return split_by_shard(env_runner, episodes, num_shards), env_runner.get_metrics()

@@ -31,7 +31,7 @@ from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
 from torch import nn
 
 from smac_rllib.objectives import losses
-from smac_rllib.training.replay_learner import ReplayLearnerMixin, td_discount
+from smac_rllib.training.async_learner import AsyncLearnerMixin, td_discount
 from smac_rllib.algorithms.baselines.sac_baseline import SACBaselineConfig
 from smac_rllib.algorithms.twin_q_module import TwinQModuleAPI
 from smac_rllib.models.critic import TwinQ, frozen
@@ -123,7 +123,7 @@ class PolicySACTorchRLModule(TorchRLModule, TwinQModuleAPI):
         return out
 
 
-class PolicySACTorchLearner(ReplayLearnerMixin, SACTorchLearner):
+class PolicySACTorchLearner(AsyncLearnerMixin, SACTorchLearner):
     """SAC's losses (``smac_rllib.objectives.losses``) on a ``PolicySACTorchRLModule``; targets soft-updated every update
     (RLlib's DQN/SAC learner, ``target_network_update_freq`` 0).
 

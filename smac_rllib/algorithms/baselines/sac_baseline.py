@@ -34,7 +34,7 @@ from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from smac_rllib.objectives import losses
 from smac_rllib.training.off_policy import ASYNC_FIELDS, FieldTableConfig, OffPolicyLoop, async_field_errors, set_defaults
-from smac_rllib.training.replay_learner import ReplayLearnerMixin
+from smac_rllib.training.async_learner import AsyncLearnerMixin
 
 
 _FIELDS = {  # name: (default, meaning) -- one home per field: default, doc and training() keyword
@@ -136,7 +136,7 @@ class SACBaselineTorchRLModule(DefaultSACTorchRLModule):
             self.action_dist_cls = SquashedGaussianTanhMean
 
 
-class SACBaselineTorchLearner(ReplayLearnerMixin, SACTorchLearner):
+class SACBaselineTorchLearner(AsyncLearnerMixin, SACTorchLearner):
     """RLlib's SAC learner with the critic loss of ``smac_rllib.objectives.losses`` (MSE by default, as pytorch_sac).
 
     Speed layer (training/lean_update.py): not used. The lean update leaves the non-finite check to the learner, and

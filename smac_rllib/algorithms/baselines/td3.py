@@ -33,7 +33,7 @@ from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
 from smac_rllib.objectives import losses
 from smac_rllib.training.off_policy import OffPolicyLoop, set_defaults
 from smac_rllib.algorithms.baselines.policy_sac import check_flat_spaces
-from smac_rllib.training.replay_learner import ReplayLearnerMixin, td_discount
+from smac_rllib.training.async_learner import AsyncLearnerMixin, td_discount
 from smac_rllib.algorithms.baselines.sac_baseline import SACBaselineConfig
 from smac_rllib.algorithms.twin_q_module import TwinQModuleAPI
 from smac_rllib.models.critic import TwinQ, frozen
@@ -149,7 +149,7 @@ class TD3TorchRLModule(TorchRLModule, TwinQModuleAPI):
         return out
 
 
-class TD3TorchLearner(ReplayLearnerMixin, TorchLearner):
+class TD3TorchLearner(AsyncLearnerMixin, TorchLearner):
     """Critic every update; actor and soft target updates every ``policy_delay`` updates (one backward per update).
 
     Speed layer (training/lean_update.py): not used; RLlib's ``TorchLearner`` update path with its non-finite checks."""

@@ -21,7 +21,7 @@ from ray.rllib.utils.metrics import ALL_MODULES
 from smac_rllib.objectives import losses
 from smac_rllib.objectives.pixel_update import BATCH_KEYS
 from smac_rllib.training.lean_update import LeanUpdateMixin
-from smac_rllib.training.replay_learner import ReplayLearnerMixin, td_discount
+from smac_rllib.training.async_learner import AsyncLearnerMixin, td_discount
 from smac_rllib.training.captured_update import CaptureUnavailable, GraphedUpdate, compile_rssm_step, resolve_capture
 from smac_rllib.core.optim import adam, clip_global_norm_, nonfinite_flag, step_unless_nonfinite
 
@@ -35,7 +35,7 @@ def nonfinite_gradients_flag(tensors: list[torch.Tensor]) -> torch.Tensor:
     return nonfinite_flag(tensors) > 0
 
 
-class SMACTorchLearner(ReplayLearnerMixin, LeanUpdateMixin, SACTorchLearner):
+class SMACTorchLearner(AsyncLearnerMixin, LeanUpdateMixin, SACTorchLearner):
     def build(self) -> None:
         super().build()
         self._found_inf = None  # this update's non-finite flag: a 0-d float tensor on the learner's device (1 = skip)
@@ -71,7 +71,7 @@ class SMACTorchLearner(ReplayLearnerMixin, LeanUpdateMixin, SACTorchLearner):
             discount_B=discount_B, settings=settings,
         )
         metrics = losses.loss_metrics(fwd_out, out, target_entropy=target_entropy, num_particles=config.resolved_num_particles, settings=settings)
-        self.device_metrics.log_dict(metrics, key=module_id)  # to the host once per period (replay_learner.py)
+        self.device_metrics.log_dict(metrics, key=module_id)  # to the host once per period (async_learner.py)
         return out.critic + out.actor + out.alpha
 
     def _target_entropy_value(self, module_id) -> float:

@@ -1,7 +1,7 @@
 """The learner side of the asynchronous actor-learner (docs/design.md §8): a replay shard and an update thread.
 
-``ReplayLearnerMixin`` goes in front of a ``TorchLearner`` (SMAC's and the SAC baseline's). The driver
-(``smac_rllib/training/async_loop.py``) hands it episodes and an update *grant*; a background thread runs
+``AsyncLearnerMixin`` goes in front of a ``TorchLearner`` (SMAC's and the SAC baseline's). The driver
+(``smac_rllib/training/async_driver.py``) hands it episodes and an update *grant*; a background thread runs
 updates back to back while ``updates_done < granted`` (the rate limiter of ``smac_rllib/training/rate_limiter.py``),
 a second thread samples and stages the next batch (pinned memory, ``non_blocking`` copy on a GPU) while the
 current update runs. Batches never leave the learner's process; the driver only orchestrates.
@@ -131,8 +131,8 @@ def _log_dict_defaults() -> dict:
 _LOG_DICT_DEFAULTS = None
 
 
-class ReplayLearnerMixin(LeanMetricsMixin):
-    """Put before a TorchLearner: ``class L(ReplayLearnerMixin, SACTorchLearner)``."""
+class AsyncLearnerMixin(LeanMetricsMixin):
+    """Put before a TorchLearner: ``class L(AsyncLearnerMixin, SACTorchLearner)``."""
 
     def build(self) -> None:
         super().build()

@@ -6,7 +6,7 @@ shard (round-robin over results; with a remote learner as an ObjectRef the runne
 so the frames travel runner -> learner and never through this process). Every insert raises the update grant
 of every learner to the synchronous loop's count (``granted_updates``): DDP replicas get the same grant, so they
 run the same number of updates in lockstep. Updates run in each learner's own thread
-(``smac_rllib/training/replay_learner.py``); this loop only adds, grants, syncs weights every
+(``smac_rllib/training/async_learner.py``); this loop only adds, grants, syncs weights every
 ``weight_sync_every_updates`` updates and collects metrics once per iteration.
 """
 
