@@ -185,6 +185,8 @@ MISTAKES: dict[str, Mistake] = {
     "grid_search misspelled": Mistake(cfg("latent_dim: {grid_serch: [4, 8]}"), expect="latent_dim: {grid_serch: [...]} is not a search space (Tune reads grid_search only)"),
     "grid-search inside env_config": Mistake(cfg("env_config: {time_limit: {grid-search: [1.0, 2.0]}}"), expect="env_config.time_limit: {grid-search: [...]} is not a search space"),
     "a sampled Tune space": Mistake(cfg("actor_lr: {loguniform: [1e-4, 1e-3]}"), expect="actor_lr: {loguniform: [...]} is not a search space"),
+    "training_intensity instead of updates_per_env_step": Mistake(cfg("training_intensity: 2"), expect="training_intensity=2 is RLlib SAC's replay ratio, which this loop never reads; use updates_per_env_step"),
+    "n-step returns": Mistake(cfg("n_step: 3"), expect="n_step=3 cannot be honoured"),
     "SMAC on a discrete env": Mistake(exp("env: CartPole-v1").replace("    env_config: {time_limit: 1.0}\n", ""), expect="needs a continuous (Box) action space"),
     # ---- stop criteria that no result contains
     "stop typo": Mistake(exp("stop: {training_iterations: 5}"), expect="did you mean 'training_iteration'?"),

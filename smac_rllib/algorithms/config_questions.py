@@ -44,6 +44,12 @@ def unused_keys(config, written: dict) -> list[str]:
         return []
     found = [f"{key}={written[key]!r} is an RLlib old-API-stack setting this algorithm never reads; use {use}"
              for key, use in OLD_STACK_KEYS.items() if key in written]
+    if "training_intensity" in written:
+        found.append(f"training_intensity={written['training_intensity']!r} is RLlib SAC's replay ratio, which this loop "
+                     "never reads; use updates_per_env_step (gradient updates per env step stored)")
+    if written.get("n_step", 1) != 1:
+        found.append(f"n_step={written['n_step']!r} cannot be honoured: the replay stores 1-step transitions (the "
+                     "paper's TD target, training/replay.py); remove n_step")
     buffer = written.get("replay_buffer_config")
     default_type = (type(config)().replay_buffer_config or {}).get("type")
     if isinstance(buffer, dict) and "type" in buffer and buffer["type"] != default_type:
