@@ -465,3 +465,16 @@ def test_storage_path_through_a_dangling_link_is_one_line_before_ray(tmp_path, c
     code = run_cli(["train", "file", str(path), "--storage-path", str(link / "sub"), "--dry-run"])
     _, err = capfd.readouterr()
     assert code == 2 and f"{link} is a link to {tmp_path / 'gone'}, which does not exist" in err, err
+
+
+def test_a_pixel_update_too_big_for_a_cpu_learner_names_its_activations():
+    """The activation term comes from the algorithm (``SMACConfig.update_memory_terms``); the CLI only adds terms up."""
+    from smac_rllib.algorithms import SMACConfig
+    from smac_rllib.cli.memory import GiB, memory_error
+
+    config = (SMACConfig().environment("dmc/cartpole-balance", env_config={"from_pixels": True, "time_limit": 1.0})
+              .training(batch_size_B=2000, batch_length_T=50, num_particles=32, world_model_preset="tiny"))
+    (term, (size, key)), = config.update_memory_terms().items()
+    assert term.startswith("one update's activations (3,300,000 latent rows of width 300)") and size > 100 * GiB
+    message = memory_error(config, available=64 * GiB)
+    assert message and "the largest term is one update's activations" in message and "lower batch_size_B" in message

@@ -84,6 +84,24 @@ def ranges() -> dict[str, tuple]:
     return dict(dreamerv3.RANGES)
 
 
+def network_size_keys(config) -> str:
+    """The settings that size the networks (named when they do not fit in memory)."""
+    return getattr(config, "NETWORK_SIZE_KEYS", None) or (
+        "pixel_hidden_dim / world_model_preset" if getattr(config, "is_pixels", False) else "hidden_dim")
+
+
+def observations_per_replay_step(config) -> int:
+    """2 where the replay stores (x, x') per transition (our state runs: training/replay.py), else 1 (episodes)."""
+    return 2 if type(config).__module__.startswith("smac_rllib.") and not getattr(config, "is_pixels", False) else 1
+
+
+def update_memory_terms(config) -> dict[str, tuple[float, str]]:
+    """{term: (bytes, the setting that scales it)} of one update's activations on a CPU learner, where the algorithm
+    estimates them (``config.update_memory_terms``); {} otherwise."""
+    own = getattr(config, "update_memory_terms", None)
+    return own() if own else {}
+
+
 def cpu_hours_per_10k_frames(config) -> float | None:
     """Estimated learner hours per 10k frames on a CPU learner, for the slow pixel cases; None otherwise."""
     own = getattr(config, "cpu_hours_per_10k_frames", None)

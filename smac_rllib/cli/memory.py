@@ -2,9 +2,9 @@
 
 Terms (bytes): the networks' parameters with their gradients, Adam's two moments and the target critics (counted by
 building the RLModule on PyTorch's ``meta`` device: exact counts, nothing allocated); the replay buffer (capacity x
-one agent step: the observation at its dtype, a uint8 64x64x3 frame for pixel SMAC, twice for our state runs' (x, x')
-transitions); for pixel SMAC the activations of
-one update (the actor and critics over (K+1) x B x T latent rows, the world model over B x T frames). A trial whose
+one agent step: the observation at its dtype, twice where the algorithm stores (x, x') transitions); the activations of
+one update where the algorithm estimates them (pixel SMAC: the actor and critics over (K+1) x B x T latent rows, the
+world model over B x T frames). What depends on the algorithm comes from ``algorithms/config_questions.py``. A trial whose
 estimate exceeds the machine's physical memory cannot run: the CLI says so in one line, naming the largest term and
 the setting to lower, instead of a 70-line allocator traceback after Ray started.
 """
@@ -15,7 +15,6 @@ import functools
 import os
 
 GiB = 2**30
-FRAME_BYTES = 64 * 64 * 3  # uint8 pixel observation
 
 
 def physical_memory() -> int:
@@ -70,13 +69,14 @@ def estimate(config, *, learner_on_gpu: bool = False, steps: int | None = None) 
         observation_space, action_space = _spaces(env, items)
     except Exception:  # noqa: BLE001 - an env that cannot be built here: RLlib will say why
         return {}
+    from smac_rllib.algorithms import config_questions
+
     terms: dict[str, tuple[float, str]] = {}
-    pixels = bool(getattr(config, "is_pixels", False))
     try:
         if learner_on_gpu:
             raise LookupError  # not host memory
         params = _param_count(config, observation_space, action_space)
-        width = "pixel_hidden_dim / world_model_preset" if pixels else "hidden_dim"
+        width = config_questions.network_size_keys(config)
         terms[f"the networks ({params:,} parameters, with gradients, Adam state and target critics)"] = (params * 4 * 5, width)
     except Exception:  # noqa: BLE001
         pass
@@ -85,23 +85,13 @@ def estimate(config, *, learner_on_gpu: bool = False, steps: int | None = None) 
         shape = getattr(observation_space, "shape", None) or (1,)
         itemsize = getattr(getattr(observation_space, "dtype", None), "itemsize", 4) or 4
         # an episode buffer (pixels, RLlib's algorithms) keeps each observation once; our state replay keeps x and x'
-        copies = 2 if _transition_replay(config) else 1
+        copies = config_questions.observations_per_replay_step(config)
         per_step = copies * itemsize * int(max(1, _prod(shape)))
         stored = int(min(capacity, steps)) if steps is not None else int(capacity)
         terms[f"the replay buffer ({stored:,} steps)"] = (stored * per_step, "replay_buffer_config.capacity")
-    if pixels and hasattr(config, "resolved_num_particles") and not learner_on_gpu:
-        B, T, K = config.batch_size_B, config.batch_length_T, config.resolved_num_particles
-        rows = (K + 1) * B * T
-        layers = config.actor_layers + 2 * 3 * config.critic_layers  # actor + twin critics for Q_pi, Q_pred, targets
-        activations = rows * config.pixel_hidden_dim * layers * 4 * 2 + B * T * FRAME_BYTES * 4 * 8  # forward + backward
-        terms[f"one update's activations ({rows:,} latent rows of width {config.pixel_hidden_dim})"] = (
-            activations, "batch_size_B / batch_length_T / num_particles")
+    if not learner_on_gpu:
+        terms.update(config_questions.update_memory_terms(config))
     return terms
-
-
-def _transition_replay(config) -> bool:
-    """Our algorithms' state runs store flat (x, a, r, x') transitions (smac_rllib/training/replay.py), whatever the type says."""
-    return type(config).__module__.startswith("smac_rllib.") and not getattr(config, "is_pixels", False)
 
 
 def _prod(shape) -> int:

@@ -156,6 +156,19 @@ class SMACConfig(FieldTableConfig, SACConfig):
             return b * t, f"batch_size_B x batch_length_T = {b} x {t}"
         return None, ""
 
+    def update_memory_terms(self) -> dict[str, tuple[float, str]]:
+        """One pixel update's activations on a CPU learner (cli/memory.py): the actor and critics over (K+1) x B x T
+        latent rows (actor + twin critics for Q_pi, Q_pred and the targets), forward and backward, and the world
+        model over B x T uint8 64x64x3 frames."""
+        if not self.is_pixels:
+            return {}
+        B, T, K = self.batch_size_B, self.batch_length_T, self.resolved_num_particles
+        rows = (K + 1) * B * T
+        layers = self.actor_layers + 2 * 3 * self.critic_layers
+        activations = rows * self.pixel_hidden_dim * layers * 4 * 2 + B * T * 64 * 64 * 3 * 4 * 8
+        return {f"one update's activations ({rows:,} latent rows of width {self.pixel_hidden_dim})":
+                (activations, "batch_size_B / batch_length_T / num_particles")}
+
     def cpu_hours_per_10k_frames(self) -> float | None:
         """Learner hours per 10k frames of a paper-preset pixel run on a CPU learner; None for other cases.
 
