@@ -320,3 +320,25 @@ def test_gpu_graph_benchmark_runs_on_cpu_without_ray(tmp_path):
     assert all(r["error"] == "" and float(r["s_per_update"]) > 0 and int(r["launches_per_update"]) > 100 for r in rows)
     checks = (tmp_path / "checks.md").read_text()
     assert "param 0.00e+00" in checks and "nonfinite_update = 1, weights/moments/steps unchanged: True" in checks
+
+
+def test_pixel_learner_with_the_speed_layer_off_equals_the_fast_one():
+    """``fast_update: false`` (the pixel learner on RLlib's own update path, training/lean_update.py: RLlibUpdatePath)
+    against the default: after 2 updates on the same draws, the same weights, target critics and Adam state."""
+    from smac_rllib.algorithms.smac.smac_learner import SMACPixelTorchLearnerRLlibPath
+
+    fast = pixel_config(num_particles=4).build_learner(spaces=SPACES)
+    plain = pixel_config(num_particles=4, fast_update=False).build_learner(spaces=SPACES)
+    assert type(plain) is SMACPixelTorchLearnerRLlibPath
+    plain.set_state(fast.get_state())
+    data = {k: torch.from_numpy(v) for k, v in fake_sequences().items()}
+    _two_updates(fast, data, 7), _two_updates(plain, data, 7)
+    a, b = fast.module[DEFAULT_MODULE_ID].state_dict(), plain.module[DEFAULT_MODULE_ID].state_dict()
+    for key, value in a.items():
+        torch.testing.assert_close(b[key], value, rtol=1e-5, atol=1e-6, msg=key)
+    for name in ("world_model", "critic", "actor", "alpha"):
+        sa = fast.get_optimizer(DEFAULT_MODULE_ID, name).state_dict()["state"]
+        sb = plain.get_optimizer(DEFAULT_MODULE_ID, name).state_dict()["state"]
+        for i in sa:
+            for k in sa[i]:
+                torch.testing.assert_close(sb[i][k], sa[i][k], rtol=1e-5, atol=1e-7, msg=f"{name} {i} {k}")

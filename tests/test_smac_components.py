@@ -210,34 +210,18 @@ def test_default_config_is_the_papers():
 
 def test_lean_update_matches_rllibs_own_update():
     """``LeanUpdateMixin`` (lean_update.py: its ``update``, numpy->tensor conversion, ``postprocess_gradients``,
-    ``apply_gradients``, Polyak averaging and ``LeanMetricsLogger``) against RLlib's own methods and ``MetricsLogger``
-    on the same learner class: after three updates the weights, Adam's moments and the target critics agree, and so
-    does every reduced metric (throughputs, which depend on wall time, aside)."""
+    ``apply_gradients``, Polyak averaging and ``LeanMetricsLogger``) against the same learner with the speed layer off
+    (``fast_update: false``: RLlib's own methods and ``MetricsLogger``): after three updates the weights, Adam's moments
+    and the target critics agree, and so does every reduced metric (throughputs, which depend on wall time, aside)."""
     import tree
-    from ray.rllib.algorithms.dqn.dqn_learner import DQNLearner
-    from ray.rllib.core.learner.learner import Learner
-    from ray.rllib.core.learner.torch.torch_learner import TorchLearner
     from ray.rllib.utils.metrics.metrics_logger import MetricsLogger
 
+    from smac_rllib.algorithms.smac.smac_learner import SMACTorchLearner, SMACTorchLearnerRLlibPath
     from smac_rllib.training.lean_update import LeanMetricsLogger
 
     lean = tiny_config().build_learner(spaces=SPACES)
-
-    class RLlibPath(type(lean)):
-        update = Learner.update
-        postprocess_gradients = Learner.postprocess_gradients
-
-        def apply_gradients(self, gradients_dict):
-            if not self._skip_update:
-                TorchLearner.apply_gradients(self, gradients_dict)
-
-        def after_gradient_based_update(self, *, timesteps):
-            DQNLearner.after_gradient_based_update(self, timesteps=timesteps)
-            self.device_metrics.flush(self.metrics)
-
-    reference = tiny_config().build_learner(spaces=SPACES)
-    reference.__class__ = RLlibPath
-    reference.metrics.__class__ = MetricsLogger  # RLlib's log_value for the reference
+    reference = tiny_config(fast_update=False).build_learner(spaces=SPACES)
+    assert type(lean) is SMACTorchLearner and type(reference) is SMACTorchLearnerRLlibPath
     reference.set_state(lean.get_state())
     assert type(lean.metrics) is LeanMetricsLogger and type(reference.metrics) is MetricsLogger
 

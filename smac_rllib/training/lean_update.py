@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 import torch
 from ray._common.deprecation import DEPRECATED_VALUE
+from ray.rllib.algorithms.dqn.dqn_learner import DQNLearner
 from ray.rllib.core.learner.learner import Learner
 from ray.rllib.core.learner.torch.torch_learner import TorchLearner
 from ray.rllib.core.rl_module.apis import TargetNetworkAPI
@@ -240,3 +241,37 @@ class CachedTrainModeMixin:
     def add_module(self, name: str, module) -> None:
         self.__dict__.pop(self._CACHE, None)
         super().add_module(name, module)
+
+
+class RLlibUpdatePath:
+    """The speed layer off (``fast_update: false``): put first in a lean learner's bases and the update runs RLlib's own
+    methods, with the same semantics (``tests/test_smac_components.py`` holds the two equal): ``Learner.update`` and
+    ``postprocess_gradients``, ``TorchLearner.apply_gradients`` (an update the learner found non-finite is skipped, as
+    in the lean path), ``DQNLearner.after_gradient_based_update`` (Polyak through the state dicts) and RLlib's own
+    ``MetricsLogger``. The captured update needs the fast path (its config refuses ``learner_capture`` without it)."""
+
+    update = Learner.update
+    postprocess_gradients = Learner.postprocess_gradients
+
+    @property
+    def metrics(self) -> MetricsLogger:
+        return self.__dict__["metrics"]
+
+    @metrics.setter
+    def metrics(self, logger: MetricsLogger) -> None:
+        self.__dict__["metrics"] = logger  # RLlib's logger as it is
+
+    def apply_gradients(self, gradients_dict) -> None:
+        if not self._skip_update:
+            TorchLearner.apply_gradients(self, gradients_dict)
+
+    def after_gradient_based_update(self, *, timesteps: dict[str, Any]) -> None:
+        DQNLearner.after_gradient_based_update(self, timesteps=timesteps)
+        self.device_metrics.flush(self.metrics)
+
+
+def rllib_update_path(learner_class: type) -> type:
+    """``learner_class`` with the speed layer off; call it at module level (``<Name>RLlibPath = ...``) so that
+    checkpoints, which name the learner class by its module path, find it."""
+    return type(f"{learner_class.__name__}RLlibPath", (RLlibUpdatePath, learner_class),
+                {"__module__": learner_class.__module__, "__doc__": f"{learner_class.__name__} on RLlib's own update path."})

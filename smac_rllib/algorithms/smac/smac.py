@@ -40,6 +40,9 @@ _FIELDS = {  # name: (default, reference-code name / meaning) -- one home per hy
                                        "reference start_steps)"),
     "max_consecutive_nonfinite_updates": (100, "stop the run after this many skipped non-finite updates in a row"),
     "torch_num_threads": (1, "torch threads per CPU learner / env runner process (docs/design.md §3); 0 = torch default"),
+    "fast_update": (True, "the speed layer (training/lean_update.py: fused Adam, one finite check, foreach Polyak, lean "
+                          "metrics; device-side skip) | False: RLlib's own update path, the same semantics (tests hold "
+                          "them equal), slower"),
     # --- pixels (Alg. 2); used when env_config has from_pixels=True ---
     "world_model_preset": ("paper", "RSSM sizes: 'paper' (deter 200, stoch 30, depth 32) | 'small' | 'tiny'"),
     "critic_particles": ("all", "pixel critic trained on 'all' K+1 belief particles, each with its own a' "
@@ -302,6 +305,9 @@ class SMACConfig(FieldTableConfig, SACConfig):
             return [f"learner_capture={mode!r} is unknown; use one of {list(CAPTURE_MODES)}"]
         if mode in ("auto", "off"):
             return []
+        if not self.fast_update:
+            return [f"learner_capture={mode!r} is part of the speed layer that fast_update: false turns off; set "
+                    "fast_update: true or learner_capture: off"]
         gpu = self.num_gpus_per_learner if self.num_learners else (self.num_gpus_per_learner or getattr(self, "num_gpus", 0))
         device = "cuda" if gpu else "cpu"
         import torch
@@ -324,9 +330,10 @@ class SMACConfig(FieldTableConfig, SACConfig):
         return RLModuleSpec(module_class=SMACTorchRLModule)
 
     def get_default_learner_class(self):
-        from smac_rllib.algorithms.smac.smac_learner import SMACPixelTorchLearner, SMACTorchLearner
+        from smac_rllib.algorithms.smac import smac_learner
 
-        return SMACPixelTorchLearner if self.is_pixels else SMACTorchLearner
+        name = "SMACPixelTorchLearner" if self.is_pixels else "SMACTorchLearner"
+        return getattr(smac_learner, name + ("" if self.fast_update else "RLlibPath"))
 
     def build_env_to_module_connector(self, env=None, spaces=None, device=None):
         connector = super().build_env_to_module_connector(env=env, spaces=spaces, device=device)

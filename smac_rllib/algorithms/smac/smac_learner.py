@@ -20,7 +20,7 @@ from ray.rllib.utils.metrics import ALL_MODULES
 
 from smac_rllib.objectives import losses
 from smac_rllib.objectives.pixel_update import BATCH_KEYS
-from smac_rllib.training.lean_update import LeanUpdateMixin
+from smac_rllib.training.lean_update import LeanUpdateMixin, rllib_update_path
 from smac_rllib.training.async_learner import AsyncLearnerMixin, td_discount
 from smac_rllib.training.captured_update import CaptureUnavailable, GraphedUpdate, compile_rssm_step, resolve_capture
 from smac_rllib.core.optim import adam, clip_global_norm_, nonfinite_flag, step_unless_nonfinite
@@ -280,3 +280,8 @@ class SMACPixelTorchLearner(SMACTorchLearner):
                 self._fp16_scaler.step(self.get_optimizer(module_id, optimizer_name))  # skipped if it overflowed
             self.device_metrics.log((module_id, "gradients/fp16_loss_scale"), self._fp16_scaler.get_scale(), window=1)
         self._fp16_scaler.update()
+
+
+# the speed layer off (fast_update: false): the same learners on RLlib's own update path (training/lean_update.py)
+SMACTorchLearnerRLlibPath = rllib_update_path(SMACTorchLearner)
+SMACPixelTorchLearnerRLlibPath = rllib_update_path(SMACPixelTorchLearner)

@@ -66,9 +66,9 @@ class DreamerConfig(SMACConfig):
         return RLModuleSpec(module_class=DreamerPixelTorchRLModule)
 
     def get_default_learner_class(self):
-        from smac_rllib.algorithms.baselines.dreamer.dreamer_learner import DreamerTorchLearner
+        from smac_rllib.algorithms.baselines.dreamer import dreamer_learner
 
-        return DreamerTorchLearner
+        return dreamer_learner.DreamerTorchLearner if self.fast_update else dreamer_learner.DreamerTorchLearnerRLlibPath
 
     @property
     def _model_config_auto_includes(self) -> dict[str, Any]:

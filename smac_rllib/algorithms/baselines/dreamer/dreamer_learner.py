@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import torch
 
+from smac_rllib.training.lean_update import rllib_update_path
 from smac_rllib.algorithms.smac.smac_learner import SMACPixelTorchLearner
 from smac_rllib.objectives.imagination import ACTOR_LOSS, DREAMER_METRICS, VALUE_LOSS
 from smac_rllib.objectives.pixel_update import WM_LOSS, WM_METRICS
@@ -30,3 +31,7 @@ class DreamerTorchLearner(SMACPixelTorchLearner):
     def compute_loss_for_module(self, *, module_id, config, batch, fwd_out) -> torch.Tensor:
         self.device_metrics.log_dict(dict(fwd_out[WM_METRICS]) | fwd_out[DREAMER_METRICS], key=module_id)
         return fwd_out[WM_LOSS] + fwd_out[VALUE_LOSS] + fwd_out[ACTOR_LOSS]  # one backward (reference dreamer.py:144)
+
+
+# the speed layer off (fast_update: false): the same learners on RLlib's own update path (training/lean_update.py)
+DreamerTorchLearnerRLlibPath = rllib_update_path(DreamerTorchLearner)

@@ -46,6 +46,7 @@ _FIELDS = {
                                              "starts agent steps (train_eval: RandomTFPolicy, initial_collect_steps)"),
     "max_consecutive_nonfinite_updates": (100, "stop the run after this many skipped non-finite updates in a row"),
     "torch_num_threads": (1, "torch threads per CPU learner / env runner process (docs/design.md §3); 0 = torch default"),
+    "fast_update": (True, "the speed layer as SMAC's (training/lean_update.py) | False: RLlib's own update path"),
 } | ASYNC_FIELDS
 _MODULE_FIELDS = ("sequence_length", "latent1_size", "latent2_size", "base_depth", "decoder_std", "model_batch_size",
                   "hidden_dim", "num_hidden_layers", "torch_num_threads")
@@ -158,9 +159,9 @@ class SLACConfig(FieldTableConfig, SACConfig):
         return RLModuleSpec(module_class=SLACTorchRLModule)
 
     def get_default_learner_class(self):
-        from smac_rllib.algorithms.baselines.slac.slac_learner import SLACTorchLearner
+        from smac_rllib.algorithms.baselines.slac import slac_learner
 
-        return SLACTorchLearner
+        return slac_learner.SLACTorchLearner if self.fast_update else slac_learner.SLACTorchLearnerRLlibPath
 
     def build_env_to_module_connector(self, env=None, spaces=None, device=None):
         """Pixel SMAC's connector: ``is_first`` marks episode starts, where the actor's history restarts."""

@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 
+from smac_rllib.training.lean_update import rllib_update_path
 from smac_rllib.algorithms.baselines.slac.slac_rl_module import (
     LOGP, LOGP_NEXT, MODEL_LOSS, MODEL_METRICS, REWARD, TERMINATED, VALID,
 )
@@ -88,3 +89,7 @@ class SLACTorchLearner(SMACTorchLearner):
             if not module.rl_step and not self._skip_update:
                 module.model_updates_done += 1
         super().after_gradient_based_update(timesteps=timesteps)
+
+
+# the speed layer off (fast_update: false): the same learners on RLlib's own update path (training/lean_update.py)
+SLACTorchLearnerRLlibPath = rllib_update_path(SLACTorchLearner)
