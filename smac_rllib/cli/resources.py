@@ -179,7 +179,7 @@ def check_memory(specs: list[ExperimentSpec], *, gpus: float) -> None:
 
 
 def warn_impractical(specs: list[ExperimentSpec]) -> None:
-    """One warning per experiment whose CPU learner would take hours per 10k frames (issue: a silent multi-hour iteration)."""
+    """One warning per experiment whose CPU learner would take hours per 10k frames (else: a silent multi-hour iteration)."""
     for spec in specs:
         hours = [h for h in (cpu_pixel_hours_per_10k_frames(c) for c in spec.configs) if h is not None]
         if hours and max(hours) >= IMPRACTICAL_HOURS_PER_10K_FRAMES:
