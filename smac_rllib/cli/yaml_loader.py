@@ -205,6 +205,11 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
             "(checkpoints would be ranked on nothing); add `evaluation_interval: 10` to every grid point's config or "
             "rank on env_runners/episode_return_mean", _where(path, body, "checkpoint_config"))
     check_modalities(config, line_of)
+    if config.get("async_learning") is False:  # the synchronous loop reports no async/ metrics
+        named = [*stop, *([score] if isinstance(score, str) else []), *([scheduler["metric"]] if scheduler else [])]
+        for key in (k for k in named if str(k).startswith("async/")):
+            raise UserError(f"{key!r} is reported by the asynchronous loop only, and this experiment sets async_learning: "
+                            "false; name another result key or drop async_learning: false", _where(path, body, "stop"))
 
     max_concurrent = body.get("max_concurrent_trials")
     if max_concurrent is not None and not (isinstance(max_concurrent, int) and not isinstance(max_concurrent, bool) and max_concurrent >= 1):
