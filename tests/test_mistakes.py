@@ -188,6 +188,7 @@ MISTAKES: dict[str, Mistake] = {
     "training_intensity instead of updates_per_env_step": Mistake(cfg("training_intensity: 2"), expect="training_intensity=2 is RLlib SAC's replay ratio, which this loop never reads; use updates_per_env_step"),
     "n-step returns": Mistake(cfg("n_step: 3"), expect="n_step=3 cannot be honoured"),
     "async metric in a synchronous run": Mistake(BASE.replace("stop: {training_iteration: 2}", "stop: {async/updates_per_s: 100}").replace("    seed: 0\n", "    seed: 0\n    async_learning: false\n"), expect="'async/updates_per_s' is reported by the asynchronous loop only"),
+    "learner metric of a module that does not exist": Mistake(BASE.replace("stop: {training_iteration: 2}", "stop: {learners/default_polcy/critic/loss: 0.1}"), expect="names learner module 'default_polcy', which no result holds"),
     "SMAC on a discrete env": Mistake(exp("env: CartPole-v1").replace("    env_config: {time_limit: 1.0}\n", ""), expect="needs a continuous (Box) action space"),
     # ---- stop criteria that no result contains
     "stop typo": Mistake(exp("stop: {training_iterations: 5}"), expect="did you mean 'training_iteration'?"),

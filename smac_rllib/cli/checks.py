@@ -393,6 +393,9 @@ RESULT_PREFIXES = (
 )  # fmt: skip
 
 
+LEARNER_MODULE_IDS = ("default_policy", "__all_modules__")  # learners/<module id>/...: RLlib's single-agent ids
+
+
 def result_key_error(key: Any, what: str, custom_metrics: bool = False) -> str | None:
     """None when ``key`` can be in a result; else a message with the closest key (``training_iterations``).
 
@@ -400,6 +403,10 @@ def result_key_error(key: Any, what: str, custom_metrics: bool = False) -> str |
     if not isinstance(key, str):
         return f"{what} {key!r} is not a result key; use one like training_iteration or env_runners/episode_return_mean"
     body = key[len("evaluation/"):] if key.startswith("evaluation/env_runners/") else key
+    parts = key.split("/")
+    if parts[0] == "learners" and len(parts) > 2 and parts[1] not in LEARNER_MODULE_IDS:
+        return (f"{what} {key!r} names learner module {parts[1]!r}, which no result holds (single-agent runs report "
+                f"{' and '.join(LEARNER_MODULE_IDS)}){did_you_mean(parts[1], LEARNER_MODULE_IDS)}")
     if key in RESULT_KEYS or key.startswith(RESULT_PREFIXES) or body.startswith(RESULT_PREFIXES):
         return None
     if custom_metrics and body.startswith("env_runners/"):
