@@ -11,6 +11,7 @@ import argparse
 import json
 import math
 import os
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -300,4 +301,6 @@ def test_ctrl_c_says_how_long_the_current_iteration_still_runs():
     progress._ITERATION_CLOCK.update({"a": (1000.0, 250.0), "b": (1100.0, 60.0)})
     assert progress.iteration_wait_estimate(now=1030.0) == 220.0  # a: 250 - 30 = 220, b: 60 + 70 = 130
     assert progress.iteration_wait_estimate(now=2000.0) == 0.0
+    progress._ITERATION_CLOCK.update({"a": (time.time() - 500.0, 250.0)})  # already longer than the last one: no "~0s"
+    assert "already runs longer than the last one" in interrupt._wait_hint()
     progress._ITERATION_CLOCK.clear()
