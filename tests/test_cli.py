@@ -63,6 +63,8 @@ def test_console_script_is_installed():
 
 @pytest.mark.parametrize("path", TUNED_EXAMPLES, ids=lambda p: p.name)
 def test_tuned_example_parses_and_builds_a_config(path):
+    import gymnasium as gym
+
     import smac_rllib
     from smac_rllib.cli.yaml_loader import load_experiments
 
@@ -74,7 +76,7 @@ def test_tuned_example_parses_and_builds_a_config(path):
     for spec in specs:
         assert spec.stop and spec.configs and spec.num_trials >= 1
         for config in spec.configs:  # validated AlgorithmConfig of every grid point
-            assert config.env.startswith("dmc/")
+            assert config.env.startswith("dmc/") or config.env in gym.registry  # a DMC task or a gymnasium id
 
 
 def test_sweep_example_is_k_times_latent_dim_times_seeds():
