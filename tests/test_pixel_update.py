@@ -246,6 +246,19 @@ def _two_updates(learner, data, seed: int):
     return results
 
 
+def _assert_same_weights_and_adam_state(a, b) -> None:
+    """Two pixel learners hold the same weights, target critics and Adam state (rtol 1e-5)."""
+    wa, wb = a.module[DEFAULT_MODULE_ID].state_dict(), b.module[DEFAULT_MODULE_ID].state_dict()
+    for key, value in wa.items():
+        torch.testing.assert_close(wb[key], value, rtol=1e-5, atol=1e-6, msg=key)
+    for name in ("world_model", "critic", "actor", "alpha"):
+        sa = a.get_optimizer(DEFAULT_MODULE_ID, name).state_dict()["state"]
+        sb = b.get_optimizer(DEFAULT_MODULE_ID, name).state_dict()["state"]
+        for i in sa:
+            for k in sa[i]:
+                torch.testing.assert_close(sb[i][k], sa[i][k], rtol=1e-5, atol=1e-7, msg=f"{name} {i} {k}")
+
+
 def test_captured_learner_path_equals_rllibs_path_on_the_cpu():
     """The learner's captured path (``PixelUpdate.step`` over its own module and optimizers, through ``GraphedUpdate``'s
     static buffers and metric vector; on the CPU run eagerly, on a CUDA learner replayed from the graph) against the
@@ -258,15 +271,7 @@ def test_captured_learner_path_equals_rllibs_path_on_the_cpu():
     data = {k: torch.from_numpy(v) for k, v in fake_sequences().items()}
     theirs, ours = _two_updates(eager, data, 7), _two_updates(captured, data, 7)
     assert captured._graphed[DEFAULT_MODULE_ID].use_graph is False
-    a, b = eager.module[DEFAULT_MODULE_ID].state_dict(), captured.module[DEFAULT_MODULE_ID].state_dict()
-    for key, value in a.items():
-        torch.testing.assert_close(b[key], value, rtol=1e-5, atol=1e-6, msg=key)
-    for name in ("world_model", "critic", "actor", "alpha"):
-        sa = eager.get_optimizer(DEFAULT_MODULE_ID, name).state_dict()["state"]
-        sb = captured.get_optimizer(DEFAULT_MODULE_ID, name).state_dict()["state"]
-        for i in sa:
-            for k in sa[i]:
-                torch.testing.assert_close(sb[i][k], sa[i][k], rtol=1e-5, atol=1e-7, msg=f"{name} {i} {k}")
+    _assert_same_weights_and_adam_state(eager, captured)
     mine, yours = ours[DEFAULT_MODULE_ID], theirs[DEFAULT_MODULE_ID]
     keys = [k for k in yours if "/" in k]  # the loss diagnostics, world-model metrics and gradient norms
     assert {"critic/loss", "world_model/loss", "gradients/critic_global_norm", "estimator/particle_feat_std"} <= set(keys)
@@ -333,12 +338,4 @@ def test_pixel_learner_with_the_speed_layer_off_equals_the_fast_one():
     plain.set_state(fast.get_state())
     data = {k: torch.from_numpy(v) for k, v in fake_sequences().items()}
     _two_updates(fast, data, 7), _two_updates(plain, data, 7)
-    a, b = fast.module[DEFAULT_MODULE_ID].state_dict(), plain.module[DEFAULT_MODULE_ID].state_dict()
-    for key, value in a.items():
-        torch.testing.assert_close(b[key], value, rtol=1e-5, atol=1e-6, msg=key)
-    for name in ("world_model", "critic", "actor", "alpha"):
-        sa = fast.get_optimizer(DEFAULT_MODULE_ID, name).state_dict()["state"]
-        sb = plain.get_optimizer(DEFAULT_MODULE_ID, name).state_dict()["state"]
-        for i in sa:
-            for k in sa[i]:
-                torch.testing.assert_close(sb[i][k], sa[i][k], rtol=1e-5, atol=1e-7, msg=f"{name} {i} {k}")
+    _assert_same_weights_and_adam_state(fast, plain)
