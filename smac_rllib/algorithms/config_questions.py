@@ -9,6 +9,8 @@ answer (no errors of ours, its train batch, no estimate).
 
 from __future__ import annotations
 
+import functools
+
 from smac_rllib.algorithms.baselines import dreamerv3
 
 
@@ -34,6 +36,12 @@ OLD_STACK_KEYS = {
 }
 
 
+@functools.cache
+def _default_replay_type(config_class: type):
+    """The replay type a config class sets by default (once per class, not per grid point)."""
+    return (config_class().replay_buffer_config or {}).get("type")
+
+
 def unused_keys(config, written: dict) -> list[str]:
     """One message per key the user wrote that this algorithm and run would silently ignore, naming what to write.
 
@@ -51,7 +59,7 @@ def unused_keys(config, written: dict) -> list[str]:
         found.append(f"n_step={written['n_step']!r} cannot be honoured: the replay stores 1-step transitions (the "
                      "paper's TD target, training/replay.py); remove n_step")
     buffer = written.get("replay_buffer_config")
-    default_type = (type(config)().replay_buffer_config or {}).get("type")
+    default_type = _default_replay_type(type(config))
     if isinstance(buffer, dict) and "type" in buffer and buffer["type"] != default_type:
         pixels = bool(getattr(config, "is_pixels", False))
         found.append(f"replay_buffer_config.type={buffer['type']!r} is not read: {type(config).__name__} builds its own "
@@ -65,10 +73,17 @@ def warnings(config) -> list[str]:
     return dreamerv3.warnings(config) if dreamerv3.is_dreamerv3(config) else []
 
 
+def sequence_batch(b, t) -> tuple[int | None, str]:
+    """Env steps one update of B x T sequences replays (SMAC's pixels, SLAC, RLlib's DreamerV3)."""
+    if isinstance(b, int) and isinstance(t, int):
+        return b * t, f"batch_size_B x batch_length_T = {b} x {t}"
+    return None, ""
+
+
 def replay_batch(config) -> tuple[int | None, str]:
     """(env steps one update replays, how the config names them); (None, "") when it cannot tell."""
     if dreamerv3.is_dreamerv3(config):
-        return dreamerv3.replay_batch(config)
+        return sequence_batch(config.batch_size_B, config.batch_length_T)
     own = getattr(config, "replay_batch", None)
     if own:
         return own()

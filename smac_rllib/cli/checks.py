@@ -24,7 +24,7 @@ from typing import Any
 
 from smac_rllib.cli.errors import UserError, did_you_mean, one_line, type_name
 from smac_rllib.cli.grids import MAX_GRID_POINTS, grid_options, grid_variants, is_grid
-from smac_rllib.cli.ranges import _ranges, check_choice, check_range
+from smac_rllib.cli.ranges import all_ranges, check_choice, check_range
 
 
 def known_config_keys(default_config) -> set[str]:
@@ -293,7 +293,7 @@ def _check_type(name: str, value: Any, expected: Any, where: str, container: dic
     if verdict == "int" and isinstance(value, float):
         container[key] = value = int(value)
     if verdict in (True, "int") and _is_integer_setting(expected) and isinstance(value, int) and not isinstance(value, bool):
-        high = _ranges().get(name.rsplit(".", 1)[-1])
+        high = all_ranges().get(name.rsplit(".", 1)[-1])
         if abs(value) > MAX_INTEGER_SETTING and (high is None or high.high is None):
             raise UserError(f"{name}={value:.3g} is beyond any size a run can use (integer settings are at most "
                             f"2**31 - 1){_example_fix(name, int)}", where)

@@ -104,7 +104,7 @@ RANGES: dict[str, Range] = {
 
 
 @functools.cache
-def _ranges() -> dict[str, Range]:
+def all_ranges() -> dict[str, Range]:
     """RLlib's common ranges and those the algorithms declare (``config_questions.ranges``)."""
     from smac_rllib.algorithms import config_questions
 
@@ -118,7 +118,7 @@ def check_range(key: str, attr: str, value: Any, where: str, prefix: str = "") -
             for sub, sub_value in option.items():
                 check_range(f"{key}.{sub}", f"{attr}.{sub}", sub_value, where, prefix)
             continue
-        allowed = _ranges().get(key) or _ranges().get(attr)
+        allowed = all_ranges().get(key) or all_ranges().get(attr)
         if allowed is None or isinstance(option, bool) or not isinstance(option, (int, float)):
             continue
         if option not in allowed:

@@ -184,7 +184,7 @@ class OffPolicyLoop:
     def training_step(self) -> None:
         if self._async is not None:
             return self._training_step_async()
-        learning_starts = _resolved(self.config, "learning_starts", "num_steps_sampled_before_learning_starts")
+        learning_starts = self.update_rule.learning_starts
         # 1. Act: every env runner collects a fragment with the current (inference-only) policy, or, during the
         #    warm-up, exactly the missing number of uniform random steps (pytorch_sac's seed steps).
         with self.metrics.log_time((TIMERS, ENV_RUNNER_SAMPLING_TIMER)):

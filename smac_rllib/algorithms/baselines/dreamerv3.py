@@ -110,11 +110,3 @@ def errors(config) -> list[str]:
             found.append(f"env_config.pixel_format={fmt!r}: RLlib's DreamerV3 takes float images in [-0.5, 0.5], not "
                          "raw uint8 frames; set pixel_format: float or leave it out (the CLI sets it for DreamerV3)")
     return found
-
-
-def replay_batch(config) -> tuple[int | None, str]:
-    """Env steps per update: whole B x T sequences."""
-    b, t = config.batch_size_B, config.batch_length_T
-    if isinstance(b, int) and isinstance(t, int):
-        return b * t, f"batch_size_B x batch_length_T = {b} x {t}"
-    return None, ""

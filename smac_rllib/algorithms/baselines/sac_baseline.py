@@ -65,7 +65,6 @@ class SACBaselineConfig(FieldTableConfig, SACConfig):
         self.min_time_s_per_iteration = 0
         set_defaults(self, _FIELDS)
 
-
     def validate(self) -> None:
         super().validate()
         if not (isinstance(self.updates_per_env_step, (int, float)) and self.updates_per_env_step > 0):

@@ -49,7 +49,6 @@ class SACFlowConfig(PolicySACConfig):
         super().__init__(algo_class=algo_class or SACFlow)
         set_defaults(self, _FIELDS)
 
-
     def validate(self) -> None:
         super().validate()
         if not (isinstance(self.flow_blocks, int) and not isinstance(self.flow_blocks, bool) and self.flow_blocks >= 1):

@@ -92,7 +92,6 @@ class SACMoEConfig(PolicySACConfig):
         super().__init__(algo_class=algo_class or SACMoE)
         set_defaults(self, _FIELDS)
 
-
     def validate(self) -> None:
         super().validate()
         k = self.num_experts

@@ -69,7 +69,6 @@ class TD3Config(SACBaselineConfig):
         self.hidden_dim = 400  # the paper's width (TD3's 2018 paper: 400-300)
         set_defaults(self, _FIELDS)
 
-
     def validate(self) -> None:
         super().validate()
         delay = self.policy_delay

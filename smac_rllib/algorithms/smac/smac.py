@@ -154,10 +154,9 @@ class SMACConfig(FieldTableConfig, SACConfig):
         if not self.is_pixels:
             batch = self.train_batch_size_per_learner
             return (batch if isinstance(batch, int) else None), "train_batch_size_per_learner"
-        b, t = self.batch_size_B, self.batch_length_T
-        if isinstance(b, int) and isinstance(t, int):
-            return b * t, f"batch_size_B x batch_length_T = {b} x {t}"
-        return None, ""
+        from smac_rllib.algorithms.config_questions import sequence_batch
+
+        return sequence_batch(self.batch_size_B, self.batch_length_T)
 
     def update_memory_terms(self) -> dict[str, tuple[float, str]]:
         """One pixel update's activations on a CPU learner (cli/memory.py): the actor and critics over (K+1) x B x T
@@ -205,7 +204,6 @@ class SMACConfig(FieldTableConfig, SACConfig):
         if self.td_entropy is not None:
             return self.td_entropy
         return "conditional" if self.is_pixels else "marginal"  # Eq. (12) / reference smac.py:153 | Eq. (10)
-
 
     def validate(self) -> None:
         super().validate()

@@ -43,7 +43,6 @@ class DreamerConfig(SMACConfig):
         self.num_particles = 0
         self.learner_capture = "off"  # the captured update is pixel SMAC's (smac_rllib/training/captured_update.py)
 
-
     def smac_errors(self) -> list[str]:
         errors = [e for e in super().smac_errors() if not e.startswith("learner_capture")]
         if not self.is_pixels:

@@ -95,10 +95,9 @@ class SLACConfig(FieldTableConfig, SACConfig):
     COST_HINT = ("docs/slac.md", "smaller image_size, base_depth and batch_size_B (tests/data/slac_tiny.yaml)")
 
     def replay_batch(self) -> tuple[int | None, str]:
-        b, t = self.batch_size_B, self.batch_length_T
-        if isinstance(b, int) and isinstance(t, int):
-            return b * t, f"batch_size_B x batch_length_T = {b} x {t}"
-        return None, ""
+        from smac_rllib.algorithms.config_questions import sequence_batch
+
+        return sequence_batch(self.batch_size_B, self.batch_length_T)
 
     def cpu_hours_per_10k_frames(self) -> float | None:
         """Learner hours per 10k frames on a CPU learner: 5.6 s per full update at the original's sizes (64x64
@@ -111,7 +110,6 @@ class SLACConfig(FieldTableConfig, SACConfig):
                  * (self.base_depth / 32) ** 2)
         updates = 10_000 / (env_config.get("action_repeat") or 2) * self.updates_per_env_step  # pixel default: 2
         return 5.6 * scale * updates / 3600 / max(1, self.num_learners)
-
 
     def validate(self) -> None:
         super().validate()
