@@ -6,7 +6,7 @@
 
 Pure torch (no ray, dm_control or gymnasium: the device has none). One update = ``PixelUpdate.step`` (the RLlib
 learner's update, tested equal on the CPU); ``graph`` = the same function captured whole by
-``smac_rllib.training.captured_update.GraphedUpdate`` and replayed. Per call:
+``smac_rllib.training.fast_update.captured_update.GraphedUpdate`` and replayed. Per call:
 
 1. **checks** (CUDA, once, fp32/TF32, K = ``--num-particles`` history): (a) ``torch.cuda.set_sync_debug_mode("warn")``
    over one eager update -- the number of host syncs (0 expected); (b) eager vs graph over 3 updates on identical
@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/report.py
 from report import write_csv  # noqa: E402
 
 from smac_rllib.objectives import losses, pixel_update  # noqa: E402
-from smac_rllib.training.captured_update import GraphedUpdate, compile_rssm_step  # noqa: E402
+from smac_rllib.training.fast_update.captured_update import GraphedUpdate, compile_rssm_step  # noqa: E402
 from smac_rllib.objectives.pixel_update import OptimSettings, PixelSettings, PixelUpdate, UpdateNoise  # noqa: E402
 
 ACTION_DIM = 6  # cheetah-run

@@ -376,7 +376,7 @@ def run_size_here(args, batch_B: int, batch_T: int, device: str) -> tuple[list[d
     import smac_rllib
 
     smac_rllib.register()
-    from smac_rllib.stack_sampler import op_probe_report
+    from stack_sampler import op_probe_report  # benchmarks/ is on sys.path (top of this file)
 
     rows, profile, gl = run_size(args, batch_B, batch_T, device)
     # the same fixed op loop the live run's update thread runs under SMAC_OP_PROBE

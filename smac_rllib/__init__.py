@@ -1,12 +1,12 @@
 """smac_rllib: Stochastic Marginal Actor-Critic (Zhang et al., ICLR 2023) on Ray RLlib.
 
-Importing the package registers the algorithm ``"SMAC"`` and the ``dmc/<domain>-<task>`` envs with Tune.
+``register()`` registers the algorithms (``TRAINABLES``) and the ``dmc/<domain>-<task>`` envs with Tune; importing
+the package does not import Ray (``from smac_rllib import SMACConfig`` registers on first use).
 ``MUJOCO_GL`` must be set before dm_control is first imported (and ``import ray.rllib`` imports it), so it is
 set here, first thing: EGL renders headless (Mesa on CPU, the NVIDIA driver on GPU nodes).
 """
 
 import os
-
 
 
 def headless_gl() -> None:
@@ -27,7 +27,8 @@ MOVED = {
     "smac_rllib.algorithms.off_policy": "smac_rllib.training.off_policy",
     "smac_rllib.algorithms.async_loop": "smac_rllib.training.async_driver",
     "smac_rllib.algorithms.replay_learner": "smac_rllib.training.async_learner",
-    "smac_rllib.algorithms.lean_update": "smac_rllib.training.lean_update",
+    "smac_rllib.algorithms.lean_update": "smac_rllib.training.fast_update",  # the package names all it held
+    "smac_rllib.training.lean_update": "smac_rllib.training.fast_update",
     "smac_rllib.algorithms.sac_baseline": "smac_rllib.algorithms.baselines.sac_baseline",
     "smac_rllib.algorithms.td3": "smac_rllib.algorithms.baselines.td3",
     "smac_rllib.algorithms.sac_flow": "smac_rllib.algorithms.baselines.sac_flow",
@@ -44,7 +45,8 @@ MOVED = {
     "smac_rllib.imagination": "smac_rllib.objectives.imagination",
     "smac_rllib.rate_limiter": "smac_rllib.training.rate_limiter",
     "smac_rllib.replay": "smac_rllib.training.replay",
-    "smac_rllib.captured_update": "smac_rllib.training.captured_update",
+    "smac_rllib.captured_update": "smac_rllib.training.fast_update.captured_update",
+    "smac_rllib.training.captured_update": "smac_rllib.training.fast_update.captured_update",
 }
 
 

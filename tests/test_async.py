@@ -16,7 +16,7 @@ from ray.rllib.core import DEFAULT_MODULE_ID
 from ray.rllib.utils.metrics.metrics_logger import MetricsLogger
 
 from smac_rllib.algorithms import SACBaselineConfig, SMACConfig
-from smac_rllib.training.async_learner import DeviceMetrics
+from smac_rllib.training.fast_update.device_metrics import DeviceMetrics
 from smac_rllib.training.rate_limiter import SampleToInsertRatio, default_max_lead_env_steps, windowed_ratio_errors
 
 ENV = "dmc/cartpole-balance"
@@ -125,9 +125,18 @@ def tiny(num_env_runners: int = 1, fragment: int = 10, **training) -> SMACConfig
     )
 
 
-def test_async_is_the_default_and_false_keeps_the_synchronous_loop(ray_local):
+def test_async_is_the_default_and_false_keeps_the_synchronous_loop(ray_local, monkeypatch, capfd):
+    """Also: the profiling aids (benchmarks/stack_sampler.py, not in the package) are loaded by the learner's update
+    thread only when ``SMAC_OP_PROBE`` asks for them, and then probe every n-th update."""
+    import sys
+
+    from smac_rllib.training.async_learner import PROFILING_AIDS
+
     assert SMACConfig().async_learning is True and SACBaselineConfig().async_learning is True
+    assert "smac_profiling_aids" not in sys.modules
     for flag in (True, False):
+        if flag:
+            monkeypatch.setenv("SMAC_OP_PROBE", "50")  # ~200 updates; read as the (in-process) update thread starts
         algo = tiny(num_env_runners=0).training(async_learning=flag).build_algo()
         try:
             for _ in range(2):
@@ -137,6 +146,13 @@ def test_async_is_the_default_and_false_keeps_the_synchronous_loop(ray_local):
             assert (algo._async is not None) is flag
         finally:
             algo.stop()
+            monkeypatch.delenv("SMAC_OP_PROBE", raising=False)
+        if flag:
+            probes = [line for line in capfd.readouterr().err.splitlines() if line.startswith("[op-probe pid=")]
+            updates = [int(line.split("update=")[1].split("]")[0]) for line in probes]
+            assert updates and all(u % 50 == 0 for u in updates) and updates == sorted(updates), probes[:3]
+            assert sys.modules["smac_profiling_aids"].__file__ == str(PROFILING_AIDS)
+            assert PROFILING_AIDS.parent.name == "benchmarks" and not (PROFILING_AIDS.parents[1] / "smac_rllib" / "stack_sampler.py").exists()
 
 
 @pytest.mark.parametrize(

@@ -283,7 +283,7 @@ def test_captured_learner_path_equals_rllibs_path_on_the_cpu():
 
 
 def test_learner_capture_switch_resolves_and_refuses_in_one_line():
-    from smac_rllib.training.captured_update import CaptureUnavailable, resolve_capture
+    from smac_rllib.training.fast_update.captured_update import CaptureUnavailable, resolve_capture
 
     cpu, cuda = torch.device("cpu"), torch.device("cuda")
     assert resolve_capture("auto", cpu) == "off" and resolve_capture("off", cuda) == "off"
@@ -328,13 +328,15 @@ def test_gpu_graph_benchmark_runs_on_cpu_without_ray(tmp_path):
 
 
 def test_pixel_learner_with_the_speed_layer_off_equals_the_fast_one():
-    """``fast_update: false`` (the pixel learner on RLlib's own update path, training/lean_update.py: RLlibUpdatePath)
+    """``fast_update: false`` (the pixel learner on RLlib's own update path, training/fast_update/switch.py: RLlibUpdatePath)
     against the default: after 2 updates on the same draws, the same weights, target critics and Adam state."""
+    from smac_rllib.algorithms.smac.pixel_rl_module import SMACPixelTorchRLModuleRLlibPath
     from smac_rllib.algorithms.smac.smac_learner import SMACPixelTorchLearnerRLlibPath
 
     fast = pixel_config(num_particles=4).build_learner(spaces=SPACES)
     plain = pixel_config(num_particles=4, fast_update=False).build_learner(spaces=SPACES)
     assert type(plain) is SMACPixelTorchLearnerRLlibPath
+    assert type(plain.module[DEFAULT_MODULE_ID].unwrapped()) is SMACPixelTorchRLModuleRLlibPath
     plain.set_state(fast.get_state())
     data = {k: torch.from_numpy(v) for k, v in fake_sequences().items()}
     _two_updates(fast, data, 7), _two_updates(plain, data, 7)

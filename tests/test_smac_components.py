@@ -87,11 +87,15 @@ def test_inference_only_copy_has_no_critic_and_acts_uniformly_only_while_flagged
     torch.testing.assert_close(runner.forward_inference(obs)[Columns.ACTIONS], full.forward_inference(obs)[Columns.ACTIONS])
 
 
-def test_cached_train_mode_still_switches_every_submodule():
-    """``CachedTrainModeMixin`` (lean_update.py) skips ``train()``'s walk only when nothing would change: eval() and
-    train() on the root still reach every submodule, and a submodule switched on its own is switched back."""
-    module = tiny_config().build_learner(spaces=SPACES).module[DEFAULT_MODULE_ID]
+@pytest.mark.parametrize("fast_update", [True, False])
+def test_cached_train_mode_still_switches_every_submodule(fast_update):
+    """``CachedTrainModeMixin`` (fast_update/train_mode.py) skips ``train()``'s walk only when nothing would change:
+    eval() and train() on the root still reach every submodule, and a submodule switched on its own is switched back.
+    With ``fast_update: false`` the module's ``train`` is torch's own (switch.py), with the same outcome."""
+    module = tiny_config(fast_update=fast_update).build_learner(spaces=SPACES).module[DEFAULT_MODULE_ID]
     module.train()
+    assert ("_train_mode_modules" in module.__dict__) is fast_update  # the cache exists on the fast path only
+    assert (type(module).train is torch.nn.Module.train) is not fast_update
     assert all(m.training for m in module.modules())
     module.eval()
     assert not any(m.training for m in module.modules())
@@ -217,11 +221,14 @@ def test_lean_update_matches_rllibs_own_update():
     from ray.rllib.utils.metrics.metrics_logger import MetricsLogger
 
     from smac_rllib.algorithms.smac.smac_learner import SMACTorchLearner, SMACTorchLearnerRLlibPath
-    from smac_rllib.training.lean_update import LeanMetricsLogger
+    from smac_rllib.algorithms.smac.smac_rl_module import SMACTorchRLModule, SMACTorchRLModuleRLlibPath
+    from smac_rllib.training.fast_update.lean_update import LeanMetricsLogger
 
     lean = tiny_config().build_learner(spaces=SPACES)
     reference = tiny_config(fast_update=False).build_learner(spaces=SPACES)
     assert type(lean) is SMACTorchLearner and type(reference) is SMACTorchLearnerRLlibPath
+    assert type(lean.module[DEFAULT_MODULE_ID].unwrapped()) is SMACTorchRLModule
+    assert type(reference.module[DEFAULT_MODULE_ID].unwrapped()) is SMACTorchRLModuleRLlibPath
     reference.set_state(lean.get_state())
     assert type(lean.metrics) is LeanMetricsLogger and type(reference.metrics) is MetricsLogger
 
@@ -329,3 +336,28 @@ def test_rllib_learner_update_equals_the_reference_state_update():
         for p_state, ref_p_state in zip(learner._named_optimizers[f"{DEFAULT_MODULE_ID}_{name}"].state.values(), optimizer.state.values()):
             for field in ("step", "exp_avg", "exp_avg_sq"):
                 torch.testing.assert_close(p_state[field], ref_p_state[field], rtol=1e-5, atol=1e-9)
+
+
+@pytest.mark.parametrize("algo", ["SMAC", "SMAC-pixels", "SLAC", "Dreamer"])
+def test_fast_update_switch_picks_the_learner_and_module_pair_a_checkpoint_can_find(algo):
+    """``fast_update`` (training/fast_update/switch.py) is one switch for both sides: ``false`` gives the
+    ``...RLlibPath`` learner and module classes, ``true`` the plain ones; each is a module-level name of its module
+    (a checkpoint names classes by module path) and the RLlib-path module's ``train`` is torch's own."""
+    import importlib
+    import pickle
+
+    import smac_rllib
+
+    def config(**kw):
+        cls = getattr(smac_rllib, ("SMAC" if algo.startswith("SMAC") else algo) + "Config")
+        c = cls().training(**kw)
+        return c.environment("dmc/cartpole-swingup", env_config={"from_pixels": True}) if algo == "SMAC-pixels" else c
+
+    for fast in (True, False):
+        c = config(fast_update=fast)
+        learner_class, module_class = c.get_default_learner_class(), c.get_default_rl_module_spec().module_class
+        for cls in (learner_class, module_class):
+            assert cls.__name__.endswith("RLlibPath") is not fast, cls
+            assert getattr(importlib.import_module(cls.__module__), cls.__name__) is cls
+            assert pickle.loads(pickle.dumps(cls)) is cls
+        assert (module_class.train is torch.nn.Module.train) is not fast

@@ -1,4 +1,4 @@
-"""``start_stack_sampler`` (smac_rllib/stack_sampler.py, on with ``SMAC_PROFILE_THREADS``): in a
+"""``start_stack_sampler`` (benchmarks/stack_sampler.py, the profiling aids, on with ``SMAC_PROFILE_THREADS``): in a
 process with a busy named thread, the file it writes has that thread's section with its busy function on top, and
 no section for the sampler itself."""
 
@@ -10,11 +10,24 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
+
+def _load_aids():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("stack_sampler_under_test", ROOT / "benchmarks" / "stack_sampler.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+AIDS = _load_aids()  # standard library only: no torch, no Ray
+
 # The module is standard library only: the child imports it in a moment (no torch, no Ray).
 CHILD = r'''
 import os, sys, threading, time
 
-from smac_rllib.stack_sampler import start_stack_sampler
+sys.path.insert(0, "benchmarks")  # run from the repository root
+from stack_sampler import start_stack_sampler
 
 out_dir = sys.argv[1]
 
@@ -93,7 +106,7 @@ def test_stack_sampler_records_a_busy_thread_and_not_itself(tmp_path):
 def test_thread_cpu_reads_this_thread():
     import threading
 
-    from smac_rllib.stack_sampler import thread_cpu_seconds, thread_state
+    thread_cpu_seconds, thread_state = AIDS.thread_cpu_seconds, AIDS.thread_state
 
     first = thread_cpu_seconds(threading.get_ident())
     sum(i * i for i in range(200_000))  # some CPU work on this thread
@@ -105,9 +118,9 @@ def test_thread_cpu_reads_this_thread():
 
 
 def test_op_probe_times_a_fixed_loop_and_prints_only_when_asked(monkeypatch, capsys):
-    """``op_probe`` (benchmarks/results/gpu/PLAN.md, "Next session (5)") gives positive per-call times on the CPU; ``maybe_op_probe``
+    """``op_probe`` (benchmarks/results/gpu/README.md) gives positive per-call times on the CPU; ``maybe_op_probe``
     prints one line every n-th update with ``SMAC_OP_PROBE=n`` (read by ``op_probe_every``) and nothing without it."""
-    from smac_rllib.stack_sampler import maybe_op_probe, op_probe, op_probe_every
+    maybe_op_probe, op_probe, op_probe_every = AIDS.maybe_op_probe, AIDS.op_probe, AIDS.op_probe_every
 
     result = op_probe("cpu", calls=20, python_loops=20_000)
     assert set(result) == {"linear_us", "linear_cpu_us", "python_ns"}

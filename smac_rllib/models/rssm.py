@@ -168,7 +168,7 @@ class RSSM(nn.Module):
         """One step of ``filter_posteriors``: reset, GRU on ``img_in([stoch, action])`` (its action part precomputed in
         ``action_in_B_Hd``, bias included; ``w_stoch_Hd_S`` = the stoch columns of ``img_in``'s weight), the posterior
         head, one reparameterized sample. The unit a regional ``torch.compile`` fuses
-        (``smac_rllib.training.captured_update.compile_rssm_step``)."""
+        (``smac_rllib.training.fast_update.captured_update.compile_rssm_step``)."""
         if keep_B_1 is not None:
             stoch_B_S, deter_B_D = stoch_B_S * keep_B_1, deter_B_D * keep_B_1
         x_B_Hd = F.elu(F.linear(stoch_B_S, w_stoch_Hd_S) + action_in_B_Hd)

@@ -306,7 +306,7 @@ class PixelUpdate(nn.Module):
                 optim: OptimSettings, target_entropy: float) -> "PixelUpdate":
         """An update of ``module``'s own nets (world model, actor, critics, target critics, log alpha) stepping the given
         optimizers (named ``world_model``, ``critic``, ``actor``, ``alpha``): nothing is copied. What the RLlib pixel
-        learner captures in a CUDA graph (``SMACPixelTorchLearner``, smac_rllib/training/captured_update.py)."""
+        learner captures in a CUDA graph (``SMACPixelTorchLearner``, smac_rllib/training/fast_update/captured_update.py)."""
         update = cls.__new__(cls)
         nn.Module.__init__(update)
         update.world_model, update.actor, update.qf, update.target_qf = module.world_model, module.actor, module.qf, module.target_qf

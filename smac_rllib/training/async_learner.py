@@ -17,10 +17,13 @@ reporting period (one transfer), so a GPU learner is not stalled by ~20 ``.item(
 from __future__ import annotations
 
 import collections
+import importlib.util
 import os
 import queue
+import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,78 +31,10 @@ import torch
 from ray.rllib.policy.sample_batch import SampleBatch
 from ray.rllib.utils.metrics import NUM_AGENT_STEPS_SAMPLED_LIFETIME, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
-from smac_rllib.training.lean_update import LeanMetricsMixin
+from smac_rllib.training.fast_update.cuda_settings import relax_seeded_cuda_settings
+from smac_rllib.training.fast_update.device_metrics import DeviceMetrics
+from smac_rllib.training.fast_update.lean_update import LeanMetricsMixin
 from smac_rllib.training.replay import make_replay, sample_train_batch
-
-
-class DeviceMetrics:
-    """Per-update scalars kept as device tensors; ``flush`` moves them to the host in one transfer.
-
-    ``flush`` then logs every update's values in order through the same ``MetricsLogger`` call (``log_value``
-    or ``log_dict``, which reduce differently in RLlib 2.60) as a direct per-update log, so results read the
-    same as the synchronous loop's.
-    """
-
-    def __init__(self):
-        self._rows: list[tuple[str, tuple, Any, dict]] = []
-        self._watched: dict[str, torch.Tensor] = {}
-
-    def watch(self, name: str, value: torch.Tensor) -> None:
-        """A device scalar (the latest one given under ``name``) for the learner to check at the next ``flush``, moved
-        to the host in the same transfer as the metrics: e.g. the longest non-finite streak (smac_learner.py)."""
-        self._watched[name] = value.detach()
-
-    def log(self, key: tuple, value, **log_kwargs) -> None:
-        self._rows.append(("value", key, value.detach() if torch.is_tensor(value) else value, log_kwargs))
-
-    def log_dict(self, values: dict[str, Any], *, key: str, **log_kwargs) -> None:
-        for name, value in values.items():
-            self._rows.append(("dict", (key, name), value.detach() if torch.is_tensor(value) else value, log_kwargs))
-
-    def flush(self, metrics_logger) -> dict[str, float]:
-        """Logs the rows; returns the watched values (``watch``) on the host."""
-        rows, self._rows = self._rows, []
-        watched, self._watched = self._watched, {}
-        rows += [("watch", name, value, {}) for name, value in watched.items()]  # ride along in the one transfer
-        if not rows:
-            return {}
-        tensors = [(i, v) for i, (_, _, v, _) in enumerate(rows) if torch.is_tensor(v)]
-        host = {}
-        if tensors:
-            device = tensors[0][1].device
-            stacked = torch.stack([v if v.dtype == torch.float32 and v.dim() == 0 and v.device == device
-                                   else v.float().reshape(()).to(device) for _, v in tensors])  # most are: no extra ops
-            host = dict(zip((i for i, _ in tensors), stacked.cpu().tolist()))  # the one device -> host copy
-        out = {}
-        for i, (kind, key, value, log_kwargs) in enumerate(rows):
-            value = host.get(i, value)
-            if kind == "watch":
-                out[key] = value
-            elif kind == "dict":  # what log_dict({name: value}, key=k) does for one flat entry, without its tree walk
-                metrics_logger.log_value((*_as_tuple(key[0]), key[1]), value, **(_log_dict_defaults() | log_kwargs))
-            else:
-                metrics_logger.log_value(_as_tuple(key), value, **log_kwargs)
-        return out
-
-
-RLLIB_CUBLAS_WORKSPACE_CONFIG = ":4096:8"  # what ray.rllib.utils.torch_utils.set_torch_seed sets on a CUDA torch
-
-
-def relax_seeded_cuda_settings(config) -> None:
-    """Undo what RLlib's seeding adds to the seeds on a CUDA torch, unless ``cuda_deterministic`` asks to keep it.
-
-    With a config seed, RLlib's ``Learner.__init__`` (and each env runner's) calls ``set_torch_seed``, which on a CUDA
-    build of torch also sets ``CUBLAS_WORKSPACE_CONFIG=:4096:8`` and ``cudnn.deterministic = True`` (on a CPU build:
-    ``use_deterministic_algorithms(True)``, kept here: no measurable cost on the CPU). On an H100 those made the pixel
-    update 1.43-1.71x slower and each ``F.linear`` call 2.4x dearer on the host (benchmarks/results/gpu/README.md, session 4: seeded vs
-    unseeded). Called from the learner's ``build``, after the trial process's own env runners have seeded (RLlib
-    builds them first) and before the first update runs cuBLAS; that clearing the variable then restores the
-    unseeded speed is the next device session's first check (benchmarks/results/gpu/PLAN.md)."""
-    if config.seed is None or getattr(config, "cuda_deterministic", False):
-        return  # no seed: RLlib set nothing (a user's own settings stay)
-    if os.environ.get("CUBLAS_WORKSPACE_CONFIG") == RLLIB_CUBLAS_WORKSPACE_CONFIG:
-        del os.environ["CUBLAS_WORKSPACE_CONFIG"]
-    torch.backends.cudnn.deterministic = False  # torch's default; RLlib leaves cudnn.benchmark at its default too
 
 
 def td_discount(config, batch):
@@ -109,26 +44,6 @@ def td_discount(config, batch):
     if config.n_step == 1 or "n_step" not in batch:
         return config.gamma
     return config.gamma ** batch["n_step"]
-
-
-def _as_tuple(key) -> tuple:
-    return tuple(key) if isinstance(key, (tuple, list)) else (key,)
-
-
-def _log_dict_defaults() -> dict:
-    """The keyword defaults ``MetricsLogger.log_dict`` forwards to ``log_value`` (they differ from log_value's own)."""
-    global _LOG_DICT_DEFAULTS
-    if _LOG_DICT_DEFAULTS is None:
-        import inspect
-
-        from ray.rllib.utils.metrics.metrics_logger import MetricsLogger
-
-        _LOG_DICT_DEFAULTS = {name: p.default for name, p in inspect.signature(MetricsLogger.log_dict).parameters.items()
-                              if p.kind is p.KEYWORD_ONLY and name != "key"}
-    return _LOG_DICT_DEFAULTS
-
-
-_LOG_DICT_DEFAULTS = None
 
 
 class AsyncLearnerMixin(LeanMetricsMixin):
@@ -295,10 +210,8 @@ class AsyncLearnerMixin(LeanMetricsMixin):
 
     def _guarded(self, loop) -> None:
         try:
-            if os.environ.get("SMAC_PROFILE_THREADS"):  # a profiling aid, imported only when asked for
-                from smac_rllib.stack_sampler import start_stack_sampler
-
-                start_stack_sampler(os.environ["SMAC_PROFILE_THREADS"])
+            if os.environ.get("SMAC_PROFILE_THREADS"):  # a profiling aid, loaded only when asked for
+                profiling_aids().start_stack_sampler(os.environ["SMAC_PROFILE_THREADS"])
             loop()
         except BaseException as e:  # surfaces on the driver's next call (async_progress)
             with self._cond:
@@ -307,7 +220,7 @@ class AsyncLearnerMixin(LeanMetricsMixin):
                 self._cond.notify_all()
 
     def _update_loop(self) -> None:
-        probe = _op_probe()  # None unless SMAC_OP_PROBE=<n> (benchmarks/results/gpu/PLAN.md): nothing on the hot path
+        probe = _op_probe()  # None unless SMAC_OP_PROBE=<n> (profiling_aids): nothing on the hot path
         while True:
             with self._cond:
                 self._cond.wait_for(lambda: self._stop or self._updates_done < self._granted)
@@ -370,15 +283,33 @@ class AsyncLearnerMixin(LeanMetricsMixin):
                     continue
 
 
+PROFILING_AIDS = Path(__file__).resolve().parents[2] / "benchmarks" / "stack_sampler.py"  # in a source checkout
+
+
+def profiling_aids():
+    """The profiling aids (``benchmarks/stack_sampler.py``: a thread-stack sampler and an op probe), which are not part
+    of the package: loaded from the source checkout this package runs from, once per process, and only when
+    ``SMAC_PROFILE_THREADS`` or ``SMAC_OP_PROBE`` asks for them (benchmarks/results/gpu/README.md)."""
+    module = sys.modules.get("smac_profiling_aids")
+    if module is None:
+        if not PROFILING_AIDS.is_file():
+            raise RuntimeError(f"SMAC_PROFILE_THREADS / SMAC_OP_PROBE need {PROFILING_AIDS} (a source checkout of "
+                               "smac_rllib, installed with pip install -e); unset them to run without the profiling aids")
+        spec = importlib.util.spec_from_file_location("smac_profiling_aids", PROFILING_AIDS)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+    return module
+
+
 def _op_probe():
-    """The op probe of the profiling aids (``smac_rllib.stack_sampler``) as ``probe(device, updates_done)`` when
-    ``SMAC_OP_PROBE=<n>`` is set, else None (the module is then never imported)."""
+    """The op probe of the profiling aids as ``probe(device, updates_done)`` when ``SMAC_OP_PROBE=<n>`` is set, else
+    None (the aids are then never loaded)."""
     if not os.environ.get("SMAC_OP_PROBE"):
         return None
-    from smac_rllib.stack_sampler import maybe_op_probe, op_probe_every
-
-    every = op_probe_every()
-    return (lambda device, updates_done: maybe_op_probe(device, updates_done, every)) if every else None
+    aids = profiling_aids()
+    every = aids.op_probe_every()
+    return (lambda device, updates_done: aids.maybe_op_probe(device, updates_done, every)) if every else None
 
 
 def _to_device(columns: dict[str, np.ndarray], device, stream) -> tuple[dict[str, torch.Tensor], Any]:

@@ -30,8 +30,9 @@ from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
 from torch import nn
 
 from smac_rllib.objectives import pixel_update
-from smac_rllib.training.lean_update import CachedTrainModeMixin
+from smac_rllib.training.fast_update.train_mode import CachedTrainModeMixin
 from smac_rllib.objectives.losses import Q_NEXT_TARGET, Q_PRED
+from smac_rllib.training.fast_update.switch import rllib_module_path
 
 
 class SMACPixelTorchRLModule(CachedTrainModeMixin, TorchRLModule, InferenceOnlyAPI, TargetNetworkAPI, QNetAPI):
@@ -160,3 +161,7 @@ def _check_pixel_spaces(observation_space: gym.Space, action_space: gym.Space) -
             f"pixel SMAC needs 64x64x3 uint8 image observations; got {observation_space} "
             "(use env_config={'from_pixels': True, 'image_size': 64})"
         )
+
+
+# the speed layer off (fast_update: false): torch's own train() (training/fast_update/switch.py)
+SMACPixelTorchRLModuleRLlibPath = rllib_module_path(SMACPixelTorchRLModule)

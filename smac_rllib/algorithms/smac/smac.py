@@ -40,9 +40,9 @@ _FIELDS = {  # name: (default, reference-code name / meaning) -- one home per hy
                                        "reference start_steps)"),
     "max_consecutive_nonfinite_updates": (100, "stop the run after this many skipped non-finite updates in a row"),
     "torch_num_threads": (1, "torch threads per CPU learner / env runner process (docs/design.md §3); 0 = torch default"),
-    "fast_update": (True, "the speed layer (training/lean_update.py: fused Adam, one finite check, foreach Polyak, lean "
-                          "metrics; device-side skip) | False: RLlib's own update path, the same semantics (tests hold "
-                          "them equal), slower"),
+    "fast_update": (True, "the speed layer (training/fast_update/: one finite check and a device-side skip, foreach "
+                          "Polyak, lean metrics, cached train mode, learner_capture) | False: RLlib's and torch's own "
+                          "code paths, the same semantics (tests hold them equal), slower"),
     # --- pixels (Alg. 2); used when env_config has from_pixels=True ---
     "world_model_preset": ("paper", "RSSM sizes: 'paper' (deter 200, stoch 30, depth 32) | 'small' | 'tiny'"),
     "critic_particles": ("all", "pixel critic trained on 'all' K+1 belief particles, each with its own a' "
@@ -64,7 +64,7 @@ _FIELDS = {  # name: (default, reference-code name / meaning) -- one home per hy
     "learner_capture": ("auto", "how the pixel learner runs its update: 'off' (eager, the reference) | 'graph' (the whole "
                                 "update captured in one CUDA graph, replayed per update; CUDA learner) | 'graph+compile' "
                                 "(the same with the RSSM step compiled by Inductor) | 'auto' (the fastest mode measured on "
-                                "a device for a CUDA learner, eager on the CPU; smac_rllib/training/captured_update.py)"),
+                                "a device for a CUDA learner, eager on the CPU; smac_rllib/training/fast_update/captured_update.py)"),
 } | ASYNC_FIELDS
 _PIXEL_MODULE_FIELDS = ("world_model_preset", "particle_mode", "action_noise", "pixel_hidden_dim", "actor_layers",
                         "critic_layers", "autocast", "critic_particles", "pixel_actor_head")
@@ -296,7 +296,7 @@ class SMACConfig(FieldTableConfig, SACConfig):
         return errors
 
     def _capture_errors(self) -> list[str]:
-        from smac_rllib.training.captured_update import CAPTURE_MODES, CaptureUnavailable, resolve_capture
+        from smac_rllib.training.fast_update.captured_update import CAPTURE_MODES, CaptureUnavailable, resolve_capture
 
         mode = self.learner_capture
         if mode not in CAPTURE_MODES:
@@ -320,12 +320,14 @@ class SMACConfig(FieldTableConfig, SACConfig):
 
     def get_default_rl_module_spec(self) -> RLModuleSpec:
         if self.is_pixels:
-            from smac_rllib.algorithms.smac.pixel_rl_module import SMACPixelTorchRLModule
+            from smac_rllib.algorithms.smac import pixel_rl_module as home
 
-            return RLModuleSpec(module_class=SMACPixelTorchRLModule)
-        from smac_rllib.algorithms.smac.smac_rl_module import SMACTorchRLModule
+            name = "SMACPixelTorchRLModule"
+        else:
+            from smac_rllib.algorithms.smac import smac_rl_module as home
 
-        return RLModuleSpec(module_class=SMACTorchRLModule)
+            name = "SMACTorchRLModule"
+        return RLModuleSpec(module_class=getattr(home, name + ("" if self.fast_update else "RLlibPath")))
 
     def get_default_learner_class(self):
         from smac_rllib.algorithms.smac import smac_learner

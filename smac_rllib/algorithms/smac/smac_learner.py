@@ -20,9 +20,10 @@ from ray.rllib.utils.metrics import ALL_MODULES
 
 from smac_rllib.objectives import losses
 from smac_rllib.objectives.pixel_update import BATCH_KEYS
-from smac_rllib.training.lean_update import LeanUpdateMixin, rllib_update_path
+from smac_rllib.training.fast_update.lean_update import LeanUpdateMixin
+from smac_rllib.training.fast_update.switch import rllib_update_path
 from smac_rllib.training.async_learner import AsyncLearnerMixin, td_discount
-from smac_rllib.training.captured_update import CaptureUnavailable, GraphedUpdate, compile_rssm_step, resolve_capture
+from smac_rllib.training.fast_update.captured_update import CaptureUnavailable, GraphedUpdate, compile_rssm_step, resolve_capture
 from smac_rllib.core.optim import adam, clip_global_norm_, nonfinite_flag, step_unless_nonfinite
 
 
@@ -153,7 +154,7 @@ class SMACPixelTorchLearner(SMACTorchLearner):
         device = self._device if self._device is not None else torch.device("cpu")
         self._fp16_scaler = torch.amp.GradScaler(device.type) if fp16 else None
         # "off": RLlib's update path below; a graph mode: ``PixelUpdate.step`` over this learner's own module and
-        # optimizers, captured in one CUDA graph (smac_rllib/training/captured_update.py) and replayed by ``_update``
+        # optimizers, captured in one CUDA graph (smac_rllib/training/fast_update/captured_update.py) and replayed by ``_update``
         self._capture_mode = resolve_capture(self.config.learner_capture, device, autocast=self.config.autocast,
                                              num_learners=self.config.num_learners)
         if self._capture_mode != "off" and (self._lr_scheduler_classes is not None or self._grad_scalers is not None):
@@ -282,6 +283,6 @@ class SMACPixelTorchLearner(SMACTorchLearner):
         self._fp16_scaler.update()
 
 
-# the speed layer off (fast_update: false): the same learners on RLlib's own update path (training/lean_update.py)
+# the speed layer off (fast_update: false): the same learners on RLlib's own update path (training/fast_update/)
 SMACTorchLearnerRLlibPath = rllib_update_path(SMACTorchLearner)
 SMACPixelTorchLearnerRLlibPath = rllib_update_path(SMACPixelTorchLearner)

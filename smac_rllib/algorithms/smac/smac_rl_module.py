@@ -18,11 +18,12 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
 from torch import nn
 
-from smac_rllib.training.lean_update import CachedTrainModeMixin
+from smac_rllib.training.fast_update.train_mode import CachedTrainModeMixin
 from smac_rllib.algorithms.twin_q_module import TwinQModuleAPI
 from smac_rllib.objectives.losses import ACTION_LOG_STD, LOG_W, LOG_W_NEXT, Q_NEXT_TARGET, Q_PI, Q_PRED  # train forward keys
 from smac_rllib.models.critic import TwinQ, frozen
 from smac_rllib.models.latent_policy import LatentPolicy
+from smac_rllib.training.fast_update.switch import rllib_module_path
 
 
 
@@ -87,3 +88,7 @@ def _check_spaces(observation_space: gym.Space, action_space: gym.Space) -> None
             f"state-based SMAC needs a flat Box observation space; got {observation_space} "
             "(for pixels use SMACConfig().environment(env, env_config={'from_pixels': True}))"
         )
+
+
+# the speed layer off (fast_update: false): torch's own train() (training/fast_update/switch.py)
+SMACTorchRLModuleRLlibPath = rllib_module_path(SMACTorchRLModule)

@@ -41,7 +41,7 @@ class DreamerConfig(SMACConfig):
         set_defaults(self, _FIELDS)
         self.actor_lr = 8e-5  # reference Config.actor_lr (Dreamer's), not SMAC's 3e-4
         self.num_particles = 0
-        self.learner_capture = "off"  # the captured update is pixel SMAC's (smac_rllib/training/captured_update.py)
+        self.learner_capture = "off"  # the captured update is pixel SMAC's (smac_rllib/training/fast_update/captured_update.py)
 
     def smac_errors(self) -> list[str]:
         errors = [e for e in super().smac_errors() if not e.startswith("learner_capture")]
@@ -60,9 +60,10 @@ class DreamerConfig(SMACConfig):
         return errors
 
     def get_default_rl_module_spec(self) -> RLModuleSpec:
-        from smac_rllib.algorithms.baselines.dreamer.dreamer_rl_module import DreamerPixelTorchRLModule
+        from smac_rllib.algorithms.baselines.dreamer import dreamer_rl_module
 
-        return RLModuleSpec(module_class=DreamerPixelTorchRLModule)
+        return RLModuleSpec(module_class=dreamer_rl_module.DreamerPixelTorchRLModule if self.fast_update
+                            else dreamer_rl_module.DreamerPixelTorchRLModuleRLlibPath)
 
     def get_default_learner_class(self):
         from smac_rllib.algorithms.baselines.dreamer import dreamer_learner

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from smac_rllib.training.lean_update import rllib_update_path
+from smac_rllib.training.fast_update.switch import rllib_update_path
 from smac_rllib.algorithms.smac.smac_learner import SMACPixelTorchLearner
 from smac_rllib.objectives.imagination import ACTOR_LOSS, DREAMER_METRICS, VALUE_LOSS
 from smac_rllib.objectives.pixel_update import WM_LOSS, WM_METRICS
@@ -33,5 +33,5 @@ class DreamerTorchLearner(SMACPixelTorchLearner):
         return fwd_out[WM_LOSS] + fwd_out[VALUE_LOSS] + fwd_out[ACTOR_LOSS]  # one backward (reference dreamer.py:144)
 
 
-# the speed layer off (fast_update: false): the same learners on RLlib's own update path (training/lean_update.py)
+# the speed layer off (fast_update: false): the same learners on RLlib's own update path (training/fast_update/)
 DreamerTorchLearnerRLlibPath = rllib_update_path(DreamerTorchLearner)

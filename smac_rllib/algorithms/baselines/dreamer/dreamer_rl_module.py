@@ -11,6 +11,7 @@ from torch import nn
 from smac_rllib.objectives import imagination
 from smac_rllib.algorithms.smac.pixel_rl_module import SMACPixelTorchRLModule
 from smac_rllib.models.mlp import mlp
+from smac_rllib.training.fast_update.switch import rllib_module_path
 
 
 class DreamerPixelTorchRLModule(SMACPixelTorchRLModule):
@@ -38,3 +39,7 @@ class DreamerPixelTorchRLModule(SMACPixelTorchRLModule):
             lam=float(cfg["return_lambda"]), autocast_setting=self.settings.autocast,
             device=next(self.value.parameters()).device,
         )
+
+
+# the speed layer off (fast_update: false): torch's own train() (training/fast_update/switch.py)
+DreamerPixelTorchRLModuleRLlibPath = rllib_module_path(DreamerPixelTorchRLModule)

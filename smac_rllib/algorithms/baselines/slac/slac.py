@@ -46,7 +46,7 @@ _FIELDS = {
                                              "starts agent steps (train_eval: RandomTFPolicy, initial_collect_steps)"),
     "max_consecutive_nonfinite_updates": (100, "stop the run after this many skipped non-finite updates in a row"),
     "torch_num_threads": (1, "torch threads per CPU learner / env runner process (docs/design.md §3); 0 = torch default"),
-    "fast_update": (True, "the speed layer as SMAC's (training/lean_update.py) | False: RLlib's own update path"),
+    "fast_update": (True, "the speed layer as SMAC's (training/fast_update/) | False: RLlib's own update path"),
 } | ASYNC_FIELDS
 _MODULE_FIELDS = ("sequence_length", "latent1_size", "latent2_size", "base_depth", "decoder_std", "model_batch_size",
                   "hidden_dim", "num_hidden_layers", "torch_num_threads")
@@ -152,9 +152,10 @@ class SLACConfig(FieldTableConfig, SACConfig):
     smac_errors = slac_errors  # the CLI checks every algorithm config through this name (cli/yaml_loader.py)
 
     def get_default_rl_module_spec(self) -> RLModuleSpec:
-        from smac_rllib.algorithms.baselines.slac.slac_rl_module import SLACTorchRLModule
+        from smac_rllib.algorithms.baselines.slac import slac_rl_module
 
-        return RLModuleSpec(module_class=SLACTorchRLModule)
+        return RLModuleSpec(module_class=slac_rl_module.SLACTorchRLModule if self.fast_update
+                            else slac_rl_module.SLACTorchRLModuleRLlibPath)
 
     def get_default_learner_class(self):
         from smac_rllib.algorithms.baselines.slac import slac_learner

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from smac_rllib.training.lean_update import rllib_update_path
+from smac_rllib.training.fast_update.switch import rllib_update_path
 from smac_rllib.algorithms.baselines.slac.slac_rl_module import (
     LOGP, LOGP_NEXT, MODEL_LOSS, MODEL_METRICS, REWARD, TERMINATED, VALID,
 )
@@ -91,5 +91,5 @@ class SLACTorchLearner(SMACTorchLearner):
         super().after_gradient_based_update(timesteps=timesteps)
 
 
-# the speed layer off (fast_update: false): the same learners on RLlib's own update path (training/lean_update.py)
+# the speed layer off (fast_update: false): the same learners on RLlib's own update path (training/fast_update/)
 SLACTorchLearnerRLlibPath = rllib_update_path(SLACTorchLearner)

@@ -28,10 +28,11 @@ from ray.rllib.core.rl_module.apis import InferenceOnlyAPI, QNetAPI, TargetNetwo
 from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
 from torch import nn
 
-from smac_rllib.training.lean_update import CachedTrainModeMixin
+from smac_rllib.training.fast_update.train_mode import CachedTrainModeMixin
 from smac_rllib.objectives.losses import Q_NEXT_TARGET, Q_PI, Q_PRED
 from smac_rllib.models.critic import TwinQ, frozen
 from smac_rllib.models.slac_model import SequenceActor, SLACModel, SLACModelConfig, actor_input_dim, history_inputs
+from smac_rllib.training.fast_update.switch import rllib_module_path
 
 MODEL_LOSS, MODEL_METRICS = "model_loss", "model_metrics"
 LOGP, LOGP_NEXT = "logp_B", "logp_next_B"
@@ -185,3 +186,7 @@ def _check_spaces(observation_space: gym.Space, action_space: gym.Space) -> int:
             "(use env_config={'from_pixels': True, 'image_size': 64})"
         )
     return shape[0]
+
+
+# the speed layer off (fast_update: false): torch's own train() (training/fast_update/switch.py)
+SLACTorchRLModuleRLlibPath = rllib_module_path(SLACTorchRLModule)

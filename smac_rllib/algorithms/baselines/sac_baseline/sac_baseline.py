@@ -19,22 +19,10 @@ Three things of RLlib 2.60's SAC are replaced, so that the baseline is the paper
 
 from __future__ import annotations
 
-import torch
 from ray.rllib.algorithms.sac.sac import SAC, SACConfig
-from ray.rllib.algorithms.sac.sac_catalog import SACCatalog
-from ray.rllib.algorithms.sac.sac_learner import QF_LOSS_KEY, QF_PREDS, QF_TWIN_LOSS_KEY, QF_TWIN_PREDS
-from ray.rllib.algorithms.sac.torch.sac_torch_learner import SACTorchLearner
-from ray.rllib.algorithms.sac.torch.default_sac_torch_rl_module import DefaultSACTorchRLModule
-from ray.rllib.core.columns import Columns
-from ray.rllib.core.distribution.torch.torch_distribution import TorchDeterministic, TorchSquashedGaussian
-from ray.rllib.core.models.base import ENCODER_OUT
-from ray.rllib.core.models.configs import MLPEncoderConfig
-from ray.rllib.core.models.torch.encoder import TorchMLPEncoder
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-from smac_rllib.objectives import losses
 from smac_rllib.training.off_policy import ASYNC_FIELDS, FieldTableConfig, OffPolicyLoop, async_field_errors, set_defaults
-from smac_rllib.training.async_learner import AsyncLearnerMixin
 
 
 _FIELDS = {  # name: (default, meaning) -- one home per field: default, doc and training() keyword
@@ -48,6 +36,7 @@ _FIELDS = {  # name: (default, meaning) -- one home per field: default, doc and 
 
 class SACBaselineConfig(FieldTableConfig, SACConfig):
     FIELDS = _FIELDS  # the fields training() takes (training/off_policy.py: FieldTableConfig)
+
     def __init__(self, algo_class=None):
         super().__init__(algo_class=algo_class or SACBaseline)
         self.actor_lr = 3e-4
@@ -80,9 +69,13 @@ class SACBaselineConfig(FieldTableConfig, SACConfig):
             raise ValueError(errors[0])
 
     def get_default_rl_module_spec(self) -> RLModuleSpec:
+        from smac_rllib.algorithms.baselines.sac_baseline.sac_baseline_rl_module import SACBaselineCatalog, SACBaselineTorchRLModule
+
         return RLModuleSpec(module_class=SACBaselineTorchRLModule, catalog_class=SACBaselineCatalog)
 
     def get_default_learner_class(self):
+        from smac_rllib.algorithms.baselines.sac_baseline.sac_baseline_learner import SACBaselineTorchLearner
+
         return SACBaselineTorchLearner
 
     @property
@@ -93,75 +86,6 @@ class SACBaselineConfig(FieldTableConfig, SACConfig):
             "fcnet_activation": "relu",
             "head_fcnet_hiddens": [],
         }
-
-
-class ConcatObsActionMLPEncoder(TorchMLPEncoder):
-    """Q's encoder as in pytorch_sac: one MLP on the concatenated [x, a] (B, |X| + |A|) -> (B, hidden)."""
-
-    def _forward(self, inputs: dict, **kwargs) -> dict:
-        return {ENCODER_OUT: self.net(torch.cat([inputs[Columns.OBS], inputs[Columns.ACTIONS]], dim=-1))}
-
-
-class SACBaselineCatalog(SACCatalog):
-    """SAC's catalog with a plain MLP(x || a) critic (fcnet_hiddens, ReLU) instead of RLlib's two-stream fusion net."""
-
-    def _build_qf_encoder_continuous(self, framework: str):
-        if len(self.observation_space.shape) != 1:
-            raise ValueError(f"the SAC baseline needs flat state observations, got shape {self.observation_space.shape}")
-        hiddens = self._model_config_dict["fcnet_hiddens"]
-        self.qf_encoder_config = MLPEncoderConfig(
-            input_dims=(self.observation_space.shape[0] + self.action_space.shape[0],),
-            hidden_layer_dims=hiddens[:-1],
-            hidden_layer_activation=self._model_config_dict["fcnet_activation"],
-            output_layer_dim=hiddens[-1],
-            output_layer_activation=self._model_config_dict["fcnet_activation"],
-        )
-        return ConcatObsActionMLPEncoder(self.qf_encoder_config)
-
-
-class SquashedGaussianTanhMean(TorchSquashedGaussian):
-    """RLlib's squashed Gaussian whose deterministic action is squash(mean), inside the action bounds."""
-
-    def to_deterministic(self) -> TorchDeterministic:
-        return TorchDeterministic(loc=self._squash(self.loc))
-
-
-class SACBaselineTorchRLModule(DefaultSACTorchRLModule):
-    """RLlib's SAC module with ``SquashedGaussianTanhMean`` as its action distribution (continuous actions)."""
-
-    def setup(self):
-        super().setup()
-        if self.action_dist_cls is TorchSquashedGaussian:
-            self.action_dist_cls = SquashedGaussianTanhMean
-
-
-class SACBaselineTorchLearner(AsyncLearnerMixin, SACTorchLearner):
-    """RLlib's SAC learner with the critic loss of ``smac_rllib.objectives.losses`` (MSE by default, as pytorch_sac).
-
-    Speed layer (training/lean_update.py): not used. The lean update leaves the non-finite check to the learner, and
-    RLlib's SAC learner has none of its own; this baseline keeps RLlib's update path as it is (docs/baselines.md)."""
-
-    def _compute_loss_for_module_continuous(self, *, module_id, config, batch, fwd_out):
-        total_loss = super()._compute_loss_for_module_continuous(module_id=module_id, config=config, batch=batch, fwd_out=fwd_out)
-        if config.critic_loss == "huber":
-            return total_loss
-        alpha = torch.exp(self.curr_log_alpha[module_id]).detach()
-        target_B = losses.td_target(
-            batch[Columns.REWARDS],
-            batch[Columns.TERMINATEDS],
-            fwd_out["q_target_next"].unsqueeze(0),  # already min_i Qbar_i(x', a')
-            -fwd_out["logp_next_resampled"],
-            alpha=alpha,
-            discount_B=config.gamma ** batch["n_step"],
-        )  # the same soft target as RLlib's (and Eq. 10 with K = 0)
-        for key, q_pred_B in ((QF_LOSS_KEY, fwd_out[QF_PREDS]), (QF_TWIN_LOSS_KEY, fwd_out.get(QF_TWIN_PREDS))):
-            if q_pred_B is None:
-                continue
-            mse = losses.critic_loss(q_pred_B.unsqueeze(0), target_B, kind="mse")
-            total_loss = total_loss - self._temp_losses[(module_id, key)].detach() + mse
-            self._temp_losses[(module_id, key)] = mse  # SACTorchLearner backpropagates each optimizer's own loss
-            self.device_metrics.log((module_id, key), mse, window=1)
-        return total_loss
 
 
 class SACBaseline(OffPolicyLoop, SAC):

@@ -1,6 +1,7 @@
-"""A poor man's py-spy: samples every thread's innermost Python frame in a live run (the device has no py-spy;
-benchmarks/results/gpu/PLAN.md). Standard library only, so it imports in a moment. ``AsyncLearnerMixin`` starts it in the learner's
-process when ``SMAC_PROFILE_THREADS=<dir>`` is set (smac_rllib/training/async_learner.py)."""
+"""Profiling aids, not part of the package: a poor man's py-spy that samples every thread's innermost Python frame in a
+live run (the device has no py-spy; benchmarks/results/gpu/README.md) and an op probe. Standard library only at
+import, so it loads in a moment. ``AsyncLearnerMixin`` loads this file by its path (``async_learner.profiling_aids``)
+in the learner's process when ``SMAC_PROFILE_THREADS=<dir>`` or ``SMAC_OP_PROBE=<n>`` is set."""
 
 from __future__ import annotations
 

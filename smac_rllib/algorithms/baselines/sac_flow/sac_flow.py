@@ -5,7 +5,7 @@ z ~ N(0, I), u = f_L o ... o f_1(z; x) with ``flow_blocks`` = L affine coupling 
 through an MLP(x || masked u) of 2 hidden layers of width ``flow_hidden_dim``, a = tanh(u). The log-likelihood
 is exact: log N(z) - sum of the blocks' log-dets - the tanh correction (Haarnoja et al. 2018, "Latent space
 policies"; Ward et al. 2019). The entropy in the actor loss, the TD target and the alpha loss is -log pi(a|x)
-of the sampled action, as SAC's. Everything else is the SAC baseline's (``policy_sac.py``).
+of the sampled action, as SAC's. Everything else is the SAC baseline's (``baselines/policy_sac/``).
 
 Parameter count: each block's conditioner is about one SAC actor (width 400, input x and a instead of x), so
 Flow2's actor has ~2x and Flow4's ~4x the SAC actor's parameters, as the paper states (``param_counts``).
@@ -23,16 +23,8 @@ from __future__ import annotations
 from ray.rllib.algorithms.sac.sac import SAC
 
 from smac_rllib.training.off_policy import OffPolicyLoop, set_defaults
-from smac_rllib.algorithms.baselines.policy_sac import PolicySACConfig, PolicySACTorchRLModule
-from smac_rllib.models.flows import RealNVPTanhPolicy
-
-
-class SACFlowTorchRLModule(PolicySACTorchRLModule):
-    algorithm_name = "SACFlow"
-
-    def build_policy(self, obs_dim: int, action_dim: int, cfg: dict):
-        width = cfg["flow_hidden_dim"] or cfg["hidden_dim"]
-        return RealNVPTanhPolicy(obs_dim, action_dim, int(cfg["flow_blocks"]), int(width), 2)
+from smac_rllib.algorithms.baselines.policy_sac.policy_sac import PolicySACConfig
+from smac_rllib.algorithms.baselines.sac_flow.sac_flow_rl_module import SACFlowTorchRLModule
 
 
 _FIELDS = {  # name: (default, meaning) -- one home per field: default, doc and training() keyword

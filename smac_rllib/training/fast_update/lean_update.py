@@ -28,11 +28,6 @@ forward + backward took ~22 ms, and besides the per-tensor Adam (~3.4 ms) RLlib 
 
 Put it after ``AsyncLearnerMixin`` and before RLlib's learner: ``class L(AsyncLearnerMixin, LeanUpdateMixin, SACTorchLearner)``.
 Only for learners that skip non-finite updates themselves (SMAC's: on the device in ``_step_optimizers``, see smac_learner.py).
-
-On the module side, ``CachedTrainModeMixin``: RLlib's ``TorchRLModule.forward_train`` calls ``self.train()`` before
-every update, and torch's ``train`` sets the flag on every submodule through ``nn.Module.__setattr__`` (~40 of them
-in the state module, 4,100 calls per 100 updates in a cProfile, ~2% of a K=0 update). The mixin skips that walk
-when every submodule already is in the asked mode.
 """
 
 from __future__ import annotations
@@ -42,7 +37,6 @@ from typing import Any
 import numpy as np
 import torch
 from ray._common.deprecation import DEPRECATED_VALUE
-from ray.rllib.algorithms.dqn.dqn_learner import DQNLearner
 from ray.rllib.core.learner.learner import Learner
 from ray.rllib.core.learner.torch.torch_learner import TorchLearner
 from ray.rllib.core.rl_module.apis import TargetNetworkAPI
@@ -206,72 +200,3 @@ class LeanUpdateMixin(LeanMetricsMixin):
         if not buffer_slots:
             return targets, mains
         return targets + [t[name] for t, _, name in buffer_slots], mains + [m[name] for _, m, name in buffer_slots]
-
-
-class CachedTrainModeMixin:
-    """``nn.Module.train(mode)`` that returns at once when the module and all its submodules already are in ``mode``.
-
-    RLlib's ``forward_train`` calls ``train()`` before every update, and ``forward_exploration`` /
-    ``forward_inference`` call ``eval()`` (and ``train()`` after, if the module was training) around every acting
-    step; torch's ``train`` walks all ~40 submodules each time (~2% of a K=0 state update, ~6% of a 1-env pixel
-    acting step). The check runs over the submodule list of the last real walk, so a submodule switched on its own
-    is still caught; the list is rebuilt when a submodule is set, added or deleted on the root.
-    Put it before ``TorchRLModule``: ``class M(CachedTrainModeMixin, TorchRLModule, ...)``."""
-
-    _CACHE = "_train_mode_modules"  # kept in __dict__, where nn.Module registers nothing
-
-    def train(self, mode: bool = True):
-        modules = self.__dict__.get(self._CACHE)
-        if modules is not None and all(m.training == mode for m in modules):
-            return self
-        out = super().train(mode)
-        if modules is None:
-            self.__dict__[self._CACHE] = tuple(self.modules())  # self first
-        return out
-
-    def __setattr__(self, name, value) -> None:
-        if isinstance(value, torch.nn.Module) or name in self.__dict__.get("_modules", {}):
-            self.__dict__.pop(self._CACHE, None)
-        super().__setattr__(name, value)
-
-    def __delattr__(self, name) -> None:
-        self.__dict__.pop(self._CACHE, None)
-        super().__delattr__(name)
-
-    def add_module(self, name: str, module) -> None:
-        self.__dict__.pop(self._CACHE, None)
-        super().add_module(name, module)
-
-
-class RLlibUpdatePath:
-    """The speed layer off (``fast_update: false``): put first in a lean learner's bases and the update runs RLlib's own
-    methods, with the same semantics (``tests/test_smac_components.py`` holds the two equal): ``Learner.update`` and
-    ``postprocess_gradients``, ``TorchLearner.apply_gradients`` (an update the learner found non-finite is skipped, as
-    in the lean path), ``DQNLearner.after_gradient_based_update`` (Polyak through the state dicts) and RLlib's own
-    ``MetricsLogger``. The captured update needs the fast path (its config refuses ``learner_capture`` without it)."""
-
-    update = Learner.update
-    postprocess_gradients = Learner.postprocess_gradients
-
-    @property
-    def metrics(self) -> MetricsLogger:
-        return self.__dict__["metrics"]
-
-    @metrics.setter
-    def metrics(self, logger: MetricsLogger) -> None:
-        self.__dict__["metrics"] = logger  # RLlib's logger as it is
-
-    def apply_gradients(self, gradients_dict) -> None:
-        if not self._skip_update:
-            TorchLearner.apply_gradients(self, gradients_dict)
-
-    def after_gradient_based_update(self, *, timesteps: dict[str, Any]) -> None:
-        DQNLearner.after_gradient_based_update(self, timesteps=timesteps)
-        self.device_metrics.flush(self.metrics)
-
-
-def rllib_update_path(learner_class: type) -> type:
-    """``learner_class`` with the speed layer off; call it at module level (``<Name>RLlibPath = ...``) so that
-    checkpoints, which name the learner class by its module path, find it."""
-    return type(f"{learner_class.__name__}RLlibPath", (RLlibUpdatePath, learner_class),
-                {"__module__": learner_class.__module__, "__doc__": f"{learner_class.__name__} on RLlib's own update path."})

@@ -1,0 +1,81 @@
+"""TD3 (Fujimoto et al. 2018) on our plumbing: the paper's TD3 baseline from states (Fig. 3), ``run: TD3``.
+
+RLlib 2.60's new API stack has no TD3/DDPG, so the module and learner are ours:
+- a deterministic actor mu(x) = tanh(MLP(x)) (2 hidden ReLU layers of width ``hidden_dim``);
+- twin critics Q_i = MLP(x || a) as the SAC baseline's (``models.critic.TwinQ``), MSE loss (sum of the two);
+- target policy smoothing: a' = clip(mu_bar(x') + clip(eps, -c, c), -1, 1), eps ~ N(0, ``target_noise``^2),
+  c = ``target_noise_clip`` (0.2 and 0.5); target y = r + gamma (1 - d) min_i Qbar_i(x', a');
+- delayed updates: the actor (loss -Q_1(x, mu(x)), critics frozen) and the soft target updates (tau, of the
+  target actor and both target critics) happen every ``policy_delay`` (2) critic updates;
+- exploration: a = clip(mu(x) + N(0, ``exploration_noise``^2), -1, 1) with 0.1; evaluation (``explore=False``): mu(x).
+
+Settings as the paper runs it: lr 3e-4 for actor and critic (TD3's own: 1e-3), width 400 (as its SAC baseline),
+and otherwise the SAC baseline's schedule (batch 256, 1 update per env step, replay 1M, tau 0.005, gamma 0.99,
+5000 uniform random steps first -- TD3's own: 25000 --, async loop). Adam with torch's default eps.
+``TD3Config`` extends ``SACBaselineConfig`` for that shared schedule; its alpha fields are unused.
+
+With several learners (DDP) the actor is unused on critic-only updates: give
+``torch_ddp_kwargs={"find_unused_parameters": True}``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from ray.rllib.algorithms.sac.sac import SAC
+from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+from smac_rllib.training.off_policy import OffPolicyLoop, set_defaults
+from smac_rllib.algorithms.baselines.sac_baseline.sac_baseline import SACBaselineConfig
+
+
+_FIELDS = {  # name: (default, meaning) -- TD3's own fields (Fujimoto et al. 2018)
+    "policy_delay": (2, "critic updates per actor and target update"),
+    "target_noise": (0.2, "std of the target policy smoothing noise"),
+    "target_noise_clip": (0.5, "clip of the target policy smoothing noise"),
+    "exploration_noise": (0.1, "std of the Gaussian exploration noise"),
+}
+
+
+class TD3Config(SACBaselineConfig):
+    FIELDS = _FIELDS  # the fields training() takes (training/off_policy.py: FieldTableConfig)
+    def __init__(self, algo_class=None):
+        super().__init__(algo_class=algo_class or TD3)
+        self.actor_lr = 3e-4  # the paper's (TD3: 1e-3)
+        self.critic_lr = 3e-4
+        self.hidden_dim = 400  # the paper's width (TD3's 2018 paper: 400-300)
+        set_defaults(self, _FIELDS)
+
+    def validate(self) -> None:
+        super().validate()
+        delay = self.policy_delay
+        if not (isinstance(delay, int) and not isinstance(delay, bool) and delay >= 1):
+            raise ValueError(f"policy_delay={delay!r} must be an integer >= 1 (TD3: 2 critic updates per actor update)")
+        for name, paper in (("target_noise", 0.2), ("target_noise_clip", 0.5), ("exploration_noise", 0.1)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
+                raise ValueError(f"{name}={value!r} must be a number >= 0 (TD3: {paper})")
+
+    def get_default_rl_module_spec(self) -> RLModuleSpec:
+        from smac_rllib.algorithms.baselines.td3.td3_rl_module import TD3TorchRLModule
+
+        return RLModuleSpec(module_class=TD3TorchRLModule)
+
+    def get_default_learner_class(self):
+        from smac_rllib.algorithms.baselines.td3.td3_learner import TD3TorchLearner
+
+        return TD3TorchLearner
+
+    @property
+    def _model_config_auto_includes(self) -> dict[str, Any]:
+        return super()._model_config_auto_includes | {
+            "hidden_dim": self.hidden_dim, "target_noise": self.target_noise,
+            "target_noise_clip": self.target_noise_clip, "exploration_noise": self.exploration_noise,
+        }
+
+
+class TD3(OffPolicyLoop, SAC):
+    """TD3 (Fujimoto et al. 2018) with the paper's settings, trained by the same loop as SMAC."""
+
+    @classmethod
+    def get_default_config(cls) -> TD3Config:
+        return TD3Config()
