@@ -27,6 +27,8 @@ MOVED = {
     "smac_rllib.algorithms.off_policy": "smac_rllib.training.off_policy",
     "smac_rllib.algorithms.async_loop": "smac_rllib.training.async_driver",
     "smac_rllib.algorithms.replay_learner": "smac_rllib.training.async_learner",
+    "smac_rllib.training.replay_learner": "smac_rllib.training.async_learner",
+    "smac_rllib.training.async_loop": "smac_rllib.training.async_driver",
     "smac_rllib.algorithms.lean_update": "smac_rllib.training.fast_update",  # the package names all it held
     "smac_rllib.training.lean_update": "smac_rllib.training.fast_update",
     "smac_rllib.algorithms.sac_baseline": "smac_rllib.algorithms.baselines.sac_baseline",

@@ -217,9 +217,11 @@ def test_sac_baseline_critic_loss_is_mse_by_hand():
 
 
 # --- fp16 with a grad scaler (CPU autocast here; the GPU path is the same code) ----------------------------
-def test_fp16_autocast_trains_through_a_grad_scaler():
-    learner = _learner(autocast="fp16")
-    assert learner._fp16_scaler is not None
+@pytest.mark.parametrize("fast_update", [True, False])
+def test_fp16_autocast_trains_through_a_grad_scaler(fast_update):
+    """On both paths of the speed layer (``fast_update: false`` hands apply_gradients to RLlib's below fp16's own)."""
+    learner = _learner(autocast="fp16", fast_update=fast_update)
+    assert learner._fp16_scaler is not None and learner.fast_path is fast_update
     module = learner.module[DEFAULT_MODULE_ID]
     before = {k: v.detach().clone() for k, v in module.state_dict().items()}
     batch = MultiAgentBatch({DEFAULT_MODULE_ID: SampleBatch(fake_sequences())}, env_steps=18)

@@ -135,9 +135,12 @@ def test_acting_history_matches_the_training_inputs_and_rolls():
 
 
 # --- the learner: pretraining first, then every component -----------------------------------------------------
-def test_model_pretraining_updates_train_the_model_only_then_everything():
+@pytest.mark.parametrize("fast_update", [True, False])
+def test_model_pretraining_updates_train_the_model_only_then_everything(fast_update):
+    """On both paths of the speed layer: the model-update count is SLAC's own ``after_gradient_based_update``."""
     torch.manual_seed(0)
-    learner = tiny_config(initial_model_train_steps=2).build_learner(spaces=SPACES)
+    learner = tiny_config(initial_model_train_steps=2, fast_update=fast_update).build_learner(spaces=SPACES)
+    assert learner.fast_path is fast_update
     module = learner.module[DEFAULT_MODULE_ID].unwrapped()
     batch = SampleBatch(fake_rows()).as_multi_agent()
 

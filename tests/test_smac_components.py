@@ -91,11 +91,11 @@ def test_inference_only_copy_has_no_critic_and_acts_uniformly_only_while_flagged
 def test_cached_train_mode_still_switches_every_submodule(fast_update):
     """``CachedTrainModeMixin`` (fast_update/train_mode.py) skips ``train()``'s walk only when nothing would change:
     eval() and train() on the root still reach every submodule, and a submodule switched on its own is switched back.
-    With ``fast_update: false`` the module's ``train`` is torch's own (switch.py), with the same outcome."""
+    With ``fast_update: false`` the module's ``train`` is torch's own walk (switch.py), with the same outcome."""
     module = tiny_config(fast_update=fast_update).build_learner(spaces=SPACES).module[DEFAULT_MODULE_ID]
     module.train()
     assert ("_train_mode_modules" in module.__dict__) is fast_update  # the cache exists on the fast path only
-    assert (type(module).train is torch.nn.Module.train) is not fast_update
+    assert type(module).fast_path is fast_update
     assert all(m.training for m in module.modules())
     module.eval()
     assert not any(m.training for m in module.modules())
@@ -154,8 +154,10 @@ def test_the_entropy_fed_to_the_actor_is_the_estimators(estimator):
     assert learner.metrics.peek((DEFAULT_MODULE_ID, "critic/target_mean")) == pytest.approx(target.mean().item(), rel=1e-5)
 
 
-def test_nonfinite_updates_are_skipped_counted_and_finally_stop_the_run():
-    learner = tiny_config(max_consecutive_nonfinite_updates=3).build_learner(spaces=SPACES)
+@pytest.mark.parametrize("fast_update", [True, False])
+def test_nonfinite_updates_are_skipped_counted_and_finally_stop_the_run(fast_update):
+    learner = tiny_config(max_consecutive_nonfinite_updates=3, fast_update=fast_update).build_learner(spaces=SPACES)
+    assert learner.fast_path is fast_update
     module = learner.module[DEFAULT_MODULE_ID]
     ts = {"num_env_steps_sampled_lifetime": 10_000}
     learner.update(batch=learner_batch(fake_batch(0)), timesteps=ts)
@@ -342,7 +344,7 @@ def test_rllib_learner_update_equals_the_reference_state_update():
 def test_fast_update_switch_picks_the_learner_and_module_pair_a_checkpoint_can_find(algo):
     """``fast_update`` (training/fast_update/switch.py) is one switch for both sides: ``false`` gives the
     ``...RLlibPath`` learner and module classes, ``true`` the plain ones; each is a module-level name of its module
-    (a checkpoint names classes by module path) and the RLlib-path module's ``train`` is torch's own."""
+    (a checkpoint names classes by module path) and differs from the plain class only in ``fast_path``."""
     import importlib
     import pickle
 
@@ -360,4 +362,24 @@ def test_fast_update_switch_picks_the_learner_and_module_pair_a_checkpoint_can_f
             assert cls.__name__.endswith("RLlibPath") is not fast, cls
             assert getattr(importlib.import_module(cls.__module__), cls.__name__) is cls
             assert pickle.loads(pickle.dumps(cls)) is cls
-        assert (module_class.train is torch.nn.Module.train) is not fast
+            own = set(vars(cls)) - {"__module__", "__doc__", "__abstractmethods__", "_abc_impl"}  # ABC bookkeeping aside
+            assert cls.fast_path is fast and (fast or own == {"fast_path"}), own
+
+
+def test_profiling_aids_asked_for_but_missing_stop_the_learner_build_in_one_line(monkeypatch, tmp_path):
+    """``SMAC_OP_PROBE`` / ``SMAC_PROFILE_THREADS`` load benchmarks/stack_sampler.py (not in the package) when the learner
+    is built, not after the warm-up; a path that holds no aids is named, and nothing half-loaded stays behind."""
+    import sys
+
+    monkeypatch.delitem(sys.modules, "smac_profiling_aids", raising=False)
+    monkeypatch.setenv("SMAC_OP_PROBE", "5")
+    monkeypatch.setenv("SMAC_PROFILING_AIDS", str(tmp_path / "nowhere.py"))
+    with pytest.raises(RuntimeError, match=r"need the profiling aids at .*nowhere\.py .*SMAC_PROFILING_AIDS=<path"):
+        tiny_config().build_learner(spaces=SPACES)
+    assert "smac_profiling_aids" not in sys.modules
+    broken = tmp_path / "broken.py"
+    broken.write_text("raise ImportError('half-written aids')\n")
+    monkeypatch.setenv("SMAC_PROFILING_AIDS", str(broken))
+    with pytest.raises(ImportError, match="half-written"):
+        tiny_config().build_learner(spaces=SPACES)
+    assert "smac_profiling_aids" not in sys.modules

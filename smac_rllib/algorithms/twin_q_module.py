@@ -1,11 +1,12 @@
 """RLlib's module APIs for a module with twin critics ``qf`` (``models.critic.TwinQ``), their target copy
 ``target_qf`` and a temperature ``log_alpha``: shared by SMAC's state module, the flow / mixture SAC modules and
-TD3 (which adds a target actor)."""
+TD3 (which adds a target actor); and the check of the flat spaces these state modules need."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import gymnasium as gym
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.learner.utils import make_target_network
 from ray.rllib.core.rl_module.apis import InferenceOnlyAPI, QNetAPI, TargetNetworkAPI
@@ -33,3 +34,11 @@ class TwinQModuleAPI(InferenceOnlyAPI, TargetNetworkAPI, QNetAPI):
 
     def get_initial_state(self) -> dict:
         return {}  # stateless (the pixel module carries a belief instead)
+
+
+def check_flat_spaces(observation_space: gym.Space, action_space: gym.Space, name: str) -> None:
+    """A 1-D Box action space and a flat (1-D Box) observation space, else a ValueError naming the algorithm."""
+    if not isinstance(action_space, gym.spaces.Box) or len(action_space.shape) != 1:
+        raise ValueError(f"{name} needs a 1-D continuous (Box) action space; got {action_space}")
+    if not isinstance(observation_space, gym.spaces.Box) or len(observation_space.shape) != 1:
+        raise ValueError(f"{name} needs flat state observations (a 1-D Box); got {observation_space} (no pixel variant)")

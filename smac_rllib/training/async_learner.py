@@ -31,7 +31,7 @@ import torch
 from ray.rllib.policy.sample_batch import SampleBatch
 from ray.rllib.utils.metrics import NUM_AGENT_STEPS_SAMPLED_LIFETIME, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
-from smac_rllib.training.fast_update.cuda_settings import relax_seeded_cuda_settings
+from smac_rllib.training.cuda_settings import relax_seeded_cuda_settings
 from smac_rllib.training.fast_update.device_metrics import DeviceMetrics
 from smac_rllib.training.fast_update.lean_update import LeanMetricsMixin
 from smac_rllib.training.replay import make_replay, sample_train_batch
@@ -52,6 +52,10 @@ class AsyncLearnerMixin(LeanMetricsMixin):
     def build(self) -> None:
         super().build()
         relax_seeded_cuda_settings(self.config)
+        if os.environ.get("SMAC_PROFILE_THREADS"):  # a profiling aid (sync and async loops), loaded only when asked for
+            profiling_aids().start_stack_sampler(os.environ["SMAC_PROFILE_THREADS"])
+        elif os.environ.get("SMAC_OP_PROBE"):
+            profiling_aids()  # found or refused here, at build, not after the warm-up
         self.device_metrics = DeviceMetrics()
         self._update_lock = threading.RLock()
         self._replay_lock = threading.Lock()
@@ -78,10 +82,10 @@ class AsyncLearnerMixin(LeanMetricsMixin):
         self._staged_batches = 0
         self._period_updates = 0
 
-    # --- the synchronous loop: flush the device metrics after every update ---------------------------
+    # --- the synchronous loop (and the speed layer off): flush the device metrics after every update ----------
     def after_gradient_based_update(self, *, timesteps: dict[str, Any]) -> None:
         super().after_gradient_based_update(timesteps=timesteps)
-        if not self._async:
+        if not self._async or not self.fast_path:
             self.flush_device_metrics()
 
     def flush_device_metrics(self) -> None:
@@ -210,8 +214,6 @@ class AsyncLearnerMixin(LeanMetricsMixin):
 
     def _guarded(self, loop) -> None:
         try:
-            if os.environ.get("SMAC_PROFILE_THREADS"):  # a profiling aid, loaded only when asked for
-                profiling_aids().start_stack_sampler(os.environ["SMAC_PROFILE_THREADS"])
             loop()
         except BaseException as e:  # surfaces on the driver's next call (async_progress)
             with self._cond:
@@ -284,22 +286,28 @@ class AsyncLearnerMixin(LeanMetricsMixin):
 
 
 PROFILING_AIDS = Path(__file__).resolve().parents[2] / "benchmarks" / "stack_sampler.py"  # in a source checkout
+_PROFILING_AIDS_LOCK = threading.Lock()
 
 
 def profiling_aids():
     """The profiling aids (``benchmarks/stack_sampler.py``: a thread-stack sampler and an op probe), which are not part
-    of the package: loaded from the source checkout this package runs from, once per process, and only when
-    ``SMAC_PROFILE_THREADS`` or ``SMAC_OP_PROBE`` asks for them (benchmarks/results/gpu/README.md)."""
-    module = sys.modules.get("smac_profiling_aids")
-    if module is None:
-        if not PROFILING_AIDS.is_file():
-            raise RuntimeError(f"SMAC_PROFILE_THREADS / SMAC_OP_PROBE need {PROFILING_AIDS} (a source checkout of "
-                               "smac_rllib, installed with pip install -e); unset them to run without the profiling aids")
-        spec = importlib.util.spec_from_file_location("smac_profiling_aids", PROFILING_AIDS)
+    of the package: loaded once per process from ``SMAC_PROFILING_AIDS=<path>`` if set, else from the source checkout
+    this package runs from, and only when ``SMAC_PROFILE_THREADS`` or ``SMAC_OP_PROBE`` asks for them (the learner's
+    ``build``; the op probe runs in the asynchronous update thread only; benchmarks/results/gpu/README.md)."""
+    with _PROFILING_AIDS_LOCK:
+        module = sys.modules.get("smac_profiling_aids")
+        if module is not None:
+            return module
+        path = Path(os.environ.get("SMAC_PROFILING_AIDS") or PROFILING_AIDS)
+        if not path.is_file():
+            raise RuntimeError(f"SMAC_PROFILE_THREADS / SMAC_OP_PROBE need the profiling aids at {path} (a source checkout "
+                               "installed with pip install -e, or SMAC_PROFILING_AIDS=<path to benchmarks/stack_sampler.py>); "
+                               "unset them to run without")
+        spec = importlib.util.spec_from_file_location("smac_profiling_aids", path)
         module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
         spec.loader.exec_module(module)
-    return module
+        sys.modules[spec.name] = module  # only once whole: a failed load leaves nothing behind
+        return module
 
 
 def _op_probe():

@@ -32,7 +32,7 @@ from torch import nn
 from smac_rllib.objectives import pixel_update
 from smac_rllib.training.fast_update.train_mode import CachedTrainModeMixin
 from smac_rllib.objectives.losses import Q_NEXT_TARGET, Q_PRED
-from smac_rllib.training.fast_update.switch import rllib_module_path
+from smac_rllib.training.fast_update.switch import rllib_path
 
 
 class SMACPixelTorchRLModule(CachedTrainModeMixin, TorchRLModule, InferenceOnlyAPI, TargetNetworkAPI, QNetAPI):
@@ -164,4 +164,4 @@ def _check_pixel_spaces(observation_space: gym.Space, action_space: gym.Space) -
 
 
 # the speed layer off (fast_update: false): torch's own train() (training/fast_update/switch.py)
-SMACPixelTorchRLModuleRLlibPath = rllib_module_path(SMACPixelTorchRLModule)
+SMACPixelTorchRLModuleRLlibPath = rllib_path(SMACPixelTorchRLModule)

@@ -18,13 +18,13 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.core.learner.torch.torch_learner import TorchLearner
 from ray.rllib.utils.metrics import ALL_MODULES
 
+from smac_rllib.core.optim import adam, clip_global_norm_, nonfinite_flag, step_unless_nonfinite
 from smac_rllib.objectives import losses
 from smac_rllib.objectives.pixel_update import BATCH_KEYS
-from smac_rllib.training.fast_update.lean_update import LeanUpdateMixin
-from smac_rllib.training.fast_update.switch import rllib_update_path
 from smac_rllib.training.async_learner import AsyncLearnerMixin, td_discount
 from smac_rllib.training.fast_update.captured_update import CaptureUnavailable, GraphedUpdate, compile_rssm_step, resolve_capture
-from smac_rllib.core.optim import adam, clip_global_norm_, nonfinite_flag, step_unless_nonfinite
+from smac_rllib.training.fast_update.lean_update import LeanUpdateMixin
+from smac_rllib.training.fast_update.switch import rllib_path
 
 
 class NonFiniteUpdateError(FloatingPointError):
@@ -155,8 +155,8 @@ class SMACPixelTorchLearner(SMACTorchLearner):
         self._fp16_scaler = torch.amp.GradScaler(device.type) if fp16 else None
         # "off": RLlib's update path below; a graph mode: ``PixelUpdate.step`` over this learner's own module and
         # optimizers, captured in one CUDA graph (smac_rllib/training/fast_update/captured_update.py) and replayed by ``_update``
-        self._capture_mode = resolve_capture(self.config.learner_capture, device, autocast=self.config.autocast,
-                                             num_learners=self.config.num_learners)
+        self._capture_mode = resolve_capture(self.config.learner_capture if self.fast_path else "off", device,
+                                             autocast=self.config.autocast, num_learners=self.config.num_learners)
         if self._capture_mode != "off" and (self._lr_scheduler_classes is not None or self._grad_scalers is not None):
             raise CaptureUnavailable(f"learner_capture={self.config.learner_capture!r} bakes the learning rates into the "
                                      "graph and skips RLlib's grad scalers: drop the lr schedule / scaler, or use 'off'")
@@ -284,5 +284,5 @@ class SMACPixelTorchLearner(SMACTorchLearner):
 
 
 # the speed layer off (fast_update: false): the same learners on RLlib's own update path (training/fast_update/)
-SMACTorchLearnerRLlibPath = rllib_update_path(SMACTorchLearner)
-SMACPixelTorchLearnerRLlibPath = rllib_update_path(SMACPixelTorchLearner)
+SMACTorchLearnerRLlibPath = rllib_path(SMACTorchLearner)
+SMACPixelTorchLearnerRLlibPath = rllib_path(SMACPixelTorchLearner)

@@ -1,8 +1,8 @@
-"""The speed layer: everything the learners do for speed and nothing they do for the math, behind one switch.
+"""The speed layer: what the learners and modules do for speed and nothing they do for the math, behind one switch.
 
 ``fast_update: true`` (the default of SMAC, SLAC and Dreamer) runs it; ``fast_update: false`` runs the same learners
-and modules on RLlib's and torch's own code paths (``switch.py``), which the tests hold equal to it: the same weights,
-Adam moments, target networks and metrics (docs/design.md §9, §10).
+and modules on RLlib's and torch's own code paths (``switch.py`` says exactly what each piece hands back), which the
+tests hold equal to it: weights, Adam moments, target networks and metrics (docs/design.md §9, §10).
 
 ================================  ==========================================================================
 ``lean_update.py``                ``LeanUpdateMixin``: ``Learner.update`` straight to ``_update`` for one replay
@@ -10,13 +10,14 @@ Adam moments, target networks and metrics (docs/design.md §9, §10).
 ``train_mode.py``                 ``CachedTrainModeMixin`` (modules): ``train()`` without the submodule walk
 ``device_metrics.py``             ``DeviceMetrics``: per-update metrics on the device, one host copy per period
 ``captured_update.py``            ``learner_capture``: the pixel update (``PixelUpdate.step``) in one CUDA graph
-``cuda_settings.py``              what RLlib's seeding adds on a CUDA torch, relaxed unless ``cuda_deterministic``
-``switch.py``                     the ``...RLlibPath`` learner and module classes ``fast_update: false`` picks
+``switch.py``                     ``rllib_path``: the ``...RLlibPath`` classes ``fast_update: false`` picks
 ================================  ==========================================================================
 
-Fused Adam (``smac_rllib.core.optim``) is not here: the reference updates (``objectives/``) step with it too, so it
-is part of the update both paths run. Learners that keep RLlib's path (SACBaseline, TD3, SACFlow, SACMoE) say why in
-their docstrings.
+Not in the layer, the same on both paths: fused Adam (``smac_rllib.core.optim.adam``; the reference updates in
+``objectives/`` step with it too) and the relaxed CUDA seeding settings (``training/cuda_settings.py``, switched by
+``cuda_deterministic``). The SACBaseline, TD3 and SACFlow / SACMoE (``PolicySAC``) learners have no switch: they keep
+RLlib's update path and module ``train()``, and take only the metrics logger and ``DeviceMetrics`` (through
+``AsyncLearnerMixin``, the same logged values); their learners say why.
 """
 
 import importlib
@@ -24,9 +25,8 @@ import importlib
 _HOMES = {  # lazy: ``captured_update`` (pure torch) imports without Ray, as the device benchmarks need
     "CAPTURE_MODES": "captured_update", "CaptureUnavailable": "captured_update", "GraphedUpdate": "captured_update",
     "resolve_capture": "captured_update", "DeviceMetrics": "device_metrics", "LeanMetricsLogger": "lean_update",
-    "LeanMetricsMixin": "lean_update", "LeanUpdateMixin": "lean_update", "PlainTrainMode": "switch",
-    "RLlibUpdatePath": "switch", "rllib_module_path": "switch", "rllib_update_path": "switch",
-    "CachedTrainModeMixin": "train_mode", "relax_seeded_cuda_settings": "cuda_settings",
+    "LeanMetricsMixin": "lean_update", "LeanUpdateMixin": "lean_update", "rllib_path": "switch",
+    "CachedTrainModeMixin": "train_mode",
 }
 __all__ = list(_HOMES)
 

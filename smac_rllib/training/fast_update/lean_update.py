@@ -27,7 +27,9 @@ forward + backward took ~22 ms, and besides the per-tensor Adam (~3.4 ms) RLlib 
   methods and ``MetricsLogger``: the same weights, Adam moments, target critics and reduced metrics.
 
 Put it after ``AsyncLearnerMixin`` and before RLlib's learner: ``class L(AsyncLearnerMixin, LeanUpdateMixin, SACTorchLearner)``.
-Only for learners that skip non-finite updates themselves (SMAC's: on the device in ``_step_optimizers``, see smac_learner.py).
+Only for learners that skip non-finite updates themselves (SMAC's: on the device in ``_step_optimizers``, see smac_learner.py)
+and say so in a ``_skip_update`` property. With ``fast_path`` False (switch.py) every method here hands over to RLlib's
+own at this place in the method order, so the learner's own overrides above it still run.
 """
 
 from __future__ import annotations
@@ -69,8 +71,11 @@ class LeanMetricsLogger(MetricsLogger):
 
 
 class LeanMetricsMixin:
-    """A learner whose ``metrics`` is always a ``LeanMetricsLogger``: the ``MetricsLogger`` RLlib's ``Learner``
-    creates (in ``__init__`` and ``_reset``) becomes one as it is assigned. Any other logger is kept as given."""
+    """A learner whose ``metrics`` is a ``LeanMetricsLogger``: the ``MetricsLogger`` RLlib's ``Learner`` creates (in
+    ``__init__`` and ``_reset``) becomes one as it is assigned. Any other logger is kept as given, and so is RLlib's
+    when ``fast_path`` is False (switch.py)."""
+
+    fast_path = True  # the speed layer's one flag: False on the ``...RLlibPath`` classes (switch.py)
 
     @property
     def metrics(self) -> MetricsLogger:
@@ -78,7 +83,7 @@ class LeanMetricsMixin:
 
     @metrics.setter
     def metrics(self, logger: MetricsLogger) -> None:
-        if type(logger) is MetricsLogger:
+        if type(logger) is MetricsLogger and self.fast_path:
             logger.__class__ = LeanMetricsLogger  # a subclass with no state of its own
         self.__dict__["metrics"] = logger
 
@@ -90,7 +95,7 @@ class LeanUpdateMixin(LeanMetricsMixin):
                _no_metrics_reduce: bool = False, **kwargs):
         """``Learner.update`` for one ``MultiAgentBatch`` (numpy or tensors), one epoch, no minibatching."""
         others = (batches, batch_refs, episodes, episodes_refs, data_iterators, training_data, minibatch_size)
-        lean = (isinstance(batch, MultiAgentBatch) and all(x is None for x in others) and num_epochs == 1
+        lean = (self.fast_path and isinstance(batch, MultiAgentBatch) and all(x is None for x in others) and num_epochs == 1
                 and num_total_minibatches == 0 and not kwargs
                 and all(mid in self.module and self.should_module_be_updated(mid, batch) for mid in batch.policy_batches))
         if not lean:
@@ -134,12 +139,16 @@ class LeanUpdateMixin(LeanMetricsMixin):
     def postprocess_gradients(self, gradients_dict):
         """RLlib's, which regroups the gradients per optimizer only to hand them to ``postprocess_gradients_for_module``;
         when that is RLlib's own and has nothing to do (no ``grad_clip``, no ``log_gradients``), they pass as they are."""
-        if type(self).postprocess_gradients_for_module is Learner.postprocess_gradients_for_module and all(
+        if self.fast_path and type(self).postprocess_gradients_for_module is Learner.postprocess_gradients_for_module and all(
                 (c := self.config.get_config_for_module(mid)).grad_clip is None and not c.log_gradients for mid in self.module.keys()):
             return {ref: g for ref, g in gradients_dict.items() if g is not None}  # as RLlib's per-optimizer filter
         return super().postprocess_gradients(gradients_dict)
 
     def apply_gradients(self, gradients_dict) -> None:
+        if not self.fast_path:  # RLlib's (its per-gradient finite checks), for an update the learner found finite
+            if not self._skip_update:
+                super().apply_gradients(gradients_dict)
+            return
         if self._grad_scalers is not None or self._lr_scheduler_classes is not None:
             return super().apply_gradients(gradients_dict)  # RLlib's scaler and scheduler paths, unchanged
         params = self._params
@@ -157,6 +166,8 @@ class LeanUpdateMixin(LeanMetricsMixin):
     def after_gradient_based_update(self, *, timesteps: dict[str, Any]) -> None:
         """``TorchLearner``'s (learning-rate schedules, the lr metrics) + Polyak averaging of every target network,
         as DQNLearner's (``target_network_update_freq``, the same metrics) but without the state-dict round trips."""
+        if not self.fast_path:
+            return super().after_gradient_based_update(timesteps=timesteps)  # DQNLearner's: through the state dicts
         TorchLearner.after_gradient_based_update(self, timesteps=timesteps)
         timestep = timesteps.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0)
         for module_id, module in self.module._rl_modules.items():

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import torch
 
-from smac_rllib.training.fast_update.switch import rllib_update_path
 from smac_rllib.algorithms.smac.smac_learner import SMACPixelTorchLearner
 from smac_rllib.objectives.imagination import ACTOR_LOSS, DREAMER_METRICS, VALUE_LOSS
 from smac_rllib.objectives.pixel_update import WM_LOSS, WM_METRICS
+from smac_rllib.training.fast_update.switch import rllib_path
 
 
 class DreamerTorchLearner(SMACPixelTorchLearner):
@@ -34,4 +34,4 @@ class DreamerTorchLearner(SMACPixelTorchLearner):
 
 
 # the speed layer off (fast_update: false): the same learners on RLlib's own update path (training/fast_update/)
-DreamerTorchLearnerRLlibPath = rllib_update_path(DreamerTorchLearner)
+DreamerTorchLearnerRLlibPath = rllib_path(DreamerTorchLearner)

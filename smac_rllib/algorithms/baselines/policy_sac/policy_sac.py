@@ -14,7 +14,6 @@ The module and learner are ours (not RLlib's SAC ones, whose losses assume a squ
 since every parameter gets its gradient from exactly one term, as SMAC's learner). Adam with torch's default eps
 1e-8 (pytorch_sac's; the SAC baseline keeps RLlib's 1e-7).
 
-Legend: B = batch, T2 = twin critics, X = obs dim, A = action dim.
 """
 
 from __future__ import annotations

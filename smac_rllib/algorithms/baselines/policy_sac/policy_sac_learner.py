@@ -5,6 +5,7 @@ Legend: B = batch, T2 = twin critics, X = obs dim, A = action dim."""
 from __future__ import annotations
 
 from typing import Any
+
 import torch
 from ray.rllib.algorithms.sac.torch.sac_torch_learner import SACTorchLearner
 from ray.rllib.core.columns import Columns
@@ -19,8 +20,8 @@ class PolicySACTorchLearner(AsyncLearnerMixin, SACTorchLearner):
     """SAC's losses (``smac_rllib.objectives.losses``) on a ``PolicySACTorchRLModule``; targets soft-updated every update
     (RLlib's DQN/SAC learner, ``target_network_update_freq`` 0).
 
-    Speed layer (training/fast_update/): not used, for the same reason as ``SACBaselineTorchLearner``: RLlib's
-    update path does the non-finite checks these baselines rely on."""
+    Speed layer (training/fast_update/): no switch, for the same reason as ``SACBaselineTorchLearner``: RLlib's
+    update path does the non-finite checks these baselines rely on; the metrics logger and ``DeviceMetrics`` only."""
 
     def configure_optimizers_for_module(self, module_id, config=None) -> None:
         module = self._module[module_id].unwrapped()

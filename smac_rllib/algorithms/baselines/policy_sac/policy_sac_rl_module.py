@@ -5,35 +5,22 @@ Legend: B = batch, T2 = twin critics, X = obs dim, A = action dim."""
 from __future__ import annotations
 
 from typing import Any
-import gymnasium as gym
+
 import torch
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
 from torch import nn
 
 from smac_rllib.objectives import losses
-from smac_rllib.algorithms.twin_q_module import TwinQModuleAPI
+from smac_rllib.algorithms.twin_q_module import TwinQModuleAPI, check_flat_spaces
 from smac_rllib.models.critic import TwinQ, frozen
 
 
 # Keys of the training forward pass (Q_PRED / Q_PI / Q_NEXT_TARGET as SMAC's, smac_rllib.objectives.losses).
 Q_PRED, Q_PI, Q_NEXT_TARGET = losses.Q_PRED, losses.Q_PI, losses.Q_NEXT_TARGET
-
-
 LOGP = "logp_B"  # log pi(a|x) of the actor's action a ~ pi(.|x), with gradients to the policy
-
-
 LOGP_NEXT = "logp_next_B"  # log pi(a'|x'), a' ~ pi(.|x'), no gradient
-
-
 EXTRA_ACTOR_LOSS = "extra_actor_loss"  # a scalar added to the actor loss (the MoE's gate loss)
-
-
-def check_flat_spaces(observation_space: gym.Space, action_space: gym.Space, name: str) -> None:
-    if not isinstance(action_space, gym.spaces.Box) or len(action_space.shape) != 1:
-        raise ValueError(f"{name} needs a 1-D continuous (Box) action space; got {action_space}")
-    if not isinstance(observation_space, gym.spaces.Box) or len(observation_space.shape) != 1:
-        raise ValueError(f"{name} needs flat state observations (a 1-D Box); got {observation_space} (no pixel variant)")
 
 
 class PolicySACTorchRLModule(TorchRLModule, TwinQModuleAPI):
@@ -58,7 +45,6 @@ class PolicySACTorchRLModule(TorchRLModule, TwinQModuleAPI):
             self.qf = TwinQ(obs_dim, action_dim, int(cfg["hidden_dim"]), 2)
             self.log_alpha = nn.Parameter(torch.tensor(float(cfg["initial_log_alpha"])))
 
-    # --- RLlib APIs -------------------------------------------------------------------------------------
     # --- forward passes ---------------------------------------------------------------------------------
     def _forward_inference(self, batch: dict[str, Any], **kwargs) -> dict[str, Any]:
         return {Columns.ACTIONS: self.policy.deterministic_action(batch[Columns.OBS])}

@@ -7,6 +7,8 @@ from smac_rllib.models.flows import RealNVPTanhPolicy
 
 
 class SACFlowTorchRLModule(PolicySACTorchRLModule):
+    """``PolicySACTorchRLModule`` with a conditional RealNVP tanh policy (``models.flows``)."""
+
     algorithm_name = "SACFlow"
 
     def build_policy(self, obs_dim: int, action_dim: int, cfg: dict):

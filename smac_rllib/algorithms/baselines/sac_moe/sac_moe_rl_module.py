@@ -29,6 +29,8 @@ def frequency_gate_loss(log_w_B_K: torch.Tensor, best_B: torch.Tensor) -> torch.
 
 
 class SACMoETorchRLModule(PolicySACTorchRLModule):
+    """``PolicySACTorchRLModule`` with a Gaussian-mixture tanh policy (``models.mixture``) and its actor terms."""
+
     algorithm_name = "SACMoE"
 
     def build_policy(self, obs_dim: int, action_dim: int, cfg: dict):
@@ -37,7 +39,7 @@ class SACMoETorchRLModule(PolicySACTorchRLModule):
         return GaussianMixtureTanhPolicy(obs_dim, action_dim, num_experts, width, 2)
 
     def actor_terms(self, obs_B_X: torch.Tensor) -> dict[str, torch.Tensor]:
-        """The frequency approximate gradient (module docstring): all experts sampled, the best one trained."""
+        """The frequency approximate gradient (sac_moe.py's docstring): all experts sampled, the best one trained."""
         u_B_K_A, params = self.policy.rsample_experts(obs_B_X)
         obs_B_K_X = obs_B_X.unsqueeze(-2).expand(*u_B_K_A.shape[:-1], obs_B_X.shape[-1])
         with frozen(self.qf):

@@ -46,7 +46,8 @@ _FIELDS = {
                                              "starts agent steps (train_eval: RandomTFPolicy, initial_collect_steps)"),
     "max_consecutive_nonfinite_updates": (100, "stop the run after this many skipped non-finite updates in a row"),
     "torch_num_threads": (1, "torch threads per CPU learner / env runner process (docs/design.md §3); 0 = torch default"),
-    "fast_update": (True, "the speed layer as SMAC's (training/fast_update/) | False: RLlib's own update path"),
+    "fast_update": (True, "the speed layer as SMAC's (training/fast_update/) | False: RLlib's and torch's own "
+                          "code paths (learner and module), the same semantics"),
 } | ASYNC_FIELDS
 _MODULE_FIELDS = ("sequence_length", "latent1_size", "latent2_size", "base_depth", "decoder_std", "model_batch_size",
                   "hidden_dim", "num_hidden_layers", "torch_num_threads")

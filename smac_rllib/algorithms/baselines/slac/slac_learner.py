@@ -20,12 +20,12 @@ from typing import Any
 
 import torch
 
-from smac_rllib.training.fast_update.switch import rllib_update_path
 from smac_rllib.algorithms.baselines.slac.slac_rl_module import (
     LOGP, LOGP_NEXT, MODEL_LOSS, MODEL_METRICS, REWARD, TERMINATED, VALID,
 )
 from smac_rllib.algorithms.smac.smac_learner import SMACTorchLearner
 from smac_rllib.objectives.losses import Q_NEXT_TARGET, Q_PI, Q_PRED
+from smac_rllib.training.fast_update.switch import rllib_path
 
 
 def masked_mean(x_B: torch.Tensor, valid_B: torch.Tensor) -> torch.Tensor:
@@ -92,4 +92,4 @@ class SLACTorchLearner(SMACTorchLearner):
 
 
 # the speed layer off (fast_update: false): the same learners on RLlib's own update path (training/fast_update/)
-SLACTorchLearnerRLlibPath = rllib_update_path(SLACTorchLearner)
+SLACTorchLearnerRLlibPath = rllib_path(SLACTorchLearner)

@@ -21,6 +21,7 @@ With several learners (DDP) the actor is unused on critic-only updates: give
 from __future__ import annotations
 
 from typing import Any
+
 from ray.rllib.algorithms.sac.sac import SAC
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
@@ -38,6 +39,7 @@ _FIELDS = {  # name: (default, meaning) -- TD3's own fields (Fujimoto et al. 201
 
 class TD3Config(SACBaselineConfig):
     FIELDS = _FIELDS  # the fields training() takes (training/off_policy.py: FieldTableConfig)
+
     def __init__(self, algo_class=None):
         super().__init__(algo_class=algo_class or TD3)
         self.actor_lr = 3e-4  # the paper's (TD3: 1e-3)

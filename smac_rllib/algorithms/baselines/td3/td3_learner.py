@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from typing import Any
+
 import torch
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.learner.torch.torch_learner import TorchLearner
@@ -23,7 +24,8 @@ def td3_target(reward_B, terminated_B, q_next_target_T2_B, *, discount_B) -> tor
 class TD3TorchLearner(AsyncLearnerMixin, TorchLearner):
     """Critic every update; actor and soft target updates every ``policy_delay`` updates (one backward per update).
 
-    Speed layer (training/fast_update/): not used; RLlib's ``TorchLearner`` update path with its non-finite checks."""
+    Speed layer (training/fast_update/): no switch; RLlib's ``TorchLearner`` update path with its non-finite checks,
+    the layer's metrics logger and ``DeviceMetrics`` only (through ``AsyncLearnerMixin``)."""
 
     def build(self) -> None:
         super().build()

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from typing import Any
+
 import torch
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.learner.utils import make_target_network
 from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
 
 from smac_rllib.objectives import losses
-from smac_rllib.algorithms.baselines.policy_sac.policy_sac_rl_module import check_flat_spaces
-from smac_rllib.algorithms.twin_q_module import TwinQModuleAPI
+from smac_rllib.algorithms.twin_q_module import TwinQModuleAPI, check_flat_spaces
 from smac_rllib.models.critic import TwinQ, frozen
 from smac_rllib.models.mlp import mlp
 
