@@ -2,7 +2,8 @@
 
 ``fast_update: true`` (the default of SMAC, SLAC and Dreamer) runs it; ``fast_update: false`` runs the same learners
 and modules on RLlib's and torch's own code paths (``switch.py`` says exactly what each piece hands back), which the
-tests hold equal to it: weights, Adam moments, target networks and metrics (docs/design.md §9, §10).
+tests hold equal to it: weights, Adam moments and target networks (state and pixel SMAC, SLAC) and every reduced
+metric (state SMAC); fp16's scaler and the non-finite stop run on both (docs/design.md §9, §10).
 
 ================================  ==========================================================================
 ``lean_update.py``                ``LeanUpdateMixin``: ``Learner.update`` straight to ``_update`` for one replay

@@ -17,8 +17,9 @@ turns off:
 
 A config picks the class by its ``fast_update`` field (``get_default_learner_class``, ``get_default_rl_module_spec``).
 The ``...RLlibPath`` classes are built at module level next to the class they wrap, so a checkpoint, which names
-classes by their module path, finds them. ``tests/test_smac_components.py``, ``tests/test_pixel_update.py``,
-``tests/test_slac.py`` and ``tests/test_reference_options.py`` run both paths and hold them equal.
+classes by their module path, finds them. The tests run both paths: the same weights, Adam moments and targets for
+state and pixel SMAC and SLAC (``test_smac_components.py``, ``test_pixel_update.py``, ``test_slac.py``), every
+reduced metric for state SMAC, and fp16's scaler, SLAC's pretraining and the non-finite stop on each path.
 """
 
 from __future__ import annotations
