@@ -96,7 +96,9 @@ def replay_batch(config) -> tuple[int | None, str]:
 
 def ranges() -> dict[str, tuple]:
     """Numeric settings of algorithms not in RLlib's common set: key -> (low, high, low_open, high_open, hint)."""
-    return dict(dreamerv3.RANGES)
+    from smac_rllib.algorithms.smac import smac
+
+    return dict(dreamerv3.RANGES) | smac.RANGES
 
 
 def network_size_keys(config) -> str:

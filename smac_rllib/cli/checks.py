@@ -3,7 +3,7 @@
 Unknown keys get the closest known one (``difflib``); values are checked against the type annotations of
 RLlib's config setters (``training(twin_q: Optional[bool])``, ...) or, for keys without one (SMAC's own
 fields), the type of the default. Integer-valued floats (``1e6``) for integer settings are converted in place.
-Value ranges: ``RANGES`` for RLlib's numeric settings (and the SMAC ones ``smac_errors()`` leaves alone),
+Value ranges: ``cli/ranges.py`` (RLlib's numeric settings, and the algorithms' own from ``config_questions.ranges``),
 ``smac_rllib.envs.validation`` for env_config, ``config_errors()`` for settings that depend on each other
 (each algorithm's own errors, ranges and batch come from ``smac_rllib.algorithms.config_questions``).
 NaN and inf are refused anywhere (``check_finite``).

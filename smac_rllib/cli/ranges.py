@@ -43,7 +43,7 @@ def _r(low=None, high=None, low_open=False, high_open=False, hint=""):
 
 
 _UNIT = dict(low=0, high=1, low_open=True)
-# RLlib's numeric settings (and SMAC's that smac_errors() does not check): key -> allowed numbers. None and
+# RLlib's numeric settings (the algorithms' own come from config_questions.ranges): key -> allowed numbers. None and
 # strings ("auto") are left to RLlib; types are checked before (an integer setting gets an integer).
 RANGES: dict[str, Range] = {
     "gamma": _r(**_UNIT, hint="(paper: 0.99)"),
@@ -95,11 +95,6 @@ RANGES: dict[str, Range] = {
     "replay_buffer_config.capacity": _r(1, hint="(paper: 1000000)"),
     "replay_buffer_config.alpha": _r(0, 1),
     "replay_buffer_config.beta": _r(0, 1),
-    # SMAC's settings that smac_errors() leaves alone
-    "torch_num_threads": _r(0, hint="(0: torch's default)"),
-    "max_consecutive_nonfinite_updates": _r(1, hint="(default 100)"),
-    "num_hidden_layers": _r(1, hint="(paper: 2)"),
-    "pixel_grad_clip": _r(0, low_open=True, hint="(reference: 100)"),
 }
 
 

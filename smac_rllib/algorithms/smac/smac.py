@@ -66,6 +66,15 @@ _FIELDS = {  # name: (default, reference-code name / meaning) -- one home per hy
                                 "(the same with the RSSM step compiled by Inductor) | 'auto' (the fastest mode measured on "
                                 "a device for a CUDA learner, eager on the CPU; smac_rllib/training/fast_update/captured_update.py)"),
 } | ASYNC_FIELDS
+# Numeric fields no check of ``smac_errors`` covers: key -> (low, high, low_open, high_open, hint), checked by the
+# CLI before Ray starts (``config_questions.ranges``) as RLlib's common settings are.
+RANGES = {
+    "torch_num_threads": (0, None, False, False, "(0: torch's default)"),
+    "max_consecutive_nonfinite_updates": (1, None, False, False, "(default 100)"),
+    "num_hidden_layers": (1, None, False, False, "(paper: 2)"),
+    "pixel_grad_clip": (0, None, True, False, "(reference: 100)"),
+}
+
 _PIXEL_MODULE_FIELDS = ("world_model_preset", "particle_mode", "action_noise", "pixel_hidden_dim", "actor_layers",
                         "critic_layers", "autocast", "critic_particles", "pixel_actor_head")
 # Settings of one modality that the other ignores (the check of the whole configuration refuses them when written):
