@@ -183,8 +183,11 @@ def op_probe(device, calls: int = 200, python_loops: int = 200_000) -> dict[str,
 
 def op_probe_every() -> int:
     """``SMAC_OP_PROBE=<n>``: probe every n-th update (0 = off); read once, when the update thread starts."""
-    every = os.environ.get("SMAC_OP_PROBE")
-    return max(int(every), 1) if every else 0
+    every = os.environ.get("SMAC_OP_PROBE", "0")
+    try:
+        return max(int(every), 0)
+    except ValueError:
+        raise ValueError(f"SMAC_OP_PROBE={every!r} must be a whole number of updates (0: off)") from None
 
 
 def op_probe_report(device) -> str:

@@ -126,8 +126,8 @@ def tiny(num_env_runners: int = 1, fragment: int = 10, **training) -> SMACConfig
 
 
 def test_async_is_the_default_and_false_keeps_the_synchronous_loop(ray_local, monkeypatch, capfd):
-    """Also: the profiling aids (benchmarks/stack_sampler.py, not in the package) are loaded by the learner's update
-    thread only when ``SMAC_OP_PROBE`` asks for them, and then probe every n-th update."""
+    """Also: the profiling aids (benchmarks/stack_sampler.py, not in the package) are loaded by the learner's build
+    only when ``SMAC_OP_PROBE`` asks for them, and then the update thread probes every n-th update."""
     import sys
 
     from smac_rllib.training.async_learner import PROFILING_AIDS
@@ -136,7 +136,7 @@ def test_async_is_the_default_and_false_keeps_the_synchronous_loop(ray_local, mo
     assert "smac_profiling_aids" not in sys.modules
     for flag in (True, False):
         if flag:
-            monkeypatch.setenv("SMAC_OP_PROBE", "50")  # ~200 updates; read as the (in-process) update thread starts
+            monkeypatch.setenv("SMAC_OP_PROBE", "50")  # ~200 updates; read by the (in-process) learner's build
         algo = tiny(num_env_runners=0).training(async_learning=flag).build_algo()
         try:
             for _ in range(2):

@@ -328,7 +328,7 @@ def test_gpu_graph_benchmark_runs_on_cpu_without_ray(tmp_path):
 
 
 def test_pixel_learner_with_the_speed_layer_off_equals_the_fast_one():
-    """``fast_update: false`` (the pixel learner on RLlib's own update path, training/fast_update/switch.py: RLlibUpdatePath)
+    """``fast_update: false`` (the pixel learner on RLlib's own update path, training/fast_update/switch.py: rllib_path)
     against the default: after 2 updates on the same draws, the same weights, target critics and Adam state."""
     from smac_rllib.algorithms.smac.pixel_rl_module import SMACPixelTorchRLModuleRLlibPath
     from smac_rllib.algorithms.smac.smac_learner import SMACPixelTorchLearnerRLlibPath

@@ -364,6 +364,12 @@ def test_fast_update_switch_picks_the_learner_and_module_pair_a_checkpoint_can_f
             assert pickle.loads(pickle.dumps(cls)) is cls
             own = set(vars(cls)) - {"__module__", "__doc__", "__abstractmethods__", "_abc_impl"}  # ABC bookkeeping aside
             assert cls.fast_path is fast and (fast or own == {"fast_path"}), own
+    from smac_rllib.algorithms.baselines.sac_baseline import SACBaselineTorchLearner
+    from smac_rllib.training.fast_update.switch import rllib_path
+
+    for no_switch in (SACBaselineTorchLearner, learner_class):  # a learner without the layer; one already switched
+        with pytest.raises(TypeError, match="has no speed layer to switch off"):
+            rllib_path(no_switch)
 
 
 def test_profiling_aids_asked_for_but_missing_stop_the_learner_build_in_one_line(monkeypatch, tmp_path):
@@ -374,12 +380,31 @@ def test_profiling_aids_asked_for_but_missing_stop_the_learner_build_in_one_line
     monkeypatch.delitem(sys.modules, "smac_profiling_aids", raising=False)
     monkeypatch.setenv("SMAC_OP_PROBE", "5")
     monkeypatch.setenv("SMAC_PROFILING_AIDS", str(tmp_path / "nowhere.py"))
-    with pytest.raises(RuntimeError, match=r"need the profiling aids at .*nowhere\.py .*SMAC_PROFILING_AIDS=<path"):
+    with pytest.raises(RuntimeError, match=r"need the profiling aids at .*nowhere\.py .*SMAC_PROFILING_AIDS=<absolute path"):
         tiny_config().build_learner(spaces=SPACES)
     assert "smac_profiling_aids" not in sys.modules
+    monkeypatch.setenv("SMAC_PROFILING_AIDS", str(tmp_path))  # a directory, not a .py file
+    with pytest.raises(RuntimeError, match="need the profiling aids at"):
+        tiny_config().build_learner(spaces=SPACES)
     broken = tmp_path / "broken.py"
     broken.write_text("raise ImportError('half-written aids')\n")
     monkeypatch.setenv("SMAC_PROFILING_AIDS", str(broken))
     with pytest.raises(ImportError, match="half-written"):
         tiny_config().build_learner(spaces=SPACES)
     assert "smac_profiling_aids" not in sys.modules
+
+
+def test_a_skipped_update_backs_off_rllibs_own_grad_scaler():
+    """With RLlib's grad scaler (``_torch_grad_scaler_class``) a non-finite update is skipped on the host before
+    RLlib's step, so the learner backs the scale off itself, as the scaler's own step would have: it halves."""
+    import functools
+
+    config = tiny_config()
+    config.experimental(_torch_grad_scaler_class=functools.partial(torch.amp.GradScaler, "cpu"))
+    learner = config.build_learner(spaces=SPACES)
+    ts = {"num_env_steps_sampled_lifetime": 10_000}
+    learner.update(batch=learner_batch(fake_batch(0)), timesteps=ts)
+    scaler = learner._grad_scalers[DEFAULT_MODULE_ID]
+    before = scaler.get_scale()
+    learner.update(batch=learner_batch(fake_batch(1, reward_value=float("nan"))), timesteps=ts)
+    assert scaler.get_scale() == before * scaler.get_backoff_factor() == before / 2

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -128,6 +130,12 @@ def test_op_probe_times_a_fixed_loop_and_prints_only_when_asked(monkeypatch, cap
     assert result["python_ns"] < 1e5  # 100 us per trivial loop iteration would be a broken clock, not a slow machine
     monkeypatch.delenv("SMAC_OP_PROBE", raising=False)
     assert op_probe_every() == 0
+    monkeypatch.setenv("SMAC_OP_PROBE", "0")
+    assert op_probe_every() == 0  # off, not every update
+    monkeypatch.setenv("SMAC_OP_PROBE", "x")
+    with pytest.raises(ValueError, match="SMAC_OP_PROBE='x' must be a whole number"):
+        op_probe_every()
+    monkeypatch.setenv("SMAC_OP_PROBE", "0")
     maybe_op_probe(None, 10, op_probe_every())
     assert capsys.readouterr().err == ""
     monkeypatch.setenv("SMAC_OP_PROBE", "5")

@@ -54,8 +54,8 @@ class AsyncLearnerMixin(LeanMetricsMixin):
         relax_seeded_cuda_settings(self.config)
         if os.environ.get("SMAC_PROFILE_THREADS"):  # a profiling aid (sync and async loops), loaded only when asked for
             profiling_aids().start_stack_sampler(os.environ["SMAC_PROFILE_THREADS"])
-        elif os.environ.get("SMAC_OP_PROBE"):
-            profiling_aids()  # found or refused here, at build, not after the warm-up
+        if os.environ.get("SMAC_OP_PROBE", "0") != "0":
+            profiling_aids().op_probe_every()  # the aids and the value found or refused here, not after the warm-up
         self.device_metrics = DeviceMetrics()
         self._update_lock = threading.RLock()
         self._replay_lock = threading.Lock()
@@ -299,10 +299,10 @@ def profiling_aids():
         if module is not None:
             return module
         path = Path(os.environ.get("SMAC_PROFILING_AIDS") or PROFILING_AIDS)
-        if not path.is_file():
+        if not path.is_file() or path.suffix != ".py":
             raise RuntimeError(f"SMAC_PROFILE_THREADS / SMAC_OP_PROBE need the profiling aids at {path} (a source checkout "
-                               "installed with pip install -e, or SMAC_PROFILING_AIDS=<path to benchmarks/stack_sampler.py>); "
-                               "unset them to run without")
+                               "installed with pip install -e, or SMAC_PROFILING_AIDS=<absolute path to "
+                               "benchmarks/stack_sampler.py>); unset them to run without")
         spec = importlib.util.spec_from_file_location("smac_profiling_aids", path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
@@ -313,7 +313,7 @@ def profiling_aids():
 def _op_probe():
     """The op probe of the profiling aids as ``probe(device, updates_done)`` when ``SMAC_OP_PROBE=<n>`` is set, else
     None (the aids are then never loaded)."""
-    if not os.environ.get("SMAC_OP_PROBE"):
+    if os.environ.get("SMAC_OP_PROBE", "0") == "0":
         return None
     aids = profiling_aids()
     every = aids.op_probe_every()

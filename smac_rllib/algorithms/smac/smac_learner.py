@@ -130,7 +130,9 @@ class SMACTorchLearner(AsyncLearnerMixin, LeanUpdateMixin, SACTorchLearner):
 
     def apply_gradients(self, gradients_dict) -> None:
         if (self._grad_scalers is not None or self._lr_scheduler_classes is not None) and self._skip_update:
-            return  # RLlib's own scaler / scheduler paths: skipped on the host
+            for scaler in (self._grad_scalers or {}).values():  # RLlib's own scaler path: skipped on the host, and the
+                scaler.update(new_scale=scaler.get_scale() * scaler.get_backoff_factor())  # scale backs off, as its step would
+            return
         super().apply_gradients(gradients_dict)
 
     def _step_optimizers(self, optimizers) -> None:
@@ -160,6 +162,9 @@ class SMACPixelTorchLearner(SMACTorchLearner):
         if self._capture_mode != "off" and (self._lr_scheduler_classes is not None or self._grad_scalers is not None):
             raise CaptureUnavailable(f"learner_capture={self.config.learner_capture!r} bakes the learning rates into the "
                                      "graph and skips RLlib's grad scalers: drop the lr schedule / scaler, or use 'off'")
+        if self._capture_mode != "off" and self.config.target_network_update_freq:  # also where "auto" resolved to a graph
+            raise CaptureUnavailable(f"learner_capture={self.config.learner_capture!r} averages the target critics in "
+                                     "every update; set target_network_update_freq: 0 or learner_capture: off")
         self._graphed: dict[str, GraphedUpdate] = {}
 
     # --- the captured update (learner_capture "graph" / "graph+compile") --------------------------------------

@@ -28,8 +28,14 @@ from __future__ import annotations
 def rllib_path(cls: type) -> type:
     """``cls`` (a learner or an RLModule class of the speed layer) with the layer off; call it at module level
     (``<Name>RLlibPath = rllib_path(<Name>)``) so that checkpoints find the class."""
-    if not hasattr(cls, "fast_path"):
-        raise TypeError(f"{cls.__name__} has no speed layer to switch off (no fast_path attribute)")
+    from smac_rllib.training.fast_update.lean_update import LeanUpdateMixin
+    from smac_rllib.training.fast_update.train_mode import CachedTrainModeMixin
+
+    if not issubclass(cls, (LeanUpdateMixin, CachedTrainModeMixin)) or cls.fast_path is not True:
+        raise TypeError(f"{cls.__name__} has no speed layer to switch off (neither a LeanUpdateMixin learner nor a "
+                        "CachedTrainModeMixin module, or already switched)")
+    if issubclass(cls, LeanUpdateMixin) and not hasattr(cls, "_skip_update"):
+        raise TypeError(f"{cls.__name__} must say in _skip_update whether it found this update non-finite (switch.py)")
     return type(f"{cls.__name__}RLlibPath", (cls,), {
         "fast_path": False, "__module__": cls.__module__,
         "__doc__": f"{cls.__name__} with the speed layer off (fast_update: false; training/fast_update/switch.py)."})
