@@ -54,8 +54,7 @@ class AsyncLearnerMixin(LeanMetricsMixin):
         relax_seeded_cuda_settings(self.config)
         if os.environ.get("SMAC_PROFILE_THREADS"):  # a profiling aid (sync and async loops), loaded only when asked for
             profiling_aids().start_stack_sampler(os.environ["SMAC_PROFILE_THREADS"])
-        if os.environ.get("SMAC_OP_PROBE", "0") != "0":
-            profiling_aids().op_probe_every()  # the aids and the value found or refused here, not after the warm-up
+        self._op_probe = _op_probe()  # SMAC_OP_PROBE's aids and value found or refused here, not after the warm-up
         self.device_metrics = DeviceMetrics()
         self._update_lock = threading.RLock()
         self._replay_lock = threading.Lock()
@@ -222,7 +221,7 @@ class AsyncLearnerMixin(LeanMetricsMixin):
                 self._cond.notify_all()
 
     def _update_loop(self) -> None:
-        probe = _op_probe()  # None unless SMAC_OP_PROBE=<n> (profiling_aids): nothing on the hot path
+        probe = self._op_probe  # None unless SMAC_OP_PROBE=<n> (profiling_aids): nothing on the hot path
         while True:
             with self._cond:
                 self._cond.wait_for(lambda: self._stop or self._updates_done < self._granted)
