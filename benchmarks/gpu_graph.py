@@ -132,7 +132,7 @@ def _state(update: PixelUpdate) -> dict:
 
 def run_checks(args, device, out: Path) -> list[str]:
     lines = [f"# Checks: eager vs one CUDA graph ({_card(device)}, preset {args.preset}, {args.check_size}, "
-             f"K={args.num_particles} history, fp32/TF32)\n"]
+             f"K={args.num_particles} history, fp32, TF32 {args.check_tf32})\n"]
     B, T = (int(x) for x in args.check_size.split("x"))
     K = args.num_particles
     batch = fake_batch(B, T, device)
@@ -148,7 +148,8 @@ def run_checks(args, device, out: Path) -> list[str]:
                 _sync(device)
             finally:
                 torch.cuda.set_sync_debug_mode("default")
-        syncs = [str(w.message).splitlines()[0] for w in caught if "synchroniz" in str(w.message)]
+        # torch warns "called a synchronizing CUDA operation" per sync; its "debug mode is a prototype" notice is no sync
+        syncs = [str(w.message).splitlines()[0] for w in caught if "called a synchronizing" in str(w.message)]
         lines.append(f"- (a) host syncs in one eager update: **{len(syncs)}**" + "".join(f"\n  - {s}" for s in syncs[:10]))
     # (b) eager vs graph, 3 updates, identical noise
     graph_update = copy.deepcopy(eager)
@@ -266,6 +267,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--skip-checks", action="store_true")
     p.add_argument("--check-size", default="50x50")
+    p.add_argument("--check-tf32", choices=["on", "off"], default="on",
+                   help="TF32 matmuls in the checks (off: strict fp32, so eager vs graph differences are not TF32 rounding)")
     p.add_argument("--compile-timeout", type=float, default=200.0, help="seconds: skip later compile rows after one took longer")
     p.add_argument("--out", default="benchmarks/results/gpu/graph")
     args = p.parse_args(argv)
@@ -278,10 +281,12 @@ def main(argv: list[str] | None = None) -> None:
     print(facts, flush=True)
     if not args.skip_checks:
         try:
+            torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = args.check_tf32 == "on"
             run_checks(args, device, out)
         except Exception:  # noqa: BLE001 -- the timings still run
             (out / "checks.md").write_text("# Checks failed\n\n```\n" + traceback.format_exc() + "```\n")
             traceback.print_exc()
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
     K = args.num_particles
     variants = {"k0": ("k0", 0, "history"), "history": (f"k{K}_history", K, "history"), "step": (f"k{K}_step", K, "step")}
     rows = []

@@ -3,7 +3,7 @@ from the device): ``tuned_examples/smac_pixels.yaml`` (SMAC K=32, or Latent-SAC 
 ``--minutes``, then its evaluation curve as ``learning.csv`` (algo, seed, frames, eval_return, card, wall_s) and a
 summary (frames reached, live frames/s) under ``--out``.
 
-    python3 benchmarks/gpu_learning_window.py --algo SMAC --env dmc/cartpole-swingup --minutes 8 --out $OUT/learn
+    python3 benchmarks/gpu_learning_window.py --algo SMAC --env dmc/cartpole-swingup --minutes 8 --deadline-s 520 --out $OUT/learn
 
 The env runners render on the GPU's EGL; evaluation as the YAML says (every 5 iterations = 10k frames, 5 episodes,
 deterministic). Needs Ray and dm_control (the device bundle, benchmarks/results/gpu/bundle_notes.md).
@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -50,6 +51,23 @@ def summary(run: Path, action_repeat: int) -> dict:
             "updates": last.get("num_updates_lifetime")}
 
 
+def _raise_timeout(*_) -> None:
+    raise TimeoutError("SIGTERM")
+
+
+def _stop(child: subprocess.Popen, grace_s: float = 20.0) -> int:
+    """Ctrl-C twice (the CLI stops at once, no checkpoint: a window's cannot come back), SIGKILL after ``grace_s``;
+    returns the exit code."""
+    child.send_signal(signal.SIGINT)
+    time.sleep(2.0)
+    child.send_signal(signal.SIGINT)
+    try:
+        return child.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        return child.wait()
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--algo", choices=list(ALGOS), default="SMAC")
@@ -59,6 +77,9 @@ def main(argv=None) -> None:
     p.add_argument("--yaml", default=str(ROOT / "tuned_examples" / "smac_pixels.yaml"))
     p.add_argument("--config", default="{}", help="JSON merged into the config (e.g. fewer runners)")
     p.add_argument("--out", default="benchmarks/results/gpu/learning")
+    p.add_argument("--deadline-s", type=float, default=None,
+                   help="wall seconds for the whole process (start-up included): the run is stopped (Ctrl-C, then kill) "
+                        "in time to write its files; set it below the device call's limit (a 6-minute stop needed ~7.5 min)")
     args = p.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -78,8 +99,14 @@ def main(argv=None) -> None:
            "--seed", str(args.seed), "--storage-path", str(run), "--config", json.dumps(config),
            "--stop", json.dumps({"time_total_s": args.minutes * 60})]
     t0 = time.time()
+    # A SIGTERM (an outer `timeout`) stops the run like the deadline does, so the files below are still written.
+    signal.signal(signal.SIGTERM, _raise_timeout)
     with open(out / "train.log", "w") as log:
-        rc = subprocess.call(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ))
+        child = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ))
+        try:
+            rc = child.wait(timeout=args.deadline_s)
+        except (subprocess.TimeoutExpired, TimeoutError):
+            rc = _stop(child)
     rows = learning_rows(run, args.algo, args.seed, action_repeat, eval_every, card)
     write_csv(rows or [{"algo": args.algo, "seed": args.seed, "frames": "", "eval_return": "", "card": card, "wall_s": ""}],
               out / "learning.csv")
