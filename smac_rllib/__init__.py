@@ -31,6 +31,7 @@ MOVED = {
     "smac_rllib.training.async_loop": "smac_rllib.training.async_driver",
     "smac_rllib.algorithms.lean_update": "smac_rllib.training.fast_update",  # the package names all it held
     "smac_rllib.training.lean_update": "smac_rllib.training.fast_update",
+    "smac_rllib.training.fast_update.lean_update": "smac_rllib.training.fast_update.metrics_logger",
     "smac_rllib.algorithms.sac_baseline": "smac_rllib.algorithms.baselines.sac_baseline",
     "smac_rllib.algorithms.td3": "smac_rllib.algorithms.baselines.td3",
     "smac_rllib.algorithms.sac_flow": "smac_rllib.algorithms.baselines.sac_flow",

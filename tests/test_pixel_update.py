@@ -10,10 +10,14 @@ import sys
 from pathlib import Path
 
 import torch
+from ray.rllib.algorithms.sac.torch.sac_torch_learner import SACTorchLearner
 from ray.rllib.core import DEFAULT_MODULE_ID
+from ray.rllib.core.learner.torch.torch_learner import TorchLearner
 from ray.rllib.utils.metrics import ALL_MODULES as ALL_MODULES_KEY
 from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
 
+from smac_rllib.core.optim import adam
+from smac_rllib.objectives import losses, pixel_update
 from smac_rllib.objectives.pixel_update import PixelUpdate
 from tests.test_smac_pixels import SPACES, fake_sequences, pixel_config
 
@@ -259,18 +263,18 @@ def _assert_same_weights_and_adam_state(a, b) -> None:
                 torch.testing.assert_close(sb[i][k], sa[i][k], rtol=1e-5, atol=1e-7, msg=f"{name} {i} {k}")
 
 
-def test_captured_learner_path_equals_rllibs_path_on_the_cpu():
-    """The learner's captured path (``PixelUpdate.step`` over its own module and optimizers, through ``GraphedUpdate``'s
-    static buffers and metric vector; on the CPU run eagerly, on a CUDA learner replayed from the graph) against the
-    RLlib path (learner_capture 'off'): after 2 updates on the same draws, the same weights, target critics, Adam
-    state and reduced metrics. Only the CUDA graph itself is left to the device (benchmarks/gpu_graph.py)."""
+def test_captured_learner_path_equals_the_eager_one_on_the_cpu():
+    """The learner's captured path (the same ``PixelUpdate.step`` through ``GraphedUpdate``'s static buffers and metric
+    vector; on the CPU run eagerly, on a CUDA learner replayed from the graph) against the eager call (learner_capture
+    'off'): after 2 updates on the same draws, the same weights, target critics, Adam state and reduced metrics. Only
+    the CUDA graph itself is left to the device (benchmarks/gpu_graph.py)."""
     config = pixel_config(num_particles=4)
     eager, captured = config.build_learner(spaces=SPACES), config.build_learner(spaces=SPACES)
     captured.set_state(eager.get_state())
     captured._capture_mode = "graph"  # what resolve_capture gives a CUDA learner; GraphedUpdate runs eagerly here
     data = {k: torch.from_numpy(v) for k, v in fake_sequences().items()}
     theirs, ours = _two_updates(eager, data, 7), _two_updates(captured, data, 7)
-    assert captured._graphed[DEFAULT_MODULE_ID].use_graph is False
+    assert captured._updates[DEFAULT_MODULE_ID].use_graph is False
     _assert_same_weights_and_adam_state(eager, captured)
     mine, yours = ours[DEFAULT_MODULE_ID], theirs[DEFAULT_MODULE_ID]
     keys = [k for k in yours if "/" in k]  # the loss diagnostics, world-model metrics and gradient norms
@@ -278,8 +282,8 @@ def test_captured_learner_path_equals_rllibs_path_on_the_cpu():
     for key in keys:
         assert math.isclose(mine[key].peek(), yours[key].peek(), rel_tol=1e-5, abs_tol=1e-6), key
     assert ours[ALL_MODULES_KEY]["nonfinite_updates_skipped"].peek() == theirs[ALL_MODULES_KEY]["nonfinite_updates_skipped"].peek() == 0
-    captured.set_state(eager.get_state())  # a restore: the graph is captured again before the next replay
-    assert captured._graphed[DEFAULT_MODULE_ID].graph is None
+    captured.set_state(eager.get_state())  # a restore: the update (and its graph) is built again before the next replay
+    assert DEFAULT_MODULE_ID not in captured._updates
 
 
 def test_learner_capture_switch_resolves_and_refuses_in_one_line():
@@ -327,17 +331,50 @@ def test_gpu_graph_benchmark_runs_on_cpu_without_ray(tmp_path):
     assert "param 0.00e+00" in checks and "nonfinite_update = 1, weights/moments/steps unchanged: True" in checks
 
 
-def test_pixel_learner_with_the_speed_layer_off_equals_the_fast_one():
-    """``fast_update: false`` (the pixel learner on RLlib's own update path, training/fast_update/switch.py: rllib_path)
-    against the default: after 2 updates on the same draws, the same weights, target critics and Adam state."""
-    from smac_rllib.algorithms.smac.pixel_rl_module import SMACPixelTorchRLModuleRLlibPath
-    from smac_rllib.algorithms.smac.smac_learner import SMACPixelTorchLearnerRLlibPath
+class PixelRLlibOracle(SACTorchLearner):
+    """RLlib's own update path as the test oracle for pixel SMAC: the module's training forward, RLlib's
+    ``compute_gradients`` (one backward of the sum), ``clip_gradients`` per optimizer (alpha excluded, as the
+    reference), ``apply_gradients`` with its finite checks, ``DQNLearner``'s Polyak averaging through the state dicts."""
 
-    fast = pixel_config(num_particles=4).build_learner(spaces=SPACES)
-    plain = pixel_config(num_particles=4, fast_update=False).build_learner(spaces=SPACES)
-    assert type(plain) is SMACPixelTorchLearnerRLlibPath
-    assert type(plain.module[DEFAULT_MODULE_ID].unwrapped()) is SMACPixelTorchRLModuleRLlibPath
-    plain.set_state(fast.get_state())
+    def configure_optimizers_for_module(self, module_id, config=None) -> None:
+        module = self._module[module_id].unwrapped()
+        for name, params, lr in [("world_model", list(module.world_model.parameters()), config.world_model_lr),
+                                 ("critic", list(module.qf.parameters()), config.critic_lr),
+                                 ("actor", list(module.actor.parameters()), config.actor_lr),
+                                 ("alpha", [module.log_alpha], config.alpha_lr)]:
+            self.register_optimizer(module_id=module_id, optimizer_name=name, optimizer=adam(params), params=params,
+                                    lr_or_lr_schedule=lr)
+
+    def compute_loss_for_module(self, *, module_id, config, batch, fwd_out):
+        out = losses.soft_actor_critic_losses(
+            fwd_out, fwd_out[pixel_update.REWARD_NEXT], fwd_out[pixel_update.TERMINATED_NEXT],
+            log_alpha=self._module[module_id].unwrapped().log_alpha, target_entropy=float(self.target_entropy[module_id]),
+            discount_B=config.gamma, settings=losses.ObjectiveSettings.from_config(config))
+        return fwd_out[pixel_update.WM_LOSS] + out.critic + out.actor + out.alpha
+
+    compute_gradients = TorchLearner.compute_gradients
+
+    def postprocess_gradients_for_module(self, *, module_id, config=None, module_gradients_dict):
+        from ray.rllib.utils.torch_utils import clip_gradients
+
+        clipped = {}
+        for name, optimizer in self.get_optimizers_for_module(module_id):
+            grads = self.filter_param_dict_for_optimizer(param_dict=module_gradients_dict, optimizer=optimizer)
+            if name != "alpha":
+                clip_gradients(grads, grad_clip=config.pixel_grad_clip, grad_clip_by="global_norm")
+            clipped.update(grads)
+        return clipped
+
+
+def test_the_one_pixel_update_equals_rllibs_own_update_path():
+    """The pixel learner's update (``PixelUpdate.step`` run by the learner shell) against RLlib's own update path with
+    the same losses (``PixelRLlibOracle``): after 2 updates on the same draws, the same weights, target critics and
+    Adam state."""
+    ours = pixel_config(num_particles=4).build_learner(spaces=SPACES)
+    oracle_config = pixel_config(num_particles=4)
+    oracle_config._learner_class = PixelRLlibOracle
+    oracle = oracle_config.build_learner(spaces=SPACES)
+    oracle.module[DEFAULT_MODULE_ID].load_state_dict(ours.module[DEFAULT_MODULE_ID].state_dict())
     data = {k: torch.from_numpy(v) for k, v in fake_sequences().items()}
-    _two_updates(fast, data, 7), _two_updates(plain, data, 7)
-    _assert_same_weights_and_adam_state(fast, plain)
+    _two_updates(ours, data, 7), _two_updates(oracle, data, 7)
+    _assert_same_weights_and_adam_state(ours, oracle)

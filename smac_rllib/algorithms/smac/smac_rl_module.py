@@ -23,7 +23,7 @@ from smac_rllib.algorithms.twin_q_module import TwinQModuleAPI
 from smac_rllib.objectives.losses import ACTION_LOG_STD, LOG_W, LOG_W_NEXT, Q_NEXT_TARGET, Q_PI, Q_PRED  # train forward keys
 from smac_rllib.models.critic import TwinQ, frozen
 from smac_rllib.models.latent_policy import LatentPolicy
-from smac_rllib.training.fast_update.switch import rllib_path
+from smac_rllib.training.checkpoint_names import retired_twins
 
 
 
@@ -90,5 +90,4 @@ def _check_spaces(observation_space: gym.Space, action_space: gym.Space) -> None
         )
 
 
-# the speed layer off (fast_update: false): torch's own train() (training/fast_update/switch.py)
-SMACTorchRLModuleRLlibPath = rllib_path(SMACTorchRLModule)
+__getattr__ = retired_twins(globals())  # checkpoints written with fast_update: false name "...RLlibPath" classes

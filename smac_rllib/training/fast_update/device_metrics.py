@@ -2,7 +2,7 @@
 
 A GPU learner that called ``.item()`` on ~20 scalars per update would wait for the device after each; here the
 values stay tensors until ``flush``, one stacked copy for all of them, then the same ``MetricsLogger`` calls a direct
-per-update log makes. On RLlib's own update path (switch.py) ``flush`` runs after every update.
+per-update log makes. In the synchronous loop ``flush`` runs after every update.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 RLlib's ``TorchRLModule.forward_train`` calls ``self.train()`` before every update, and torch's ``train`` sets the flag
 on every submodule through ``nn.Module.__setattr__`` (~40 of them in the state module, 4,100 calls per 100 updates in a
 cProfile, ~2% of a K=0 update; docs/design.md §9). The mixin skips that walk when every submodule already is in the
-asked mode. With ``fast_path`` False (switch.py) ``train`` is torch's own walk on every call.
+asked mode.
 """
 
 from __future__ import annotations
@@ -22,11 +22,8 @@ class CachedTrainModeMixin:
     Put it before ``TorchRLModule``: ``class M(CachedTrainModeMixin, TorchRLModule, ...)``."""
 
     _CACHE = "_train_mode_modules"  # kept in __dict__, where nn.Module registers nothing
-    fast_path = True  # the speed layer's one flag: False on the ``...RLlibPath`` classes (switch.py)
 
     def train(self, mode: bool = True):
-        if not self.fast_path:
-            return super().train(mode)
         modules = self.__dict__.get(self._CACHE)
         if modules is not None and all(m.training == mode for m in modules):
             return self

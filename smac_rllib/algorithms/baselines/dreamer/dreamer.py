@@ -62,13 +62,12 @@ class DreamerConfig(SMACConfig):
     def get_default_rl_module_spec(self) -> RLModuleSpec:
         from smac_rllib.algorithms.baselines.dreamer import dreamer_rl_module
 
-        return RLModuleSpec(module_class=dreamer_rl_module.DreamerPixelTorchRLModule if self.fast_update
-                            else dreamer_rl_module.DreamerPixelTorchRLModuleRLlibPath)
+        return RLModuleSpec(module_class=dreamer_rl_module.DreamerPixelTorchRLModule)
 
     def get_default_learner_class(self):
         from smac_rllib.algorithms.baselines.dreamer import dreamer_learner
 
-        return dreamer_learner.DreamerTorchLearner if self.fast_update else dreamer_learner.DreamerTorchLearnerRLlibPath
+        return dreamer_learner.DreamerTorchLearner
 
     @property
     def _model_config_auto_includes(self) -> dict[str, Any]:

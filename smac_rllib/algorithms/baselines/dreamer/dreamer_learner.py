@@ -1,7 +1,7 @@
 """Learner of the Dreamer baseline: three Adams (world model 6e-4, value 8e-5, actor 8e-5; reference
 ``visual_control/dreamer.py:58-63``), one backward of model + value + actor losses, each optimizer's gradients clipped
-to global norm 100 (``dreamer.py:146-151``); pixel SMAC's learner otherwise (non-finite skip on the device, replay
-shard and update thread, device metrics)."""
+to global norm 100 (``dreamer.py:146-151``): ``DreamerTorchLearner.make_update``, run by pixel SMAC's learner shell
+(replay shard, update thread, device metrics, non-finite skip). Always eager: the captured update is pixel SMAC's."""
 
 from __future__ import annotations
 
@@ -9,17 +9,19 @@ import torch
 
 from smac_rllib.algorithms.smac.smac_learner import SMACPixelTorchLearner
 from smac_rllib.objectives.imagination import ACTOR_LOSS, DREAMER_METRICS, VALUE_LOSS
-from smac_rllib.objectives.pixel_update import WM_LOSS, WM_METRICS
-from smac_rllib.training.fast_update.switch import rllib_path
+from smac_rllib.objectives.pixel_update import WM_LOSS, WM_METRICS, OptimSettings
+from smac_rllib.objectives.update_step import ModuleUpdate
+from smac_rllib.training.checkpoint_names import retired_twins
+
+
+def dreamer_losses(fwd_out: dict) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+    """One backward of the three (reference dreamer.py:144): the module's forward already detached what each must not train."""
+    terms = {"world_model": fwd_out[WM_LOSS], "value": fwd_out[VALUE_LOSS], "actor": fwd_out[ACTOR_LOSS]}
+    return terms, dict(fwd_out[WM_METRICS]) | fwd_out[DREAMER_METRICS]
 
 
 class DreamerTorchLearner(SMACPixelTorchLearner):
-    """The reference's Dreamer on pixel SMAC's learner: the speed layer (lean update, device-side non-finite skip)
-    as pixel SMAC's; the captured update is off (it captures pixel SMAC's ``PixelUpdate.step``, not Dreamer's)."""
-
-    def build(self) -> None:
-        super().build()
-        self._capture_mode = "off"  # RLlib's update path (the captured update is pixel SMAC's)
+    capture_keys = ()  # eager only
 
     def optimizer_groups(self, module, config) -> list[tuple[str, list, float]]:
         return [
@@ -28,10 +30,11 @@ class DreamerTorchLearner(SMACPixelTorchLearner):
             ("actor", self.get_parameters(module.actor), config.actor_lr),
         ]
 
-    def compute_loss_for_module(self, *, module_id, config, batch, fwd_out) -> torch.Tensor:
-        self.device_metrics.log_dict(dict(fwd_out[WM_METRICS]) | fwd_out[DREAMER_METRICS], key=module_id)
-        return fwd_out[WM_LOSS] + fwd_out[VALUE_LOSS] + fwd_out[ACTOR_LOSS]  # one backward (reference dreamer.py:144)
+    def make_update(self, module_id) -> ModuleUpdate:
+        clip = OptimSettings.from_config(self.config.get_config_for_module(module_id)).grad_clip
+        optimizers = self.module_optimizers(module_id)
+        return ModuleUpdate(self._module[module_id].unwrapped(), optimizers, dreamer_losses,
+                            clip={name: clip for name in optimizers} if clip else None)
 
 
-# the speed layer off (fast_update: false): the same learners on RLlib's own update path (training/fast_update/)
-DreamerTorchLearnerRLlibPath = rllib_path(DreamerTorchLearner)
+__getattr__ = retired_twins(globals())  # checkpoints written with fast_update: false name "...RLlibPath" classes

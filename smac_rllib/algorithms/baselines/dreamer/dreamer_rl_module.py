@@ -11,7 +11,7 @@ from torch import nn
 from smac_rllib.objectives import imagination
 from smac_rllib.algorithms.smac.pixel_rl_module import SMACPixelTorchRLModule
 from smac_rllib.models.mlp import mlp
-from smac_rllib.training.fast_update.switch import rllib_path
+from smac_rllib.training.checkpoint_names import retired_twins
 
 
 class DreamerPixelTorchRLModule(SMACPixelTorchRLModule):
@@ -41,5 +41,4 @@ class DreamerPixelTorchRLModule(SMACPixelTorchRLModule):
         )
 
 
-# the speed layer off (fast_update: false): torch's own train() (training/fast_update/switch.py)
-DreamerPixelTorchRLModuleRLlibPath = rllib_path(DreamerPixelTorchRLModule)
+__getattr__ = retired_twins(globals())  # checkpoints written with fast_update: false name "...RLlibPath" classes

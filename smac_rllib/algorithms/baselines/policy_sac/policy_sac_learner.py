@@ -12,7 +12,8 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.core.learner.torch.torch_learner import TorchLearner
 
 from smac_rllib.objectives import losses
-from smac_rllib.training.async_learner import AsyncLearnerMixin, td_discount
+from smac_rllib.objectives.state_update import td_discount
+from smac_rllib.training.async_learner import AsyncLearnerMixin
 from smac_rllib.algorithms.baselines.policy_sac.policy_sac_rl_module import EXTRA_ACTOR_LOSS, LOGP, LOGP_NEXT, Q_NEXT_TARGET, Q_PI, Q_PRED
 
 
@@ -35,7 +36,7 @@ class PolicySACTorchLearner(AsyncLearnerMixin, SACTorchLearner):
 
     def compute_loss_for_module(self, *, module_id, config, batch: dict[str, Any], fwd_out: dict[str, Any]) -> torch.Tensor:
         module = self._module[module_id].unwrapped()
-        discount_B = td_discount(config, batch)
+        discount_B = td_discount(config.gamma, config.n_step, batch)
         alpha = module.log_alpha.exp().detach()
         target_entropy = float(self.target_entropy[module_id])
         target_B = losses.td_target(

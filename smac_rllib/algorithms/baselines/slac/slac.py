@@ -46,8 +46,8 @@ _FIELDS = {
                                              "starts agent steps (train_eval: RandomTFPolicy, initial_collect_steps)"),
     "max_consecutive_nonfinite_updates": (100, "stop the run after this many skipped non-finite updates in a row"),
     "torch_num_threads": (1, "torch threads per CPU learner / env runner process (docs/design.md §3); 0 = torch default"),
-    "fast_update": (True, "the speed layer as SMAC's (training/fast_update/) | False: RLlib's and torch's own "
-                          "code paths (learner and module), the same semantics"),
+    "fast_update": (True, "retired: every run takes the one update (docs/design.md §3); kept so that older "
+                          "checkpoints' configs restore, false is refused"),
 } | ASYNC_FIELDS
 _MODULE_FIELDS = ("sequence_length", "latent1_size", "latent2_size", "base_depth", "decoder_std", "model_batch_size",
                   "hidden_dim", "num_hidden_layers", "torch_num_threads")
@@ -121,6 +121,9 @@ class SLACConfig(FieldTableConfig, SACConfig):
     def slac_errors(self) -> list[str]:
         """Every invalid SLAC setting, each as a one-line message that names the fix."""
         errors = []
+        if self.fast_update is not True:
+            errors.append(f"fast_update={self.fast_update!r}: the switch was retired, every run takes the one update "
+                          "(docs/design.md §3); remove fast_update")
         if not self.is_pixels:
             errors.append("SLAC learns from pixels: set env_config from_pixels: true (image_size: 64, the original's)")
         size = (self.env_config or {}).get("image_size", 64) if isinstance(self.env_config, dict) else 64
@@ -155,13 +158,12 @@ class SLACConfig(FieldTableConfig, SACConfig):
     def get_default_rl_module_spec(self) -> RLModuleSpec:
         from smac_rllib.algorithms.baselines.slac import slac_rl_module
 
-        return RLModuleSpec(module_class=slac_rl_module.SLACTorchRLModule if self.fast_update
-                            else slac_rl_module.SLACTorchRLModuleRLlibPath)
+        return RLModuleSpec(module_class=slac_rl_module.SLACTorchRLModule)
 
     def get_default_learner_class(self):
         from smac_rllib.algorithms.baselines.slac import slac_learner
 
-        return slac_learner.SLACTorchLearner if self.fast_update else slac_learner.SLACTorchLearnerRLlibPath
+        return slac_learner.SLACTorchLearner
 
     def build_env_to_module_connector(self, env=None, spaces=None, device=None):
         """Pixel SMAC's connector: ``is_first`` marks episode starts, where the actor's history restarts."""

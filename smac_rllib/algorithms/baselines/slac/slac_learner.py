@@ -16,8 +16,6 @@ and critic, critics frozen in the actor loss, TD target and alpha detached), so 
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 
 from smac_rllib.algorithms.baselines.slac.slac_rl_module import (
@@ -25,7 +23,8 @@ from smac_rllib.algorithms.baselines.slac.slac_rl_module import (
 )
 from smac_rllib.algorithms.smac.smac_learner import SMACTorchLearner
 from smac_rllib.objectives.losses import Q_NEXT_TARGET, Q_PI, Q_PRED
-from smac_rllib.training.fast_update.switch import rllib_path
+from smac_rllib.objectives.update_step import NONFINITE, ModuleUpdate
+from smac_rllib.training.checkpoint_names import retired_twins
 
 
 def masked_mean(x_B: torch.Tensor, valid_B: torch.Tensor) -> torch.Tensor:
@@ -44,9 +43,42 @@ def slac_losses(fwd_out: dict, *, log_alpha: torch.Tensor, gamma: float, target_
     return {"critic": critic, "actor": actor, "alpha": temperature, "target": target_B}
 
 
+class SLACUpdate(ModuleUpdate):
+    """SLAC's update: the module's forward (model ELBO, and after the pretraining the SAC inputs), ``slac_losses``, one
+    backward, the Adam steps, Polyak averaging; during the pretraining only the model's Adam has gradients, and each
+    finite update counts one in ``model_updates_done`` (on the device)."""
+
+    def __init__(self, module, optimizers, config, target_entropy: float):
+        self.config, self.target_entropy = config, target_entropy
+        super().__init__(module, optimizers, self._losses, tau=config.tau,
+                         clip={name: config.grad_clip for name in optimizers} if config.grad_clip else None)
+
+    def step(self, batch: dict, average_targets: bool = True) -> dict[str, torch.Tensor]:
+        module = self.module
+        module.rl_step = int(module.model_updates_done) >= self.config.initial_model_train_steps  # one host read
+        metrics = super().step(batch, average_targets)
+        if not module.rl_step:
+            with torch.no_grad():
+                module.model_updates_done += (1 - metrics[NONFINITE]).long()  # a skipped update does not count
+        return metrics
+
+    def _losses(self, fwd_out: dict) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+        module = self.module
+        terms, metrics = {"model": fwd_out[MODEL_LOSS]}, dict(fwd_out[MODEL_METRICS])
+        if Q_PRED in fwd_out:  # an RL update (after the model pretraining)
+            out = slac_losses(fwd_out, log_alpha=module.log_alpha, gamma=self.config.gamma, target_entropy=self.target_entropy)
+            terms |= {"critic": out["critic"], "actor": out["actor"], "alpha": out["alpha"]}
+            metrics |= {
+                "critic/loss": out["critic"], "critic/q_mean": fwd_out[Q_PRED].mean(), "critic/target_mean": out["target"].mean(),
+                "actor/loss": out["actor"], "actor/entropy": -fwd_out[LOGP].mean(), "actor/q_pi": fwd_out[Q_PI].mean(),
+                "alpha/loss": out["alpha"], "alpha/value": module.log_alpha.exp(),
+                "critic/valid_fraction": fwd_out[VALID].mean(),
+            }
+        return terms, {k: v.detach() for k, v in metrics.items()}
+
+
 class SLACTorchLearner(SMACTorchLearner):
-    """SLAC's model, critic, actor and alpha losses on SMAC's learner: the speed layer (lean update, device-side
-    non-finite skip) as SMAC's; no captured update (the captured step is pixel SMAC's ``PixelUpdate.step``)."""
+    """SLAC's model, critic, actor and alpha losses in one step (``SLACUpdate``) on SMAC's learner shell."""
 
     def optimizer_groups(self, module, config) -> list[tuple[str, list, float]]:
         return [
@@ -56,40 +88,9 @@ class SLACTorchLearner(SMACTorchLearner):
             ("alpha", [module.log_alpha], config.alpha_lr),
         ]
 
-    def before_gradient_based_update(self, *, timesteps: dict[str, Any]) -> None:
-        super().before_gradient_based_update(timesteps=timesteps)
-        for module in self.module._rl_modules.values():
-            module = module.unwrapped()
-            module.rl_step = int(module.model_updates_done) >= self.config.initial_model_train_steps
-
-    def compute_loss_for_module(self, *, module_id, config, batch: dict[str, Any], fwd_out: dict[str, Any]) -> torch.Tensor:
-        module = self._module[module_id].unwrapped()
-        metrics = dict(fwd_out[MODEL_METRICS])
-        total = fwd_out[MODEL_LOSS]
-        if Q_PRED in fwd_out:  # an RL update (after the model pretraining)
-            target_entropy = float(self.target_entropy[module_id])
-            out = slac_losses(fwd_out, log_alpha=module.log_alpha, gamma=config.gamma, target_entropy=target_entropy)
-            total = total + out["critic"] + out["actor"] + out["alpha"]
-            metrics |= {
-                "critic/loss": out["critic"], "critic/q_mean": fwd_out[Q_PRED].mean(), "critic/target_mean": out["target"].mean(),
-                "actor/loss": out["actor"], "actor/entropy": -fwd_out[LOGP].mean(), "actor/q_pi": fwd_out[Q_PI].mean(),
-                "alpha/loss": out["alpha"], "alpha/value": module.log_alpha.exp(),
-                "critic/valid_fraction": fwd_out[VALID].mean(),
-            }
-        self.device_metrics.log_dict({k: v.detach() for k, v in metrics.items()}, key=module_id)
-        return total
-
-    def compute_gradients(self, loss_per_module, **kwargs):
-        grads = super().compute_gradients(loss_per_module, **kwargs)
-        return {pid: g for pid, g in grads.items() if g is not None}  # pretraining: critic/actor/alpha Adams skip
-
-    def after_gradient_based_update(self, *, timesteps: dict[str, Any]) -> None:
-        for module in self.module._rl_modules.values():
-            module = module.unwrapped()
-            if not module.rl_step and not self._skip_update:
-                module.model_updates_done += 1
-        super().after_gradient_based_update(timesteps=timesteps)
+    def make_update(self, module_id) -> SLACUpdate:
+        return SLACUpdate(self._module[module_id].unwrapped(), self.module_optimizers(module_id),
+                          self.config.get_config_for_module(module_id), self.target_entropy_value(module_id))
 
 
-# the speed layer off (fast_update: false): the same learners on RLlib's own update path (training/fast_update/)
-SLACTorchLearnerRLlibPath = rllib_path(SLACTorchLearner)
+__getattr__ = retired_twins(globals())  # checkpoints written with fast_update: false name "...RLlibPath" classes

@@ -32,7 +32,7 @@ from smac_rllib.training.fast_update.train_mode import CachedTrainModeMixin
 from smac_rllib.objectives.losses import Q_NEXT_TARGET, Q_PI, Q_PRED
 from smac_rllib.models.critic import TwinQ, frozen
 from smac_rllib.models.slac_model import SequenceActor, SLACModel, SLACModelConfig, actor_input_dim, history_inputs
-from smac_rllib.training.fast_update.switch import rllib_path
+from smac_rllib.training.checkpoint_names import retired_twins
 
 MODEL_LOSS, MODEL_METRICS = "model_loss", "model_metrics"
 LOGP, LOGP_NEXT = "logp_B", "logp_next_B"
@@ -188,5 +188,4 @@ def _check_spaces(observation_space: gym.Space, action_space: gym.Space) -> int:
     return shape[0]
 
 
-# the speed layer off (fast_update: false): torch's own train() (training/fast_update/switch.py)
-SLACTorchRLModuleRLlibPath = rllib_path(SLACTorchRLModule)
+__getattr__ = retired_twins(globals())  # checkpoints written with fast_update: false name "...RLlibPath" classes

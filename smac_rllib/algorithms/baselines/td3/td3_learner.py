@@ -11,7 +11,8 @@ from ray.rllib.core.learner.torch.torch_learner import TorchLearner
 from ray.rllib.core.learner.utils import update_target_network
 
 from smac_rllib.objectives import losses
-from smac_rllib.training.async_learner import AsyncLearnerMixin, td_discount
+from smac_rllib.objectives.state_update import td_discount
+from smac_rllib.training.async_learner import AsyncLearnerMixin
 from smac_rllib.algorithms.twin_q_module import TwinQModuleAPI
 from smac_rllib.algorithms.baselines.td3.td3_rl_module import Q_NEXT_TARGET, Q_PI, Q_PRED
 
@@ -49,7 +50,7 @@ class TD3TorchLearner(AsyncLearnerMixin, TorchLearner):
             module.unwrapped().actor_step = self._actor_step
 
     def compute_loss_for_module(self, *, module_id, config, batch: dict[str, Any], fwd_out: dict[str, Any]) -> torch.Tensor:
-        discount_B = td_discount(config, batch)
+        discount_B = td_discount(config.gamma, config.n_step, batch)
         target_B = td3_target(batch[Columns.REWARDS], batch[Columns.TERMINATEDS], fwd_out[Q_NEXT_TARGET], discount_B=discount_B)
         critic = losses.critic_loss(fwd_out[Q_PRED], target_B, kind=config.critic_loss)
         metrics = {"critic/loss": critic, "critic/q_mean": fwd_out[Q_PRED].mean(), "critic/target_mean": target_B.mean()}
