@@ -195,7 +195,7 @@ def test_one_update_has_no_host_sync(num_particles, mode):
     """One whole update (forward, losses, backward, clip, the fused Adam steps with their non-finite skip, Polyak,
     metrics) under a dispatch mode that fails on ``_local_scalar_dense`` (``.item()``, ``bool()`` of a tensor),
     ``nonzero`` / ``is_nonzero`` / ``masked_select`` (boolean-mask gathers) and boolean indexing. On a CUDA device
-    these would be host syncs and break graph capture (GPU_SPEED.md B2). The probe is shown to fire on a gather."""
+    these would be host syncs and break graph capture (docs/design.md §10). The probe is shown to fire on a gather."""
     update = _pure_update(num_particles, particle_mode=mode)
     batch = _batch(0)
     update.step(batch)  # the first step creates Adam's state

@@ -138,7 +138,7 @@ class RSSM(nn.Module):
         """The posterior filter over a sequence, (B, T, ...) states, from the projected embeddings (``post_embed_in``).
 
         The same recurrence as a loop of ``obs_step`` (tests/test_world_model.py), with what does not depend on it
-        computed once for the whole sequence (GPU_SPEED.md, step 1): the keep-masks of ``is_first``, the action part
+        computed once for the whole sequence (docs/design.md §10): the keep-masks of ``is_first``, the action part
         of the GRU input (``img_in``'s weight split into its stoch and action columns: the same parameters), and the
         noise; the prior head is left out (``observe`` applies it after the loop; the particles never need it).
         """

@@ -33,7 +33,7 @@ VALID_NEXT = "valid_next_B"  # optional bool mask, broadcast from the right: whi
 def masked_mean(x: torch.Tensor, mask_B: torch.Tensor | None = None) -> torch.Tensor:
     """Mean of ``x`` over the entries where ``mask_B`` (broadcast from the right over x's leading dims) is True; the
     plain mean without a mask; 0 if nothing is valid. ``torch.where``, not a product, so a NaN or inf outside the mask
-    cannot leak in (0 * NaN = NaN), nor into the gradient; and no data-dependent shape or host sync (GPU_SPEED.md B2)."""
+    cannot leak in (0 * NaN = NaN), nor into the gradient; and no data-dependent shape or host sync (docs/design.md §10)."""
     if mask_B is None:
         return x.mean()
     mask = mask_B.expand_as(x)

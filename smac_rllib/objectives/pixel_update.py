@@ -142,7 +142,7 @@ def forward_train(batch: dict, *, world_model: WorldModel, actor: TanhGaussianHe
     # the world model and the particle re-filter under autocast (reference smac.py:104, 213); no cast cache across streams
     with autocast(device, resolve_autocast(settings.autocast, device), cache=side is None):
         image_and_embed = world_model.embed(batch["obs"])
-        if side is not None:  # GPU_SPEED.md step 3: the K*B re-filter needs only the detached embeddings, so it runs
+        if side is not None:  # docs/design.md §10: the K*B re-filter needs only the detached embeddings, so it runs
             # beside the world model's own observe loop and decoder (two chains of ~T launches each; inside a CUDA
             # graph the fork / join is captured as two parallel branches)
             side.wait_stream(torch.cuda.current_stream(device))

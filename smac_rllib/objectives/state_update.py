@@ -1,5 +1,5 @@
 """One SMAC update from states (Alg. 1's inner loop): the function the RLlib learner runs (``SMACTorchLearner``,
-eager or captured, docs/design.md §3).
+eager or captured, docs/design.md §9).
 
     forward  the module's ``_forward_train``: K+1 latents s ~ q(s|x), a ~ pi(.|s0), their log-weights, Q(x, a_replay),
              min_i Q_i(x, a) with the critics frozen, and (no gradient) a', the log-weights at x' and Qbar(x', a')

@@ -1,4 +1,4 @@
-"""The tail every update shares (docs/design.md §3): one backward of the summed losses, the gradients averaged over
+"""The tail every update shares (docs/design.md §9): one backward of the summed losses, the gradients averaged over
 the learners, one non-finite flag, a global-norm clip per optimizer, the optimizer steps (skipped on the device when
 the flag is set) and Polyak averaging of the target networks. Pure torch, no ray, no host sync (fp32/bf16, fused Adam).
 

@@ -1,6 +1,6 @@
 """Class names that older checkpoints pickled and the code no longer defines.
 
-Until the update became one function (docs/design.md §3), ``fast_update: false`` picked ``<Name>RLlibPath`` twins of
+Until the update became one function (docs/design.md §9), ``fast_update: false`` picked ``<Name>RLlibPath`` twins of
 the learners and RLModules; a checkpoint names classes by module path and name. ``__getattr__ = retired_twins(globals())``
 at the end of a module makes ``<module>.<Name>RLlibPath`` the class ``<Name>`` of the same module, so they restore.
 """

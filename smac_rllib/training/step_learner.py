@@ -1,4 +1,4 @@
-"""The RLlib learner as a thin shell around one update function (docs/design.md §3).
+"""The RLlib learner as a thin shell around one update function (docs/design.md §9).
 
 A learner with ``StepLearnerMixin`` owns the module and its optimizers (RLlib's ``get_state`` / ``set_state``,
 checkpoints, learning-rate schedules, metrics) and, per update and module, calls one function: the algorithm's

@@ -39,8 +39,8 @@ _FIELDS = {  # name: (default, reference-code name / meaning) -- one home per hy
                                        "num_steps_sampled_before_learning_starts agent steps (pytorch_sac seed steps; "
                                        "reference start_steps)"),
     "max_consecutive_nonfinite_updates": (100, "stop the run after this many skipped non-finite updates in a row"),
-    "torch_num_threads": (1, "torch threads per CPU learner / env runner process (docs/design.md §3); 0 = torch default"),
-    "fast_update": (True, "retired: every run takes the one update (docs/design.md §3); kept so that older "
+    "torch_num_threads": (1, "torch threads per CPU learner / env runner process (docs/design.md §9); 0 = torch default"),
+    "fast_update": (True, "retired: every run takes the one update (docs/design.md §9); kept so that older "
                           "checkpoints' configs restore, false is refused"),
     # --- pixels (Alg. 2); used when env_config has from_pixels=True ---
     "world_model_preset": ("paper", "RSSM sizes: 'paper' (deter 200, stoch 30, depth 32) | 'small' | 'tiny'"),
@@ -125,7 +125,7 @@ class SMACConfig(FieldTableConfig, SACConfig):
         self.train_batch_size_per_learner = 256
         self.num_steps_sampled_before_learning_starts = 5000  # agent steps: pytorch_sac's 5000 | reference's 10000 frames
         self.replay_buffer_config = {"type": "EpisodeReplayBuffer", "capacity": 1_000_000}
-        self.store_buffer_in_checkpoints = True  # RLlib 2.60 would drop the buffer on restore (docs/design.md §3)
+        self.store_buffer_in_checkpoints = True  # RLlib 2.60 would drop the buffer on restore (docs/design.md §9)
         self.rollout_fragment_length = 10
         self.min_sample_timesteps_per_iteration = 1000  # >= one DMC episode per iteration
         self.min_time_s_per_iteration = 0
@@ -224,7 +224,7 @@ class SMACConfig(FieldTableConfig, SACConfig):
         errors = []
         if self.fast_update is not True:
             errors.append(f"fast_update={self.fast_update!r}: the switch was retired, every run takes the one update "
-                          "(docs/design.md §3); remove fast_update")
+                          "(docs/design.md §9); remove fast_update")
         if self.estimator not in estimators.ESTIMATORS:
             errors.append(f"estimator={self.estimator!r} is unknown; use one of {sorted(estimators.ESTIMATORS)}")
         K = self.resolved_num_particles

@@ -1,4 +1,4 @@
-"""SMAC's TorchLearners: shells around one update function each (docs/design.md §3).
+"""SMAC's TorchLearners: shells around one update function each (docs/design.md §9).
 
 - ``SMACTorchLearner`` (states, Alg. 1) runs ``objectives/state_update.py: StateUpdate.step``;
 - ``SMACPixelTorchLearner`` (pixels, Alg. 2) runs ``objectives/pixel_update.py: PixelUpdate.step``, eagerly or captured

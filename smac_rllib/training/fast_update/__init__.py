@@ -1,6 +1,6 @@
 """How the learners run fast, none of it math: the metrics logger, device-side metrics, the cached train mode, and
 ``learner_capture`` (the one update captured in a CUDA graph). The update itself is one function per algorithm
-(``objectives/``), run by the learner shell (``training/step_learner.py``; docs/design.md §3).
+(``objectives/``), run by the learner shell (``training/step_learner.py``; docs/design.md §9).
 
 ================================  ==========================================================================
 ``metrics_logger.py``             ``LeanMetricsLogger``: RLlib's logger, a short path for keys already logged

@@ -1,4 +1,4 @@
-"""The whole pixel update captured in one CUDA graph (GPU_SPEED.md step 2), and the ``learner_capture`` switch.
+"""The whole pixel update captured in one CUDA graph (docs/design.md §10), and the ``learner_capture`` switch.
 
 Pure torch, no ray. ``GraphedUpdate`` wraps an *unchanged* update function -- ``PixelUpdate.step`` -- the way LeanRL
 and TD-MPC2 wrap theirs: the eager step stays the reference (CI covers its math on the CPU), the graph replays the same
@@ -68,7 +68,7 @@ def resolve_capture(mode: str, device: torch.device, *, autocast: str | None = N
 
 
 def compile_rssm_step(rssm, *, dynamic: bool = False):
-    """Inductor-compile the RSSM's posterior step alone (GPU_SPEED.md step 4: regional compile, ``dynamic=False``, mode
+    """Inductor-compile the RSSM's posterior step alone (docs/design.md §10: regional compile, ``dynamic=False``, mode
     ``default`` -- the graph is ours, not ``reduce-overhead``'s). The unrolled loop is left to Python: T calls of one
     compiled step, two shapes (B rows with gradients, K*B without)."""
     if not getattr(rssm, "_posterior_step_compiled", False):  # once per module, however often a graph is rebuilt

@@ -45,8 +45,8 @@ _FIELDS = {
     "random_actions_before_learning": (True, "uniform random actions for the first num_steps_sampled_before_learning_"
                                              "starts agent steps (train_eval: RandomTFPolicy, initial_collect_steps)"),
     "max_consecutive_nonfinite_updates": (100, "stop the run after this many skipped non-finite updates in a row"),
-    "torch_num_threads": (1, "torch threads per CPU learner / env runner process (docs/design.md §3); 0 = torch default"),
-    "fast_update": (True, "retired: every run takes the one update (docs/design.md §3); kept so that older "
+    "torch_num_threads": (1, "torch threads per CPU learner / env runner process (docs/design.md §9); 0 = torch default"),
+    "fast_update": (True, "retired: every run takes the one update (docs/design.md §9); kept so that older "
                           "checkpoints' configs restore, false is refused"),
 } | ASYNC_FIELDS
 _MODULE_FIELDS = ("sequence_length", "latent1_size", "latent2_size", "base_depth", "decoder_std", "model_batch_size",
@@ -78,7 +78,7 @@ class SLACConfig(FieldTableConfig, SACConfig):
         self.gamma = 0.99
         self.num_steps_sampled_before_learning_starts = 10_000  # train_eval.initial_collect_steps (agent steps)
         self.replay_buffer_config = {"type": "EpisodeReplayBuffer", "capacity": 100_000}  # replay_buffer_capacity
-        self.store_buffer_in_checkpoints = True  # RLlib 2.60 would drop the buffer on restore (docs/design.md §3)
+        self.store_buffer_in_checkpoints = True  # RLlib 2.60 would drop the buffer on restore (docs/design.md §9)
         self.rollout_fragment_length = 10
         self.min_sample_timesteps_per_iteration = 1000  # >= one DMC episode per iteration at action repeat >= 1
         self.min_time_s_per_iteration = 0
@@ -123,7 +123,7 @@ class SLACConfig(FieldTableConfig, SACConfig):
         errors = []
         if self.fast_update is not True:
             errors.append(f"fast_update={self.fast_update!r}: the switch was retired, every run takes the one update "
-                          "(docs/design.md §3); remove fast_update")
+                          "(docs/design.md §9); remove fast_update")
         if not self.is_pixels:
             errors.append("SLAC learns from pixels: set env_config from_pixels: true (image_size: 64, the original's)")
         size = (self.env_config or {}).get("image_size", 64) if isinstance(self.env_config, dict) else 64
