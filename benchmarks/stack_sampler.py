@@ -75,8 +75,10 @@ def start_stack_sampler(out_dir: str, interval_s: float = 0.005, every_s: float 
         return out
 
     def write() -> None:
-        lines = [f"# gc: {gc_stats.summary()}; wall {time.perf_counter() - gc_stats.since:.1f} s since the sampler started"
-                 + (f"; sampler errors: {errors[0]} (last: {errors[1]})" if errors[0] else "")]
+        lines = [
+            f"# gc: {gc_stats.summary()}; wall {time.perf_counter() - gc_stats.since:.1f} s since the sampler started"
+            + (f"; sampler errors: {errors[0]} (last: {errors[1]})" if errors[0] else "")
+        ]
         for name, counter in sorted(counts.items()):
             total = sum(counter.values())
             cpu = cpu_share(name) if not name.endswith(", innermost smac_rllib line") else ""
@@ -177,8 +179,11 @@ def op_probe(device, calls: int = 200, python_loops: int = 200_000) -> dict[str,
     for i in range(python_loops):
         total += i & 7
     python_s = time.perf_counter() - start
-    return {"linear_us": wall_s / calls * 1e6, "linear_cpu_us": cpu_s / calls * 1e6,
-            "python_ns": python_s / python_loops * 1e9}
+    return {
+        "linear_us": wall_s / calls * 1e6,
+        "linear_cpu_us": cpu_s / calls * 1e6,
+        "python_ns": python_s / python_loops * 1e9,
+    }
 
 
 def op_probe_every() -> int:
@@ -218,13 +223,16 @@ def dispatch_facts() -> str:
     import torch
 
     facts = {
-        "profile_hook": sys.getprofile(), "trace_hook": sys.gettrace(),
+        "profile_hook": sys.getprofile(),
+        "trace_hook": sys.gettrace(),
         "torch_function_modes": torch._C._len_torch_function_stack(),
-        "anomaly": torch.is_anomaly_enabled(), "deterministic": torch.are_deterministic_algorithms_enabled(),
+        "anomaly": torch.is_anomaly_enabled(),
+        "deterministic": torch.are_deterministic_algorithms_enabled(),
         "autograd_profiler": torch.autograd.profiler._is_profiler_enabled,
         "default_device": torch.get_default_device() if hasattr(torch, "get_default_device") else "?",
         "default_dtype": torch.get_default_dtype(),
-        "cudnn_deterministic": torch.backends.cudnn.deterministic, "cudnn_benchmark": torch.backends.cudnn.benchmark,
+        "cudnn_deterministic": torch.backends.cudnn.deterministic,
+        "cudnn_benchmark": torch.backends.cudnn.benchmark,
         "CUBLAS_WORKSPACE_CONFIG": os.environ.get("CUBLAS_WORKSPACE_CONFIG", "(unset)"),
     }
     return " ".join(f"{k}={v}" for k, v in facts.items())

@@ -28,8 +28,10 @@ class _Interrupt:
 
 
 INTERRUPT = _Interrupt()
-CTRL_C_MESSAGE = ("\nrllib: Ctrl-C: checkpointing every running trial at the end of its current iteration, then "
-                  "stopping (press Ctrl-C again to stop at once, without those checkpoints)\n")
+CTRL_C_MESSAGE = (
+    "\nrllib: Ctrl-C: checkpointing every running trial at the end of its current iteration, then "
+    "stopping (press Ctrl-C again to stop at once, without those checkpoints)\n"
+)
 
 
 class catch_ctrl_c:  # noqa: N801 - a context manager, used as ``with catch_ctrl_c():``
@@ -92,7 +94,10 @@ class CheckpointOnInterrupt(tune.Callback):
 
         if INTERRUPT.waiting is None:
             INTERRUPT.waiting = {t.trial_id for t in trials if t.status == Trial.RUNNING}
-        if any(t.trial_id in INTERRUPT.waiting and t.trial_id not in INTERRUPT.saved and t.status == Trial.RUNNING for t in trials):
+        if any(
+            t.trial_id in INTERRUPT.waiting and t.trial_id not in INTERRUPT.saved and t.status == Trial.RUNNING
+            for t in trials
+        ):
             return
         INTERRUPT.unfinished = {t.path for t in trials if t.status not in (Trial.TERMINATED, Trial.ERROR)}
         _end_tune_loop()
@@ -115,7 +120,12 @@ class _TuneInterruptFilter(logging.Filter):
     its "Failed to fetch metrics" for trials that had not started: our summary says that, with the ``rllib``
     command."""
 
-    LINES = ("Stop signal received", "Experiment has been interrupted", "Trials did not complete", "Failed to fetch metrics")
+    LINES = (
+        "Stop signal received",
+        "Experiment has been interrupted",
+        "Trials did not complete",
+        "Failed to fetch metrics",
+    )
 
     def filter(self, record: logging.LogRecord) -> bool:
         return not str(record.msg).startswith(self.LINES)

@@ -70,8 +70,10 @@ def fit_experiments(specs: list[ExperimentSpec], *, strict: bool, gpus: float) -
                 spec.source,
             )
         if not warned:
-            warn(f"no usable GPU here ({gpus:g} available) but {spec.source} asks for {asked}: running the learner on CPU "
-                 "(slower; --strict-resources fails instead)")
+            warn(
+                f"no usable GPU here ({gpus:g} available) but {spec.source} asks for {asked}: running the learner on CPU "
+                "(slower; --strict-resources fails instead)"
+            )
             warned = True
         cpu_fallback(spec)
 
@@ -89,7 +91,8 @@ def check_local_cpus(specs: list[ExperimentSpec]) -> None:
             raise UserError(
                 f"a trial of {spec.name!r} needs {need} CPUs (env runners + learners + driver) but this machine has "
                 f"{have}; a local Ray runs at most {OVERSUBSCRIBE_LIMIT}x oversubscribed: lower num_env_runners (e.g. to "
-                f"{max(0, have - 1)}) or run on a Ray cluster (--address)", spec.source
+                f"{max(0, have - 1)}) or run on a Ray cluster (--address)",
+                spec.source,
             )
 
 
@@ -105,8 +108,10 @@ def local_cpus_needed(specs: list[ExperimentSpec], *, strict: bool) -> int:
                 f"a trial of {name!r} needs {need} CPUs (env runners + learners + driver) but this machine has {have}; "
                 "lower num_env_runners / num_cpus_per_env_runner, or drop --strict-resources to run oversubscribed"
             )
-        warn(f"a trial of {name!r} needs {need} CPUs but this machine has {have}: starting Ray with {need} logical CPUs "
-             "(runs oversubscribed, slower; lower num_env_runners to avoid it)")
+        warn(
+            f"a trial of {name!r} needs {need} CPUs but this machine has {have}: starting Ray with {need} logical CPUs "
+            "(runs oversubscribed, slower; lower num_env_runners to avoid it)"
+        )
     return max(have, need)
 
 
@@ -114,7 +119,7 @@ def check_cluster_cpus(specs: list[ExperimentSpec], cluster_cpus: float, *, stri
     for spec in specs:
         need = trial_request(spec)["CPU"]
         if need > cluster_cpus:
-            message = (f"a trial of {spec.name!r} needs {need:g} CPUs but the Ray cluster has {cluster_cpus:g} now")
+            message = f"a trial of {spec.name!r} needs {need:g} CPUs but the Ray cluster has {cluster_cpus:g} now"
             if strict:
                 raise UserError(message + "; lower num_env_runners or add nodes")
             warn(message + ": it waits until an autoscaler adds nodes")
@@ -137,8 +142,10 @@ def local_custom_resources(specs: list[ExperimentSpec]) -> dict[str, float]:
     """Grant the custom (placement) resources on this machine, so a cluster example never waits in PENDING."""
     need = custom_resources(specs)
     if need:
-        warn(f"the experiment places actors by custom resources {sorted(need)} (cluster nodes); "
-             "a local run grants them on this machine")
+        warn(
+            f"the experiment places actors by custom resources {sorted(need)} (cluster nodes); "
+            "a local run grants them on this machine"
+        )
     return {key: float(math.ceil(value)) for key, value in need.items()}
 
 
@@ -186,5 +193,7 @@ def warn_impractical(specs: list[ExperimentSpec]) -> None:
             from smac_rllib.algorithms import config_questions
 
             source, smaller = config_questions.cost_hint(spec.configs[0])
-            warn(f"{spec.name!r} runs paper-size pixel updates on a CPU learner: about {max(hours):.0f} h per 10k frames "
-                 f"on a 2-core CPU ({source}); use a GPU learner (num_gpus_per_learner: 1) or {smaller} here")
+            warn(
+                f"{spec.name!r} runs paper-size pixel updates on a CPU learner: about {max(hours):.0f} h per 10k frames "
+                f"on a 2-core CPU ({source}); use a GPU learner (num_gpus_per_learner: 1) or {smaller} here"
+            )

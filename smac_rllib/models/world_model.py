@@ -106,7 +106,9 @@ class WorldModel(nn.Module):
         """
         image_B_T_H_W_C, embed_B_T_E = image_and_embed if image_and_embed is not None else self.embed(obs_B_T_H_W_C)
         device = image_B_T_H_W_C.device
-        post, prior = self.rssm.observe(embed_B_T_E, prev_action_B_T_A.to(device), is_first_B_T.to(device), noise_B_T_S=noise_B_T_S)
+        post, prior = self.rssm.observe(
+            embed_B_T_E, prev_action_B_T_A.to(device), is_first_B_T.to(device), noise_B_T_S=noise_B_T_S
+        )
         feat_B_T_F = self.rssm.get_feat(post)
 
         image_ll_B_T = elbo.gaussian_image_log_lik(self.decoder(feat_B_T_F), image_B_T_H_W_C)

@@ -48,8 +48,12 @@ class SMACTorchLearner(AsyncLearnerMixin, StepLearnerMixin, SACTorchLearner):
 
     def make_update(self, module_id) -> StateUpdate:
         config = self.config.get_config_for_module(module_id)
-        return StateUpdate.from_config(self._module[module_id].unwrapped(), config, optimizers=self.module_optimizers(module_id),
-                                       target_entropy=self.target_entropy_value(module_id))
+        return StateUpdate.from_config(
+            self._module[module_id].unwrapped(),
+            config,
+            optimizers=self.module_optimizers(module_id),
+            target_entropy=self.target_entropy_value(module_id),
+        )
 
 
 class SMACPixelTorchLearner(SMACTorchLearner):
@@ -73,8 +77,10 @@ class SMACPixelTorchLearner(SMACTorchLearner):
     def make_update(self, module_id) -> PixelUpdate:
         config = self.config.get_config_for_module(module_id)
         return PixelUpdate.sharing(
-            self._module[module_id].unwrapped(), self.module_optimizers(module_id),
-            objective=losses.ObjectiveSettings.from_config(config), target_entropy=self.target_entropy_value(module_id),
+            self._module[module_id].unwrapped(),
+            self.module_optimizers(module_id),
+            objective=losses.ObjectiveSettings.from_config(config),
+            target_entropy=self.target_entropy_value(module_id),
             optim=OptimSettings.from_config(config),
         )
 

@@ -56,14 +56,20 @@ def resolve_capture(mode: str, device: torch.device, *, autocast: str | None = N
     if mode == "off":
         return mode
     if device.type != "cuda":
-        raise CaptureUnavailable(f"learner_capture={mode!r} needs a CUDA learner (this one is on {device.type}); "
-                                 "use 'auto' or 'off' (eager) on the CPU")
+        raise CaptureUnavailable(
+            f"learner_capture={mode!r} needs a CUDA learner (this one is on {device.type}); "
+            "use 'auto' or 'off' (eager) on the CPU"
+        )
     if autocast == "fp16":
-        raise CaptureUnavailable(f"learner_capture={mode!r} does not capture fp16's GradScaler; use autocast 'bf16' or "
-                                 "'auto', or learner_capture 'off'")
+        raise CaptureUnavailable(
+            f"learner_capture={mode!r} does not capture fp16's GradScaler; use autocast 'bf16' or "
+            "'auto', or learner_capture 'off'"
+        )
     if num_learners > 1:
-        raise CaptureUnavailable(f"learner_capture={mode!r} runs one learner (DDP all-reduces outside the graph); set "
-                                 "num_learners <= 1 or learner_capture 'off'")
+        raise CaptureUnavailable(
+            f"learner_capture={mode!r} runs one learner (DDP all-reduces outside the graph); set "
+            "num_learners <= 1 or learner_capture 'off'"
+        )
     return mode
 
 
@@ -84,9 +90,17 @@ class GraphedUpdate:
     are saved before the warm-up and copied back after the capture. ``step`` returns the metrics as views into this
     update's own copy of the metric vector (floats stay floats)."""
 
-    def __init__(self, step_fn: Callable[[dict], dict], example_batch: dict[str, torch.Tensor], *,
-                 optimizers: list[torch.optim.Optimizer], state_tensors: Callable[[], list[torch.Tensor]], warmup: int = 3,
-                 use_graph: bool = True, capture_guard=None):
+    def __init__(
+        self,
+        step_fn: Callable[[dict], dict],
+        example_batch: dict[str, torch.Tensor],
+        *,
+        optimizers: list[torch.optim.Optimizer],
+        state_tensors: Callable[[], list[torch.Tensor]],
+        warmup: int = 3,
+        use_graph: bool = True,
+        capture_guard=None,
+    ):
         self.step_fn, self.optimizers, self.state_tensors, self.warmup = step_fn, optimizers, state_tensors, warmup
         self.use_graph = use_graph  # False: the same static buffers and metric vector, the step run eagerly (CPU tests)
         self.capture_guard = capture_guard or contextlib.nullcontext()  # a lock other threads' pinned copies take
@@ -96,8 +110,10 @@ class GraphedUpdate:
 
     def fits(self, batch: dict[str, torch.Tensor]) -> bool:
         """The batch has the captured shapes, dtypes and device (a graph replays fixed shapes only)."""
-        return all(k in batch and batch[k].shape == v.shape and batch[k].dtype == v.dtype and batch[k].device == v.device
-                   for k, v in self.static_batch.items())
+        return all(
+            k in batch and batch[k].shape == v.shape and batch[k].dtype == v.dtype and batch[k].device == v.device
+            for k, v in self.static_batch.items()
+        )
 
     def invalidate(self) -> None:
         """Forget the graph (see the module doc for when); the next ``step`` captures again."""
@@ -108,7 +124,9 @@ class GraphedUpdate:
             for group in optimizer.param_groups:
                 group["capturable"] = True
         saved = [t.detach().clone() for t in self.state_tensors()]  # the warm-up's updates are undone after capture
-        saved_moments = [{p: {k: v.clone() for k, v in st.items()} for p, st in o.state.items()} for o in self.optimizers]
+        saved_moments = [
+            {p: {k: v.clone() for k, v in st.items()} for p, st in o.state.items()} for o in self.optimizers
+        ]
         try:
             with autocast_cache_off():  # warm-up and capture run the same code (no cast cache in either)
                 side = torch.cuda.Stream()
@@ -118,19 +136,23 @@ class GraphedUpdate:
                         self.step_fn(self.static_batch)
                 torch.cuda.current_stream().wait_stream(side)
                 for optimizer in self.optimizers:
-                    optimizer.zero_grad(set_to_none=True)  # backward inside the graph allocates the gradients in its pool
+                    optimizer.zero_grad(
+                        set_to_none=True
+                    )  # backward inside the graph allocates the gradients in its pool
                 graph = torch.cuda.CUDAGraph()
                 with torch.cuda.graph(graph, capture_error_mode="thread_local"):
                     self.static_metrics = self._metric_vector(self.step_fn(self.static_batch))
         finally:  # captured or not: weights, target critics, Adam's moments and step counters as before the warm-up
             with torch.no_grad():
-                for tensor, value in zip(self.state_tensors(), saved):
+                for tensor, value in zip(self.state_tensors(), saved, strict=True):
                     tensor.copy_(value)
-                for optimizer, before in zip(self.optimizers, saved_moments):
+                for optimizer, before in zip(self.optimizers, saved_moments, strict=True):
                     for param, state in optimizer.state.items():
                         for key, tensor in state.items():
                             if torch.is_tensor(tensor):
-                                tensor.copy_(before[param][key]) if param in before else tensor.zero_()  # fresh Adam: zeros
+                                tensor.copy_(
+                                    before[param][key]
+                                ) if param in before else tensor.zero_()  # fresh Adam: zeros
         self.graph = graph
         self.captures += 1
 
@@ -145,10 +167,10 @@ class GraphedUpdate:
             static.copy_(batch[name], non_blocking=True)
         if not self.use_graph:
             vector = self._metric_vector(self.step_fn(self.static_batch))
-            return dict(zip(self.names, vector.unbind())) | self.constants
+            return dict(zip(self.names, vector.unbind(), strict=True)) | self.constants
         if self.graph is None:
             with self.capture_guard:
                 self._capture()
         self.graph.replay()
         vector = self.static_metrics.clone()  # out of the graph's output before the next replay overwrites it
-        return dict(zip(self.names, vector.unbind())) | self.constants
+        return dict(zip(self.names, vector.unbind(), strict=True)) | self.constants

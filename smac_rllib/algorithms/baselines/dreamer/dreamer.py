@@ -41,7 +41,9 @@ class DreamerConfig(SMACConfig):
         set_defaults(self, _FIELDS)
         self.actor_lr = 8e-5  # reference Config.actor_lr (Dreamer's), not SMAC's 3e-4
         self.num_particles = 0
-        self.learner_capture = "off"  # the captured update is pixel SMAC's (smac_rllib/training/fast_update/captured_update.py)
+        self.learner_capture = (
+            "off"  # the captured update is pixel SMAC's (smac_rllib/training/fast_update/captured_update.py)
+        )
 
     def smac_errors(self) -> list[str]:
         errors = [e for e in super().smac_errors() if not e.startswith("learner_capture")]
@@ -72,7 +74,10 @@ class DreamerConfig(SMACConfig):
     @property
     def _model_config_auto_includes(self) -> dict[str, Any]:
         return super()._model_config_auto_includes | {
-            "imagine_horizon": self.imagine_horizon, "return_lambda": self.return_lambda, "gamma": self.gamma}
+            "imagine_horizon": self.imagine_horizon,
+            "return_lambda": self.return_lambda,
+            "gamma": self.gamma,
+        }
 
 
 class Dreamer(SMAC):

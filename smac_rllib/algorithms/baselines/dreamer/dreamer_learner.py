@@ -33,8 +33,12 @@ class DreamerTorchLearner(SMACPixelTorchLearner):
     def make_update(self, module_id) -> ModuleUpdate:
         clip = OptimSettings.from_config(self.config.get_config_for_module(module_id)).grad_clip
         optimizers = self.module_optimizers(module_id)
-        return ModuleUpdate(self._module[module_id].unwrapped(), optimizers, dreamer_losses,
-                            clip={name: clip for name in optimizers} if clip else None)
+        return ModuleUpdate(
+            self._module[module_id].unwrapped(),
+            optimizers,
+            dreamer_losses,
+            clip={name: clip for name in optimizers} if clip else None,
+        )
 
 
 __getattr__ = retired_twins(globals())  # checkpoints written with fast_update: false name "...RLlibPath" classes

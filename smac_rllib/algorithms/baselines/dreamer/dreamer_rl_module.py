@@ -34,9 +34,14 @@ class DreamerPixelTorchRLModule(SMACPixelTorchRLModule):
     def _forward_train(self, batch: dict[str, Any], **kwargs) -> dict[str, Any]:
         cfg = self.model_config
         return imagination.dreamer_forward_train(
-            batch, world_model=self.world_model, actor=self.actor, value=self.value,
-            horizon=int(cfg["imagine_horizon"]), discount=float(cfg["gamma"]),
-            lam=float(cfg["return_lambda"]), autocast_setting=self.settings.autocast,
+            batch,
+            world_model=self.world_model,
+            actor=self.actor,
+            value=self.value,
+            horizon=int(cfg["imagine_horizon"]),
+            discount=float(cfg["gamma"]),
+            lam=float(cfg["return_lambda"]),
+            autocast_setting=self.settings.autocast,
             device=next(self.value.parameters()).device,
         )
 
