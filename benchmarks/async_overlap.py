@@ -133,7 +133,6 @@ def main() -> None:
     import ray
     import torch
 
-
     torch.set_num_threads(1)
     smac_rllib.register()
     ray.init(num_cpus=3, include_dashboard=False, log_to_driver=False, configure_logging=False)
@@ -160,7 +159,8 @@ def markdown(rows: list[dict], args) -> str:
         f"`.venv/bin/python benchmarks/async_overlap.py{' --only ' + ' --only '.join(args.only) if args.only else ''} "
         f"--repeats {args.repeats}`.",
         "",
-        "| config | mode | env steps | updates | wall s | env steps/s | learner utilization | speed-up (sync wall / async wall) |",
+        "| config | mode | env steps | updates | wall s | env steps/s | learner utilization | speed-up (sync wall / "
+        "async wall) |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for name in dict.fromkeys(r["config"] for r in rows):

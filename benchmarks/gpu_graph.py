@@ -1,4 +1,5 @@
-"""The captured pixel update on the device (docs/design.md §10): eager vs one CUDA graph (vs graph + a compiled RSSM step).
+"""The captured pixel update on the device (docs/design.md §10): eager vs one CUDA graph
+(vs graph + a compiled RSSM step).
 
     python3 benchmarks/gpu_graph.py --out $OUT/graph                       # device call 1: equality, syncs, timings
     python3 benchmarks/gpu_graph.py --modes graph+compile --skip-checks --out $OUT/compile   # call 2: the compile row
@@ -10,10 +11,10 @@ learner's update, tested equal on the CPU); ``graph`` = the same function captur
 
 1. **checks** (CUDA, once, fp32/TF32, K = ``--num-particles`` history): (a) ``torch.cuda.set_sync_debug_mode("warn")``
    over one eager update -- the number of host syncs (0 expected); (b) eager vs graph over 3 updates on identical
-   pre-drawn noise (the graph's noise buffers are static inputs here): the largest relative difference of the parameters,
-   Adam moments and step counts, target critics and metrics; (c) replays advance (the weights move every replay);
-   (d) a NaN reward inside the graph: weights and moments unchanged, ``nonfinite_update`` 1; (e) re-capture after a
-   restore (optimizer ``load_state_dict``): the next update equals eager's from the same state.
+   pre-drawn noise (the graph's noise buffers are static inputs here): the largest relative difference of the
+   parameters, Adam moments and step counts, target critics and metrics; (c) replays advance (the weights move every
+   replay); (d) a NaN reward inside the graph: weights and moments unchanged, ``nonfinite_update`` 1; (e) re-capture
+   after a restore (optimizer ``load_state_dict``): the next update equals eager's from the same state.
 2. **timings**: per size x variant (Latent-SAC K=0, SMAC K history, SMAC K step) x precision (fp32 = TF32 matmuls,
    bf16 autocast) x mode (eager, graph[, graph+compile]): ``--warmup`` then ``--iters`` updates timed by CUDA events
    (perf_counter on the CPU); kernel launches and GPU time of one update from ``torch.profiler``; the capture time.
@@ -81,7 +82,8 @@ def fake_batch(B: int, T: int, device, seed: int = 0) -> dict:
 
 
 def graphed(update: PixelUpdate, batch: dict, *, noise: UpdateNoise | None = None) -> GraphedUpdate:
-    """``update.step`` in a ``GraphedUpdate``; with ``noise``, its buffers are static inputs (refilled by the caller)."""
+    """``update.step`` in a ``GraphedUpdate``; with ``noise``, its buffers are static inputs (refilled by the
+    caller)."""
     step_fn = update.step if noise is None else (lambda b: update.step(b, noise))
     return GraphedUpdate(
         step_fn,
@@ -165,7 +167,8 @@ def run_checks(args, device, out: Path) -> list[str]:
                 _sync(device)
             finally:
                 torch.cuda.set_sync_debug_mode("default")
-        # torch warns "called a synchronizing CUDA operation" per sync; its "debug mode is a prototype" notice is no sync
+        # torch warns "called a synchronizing CUDA operation" per sync;
+        # its "debug mode is a prototype" notice is no sync
         syncs = [str(w.message).splitlines()[0] for w in caught if "called a synchronizing" in str(w.message)]
         lines.append(
             f"- (a) host syncs in one eager update: **{len(syncs)}**" + "".join(f"\n  - {s}" for s in syncs[:10])
@@ -330,7 +333,7 @@ def _card(device) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))  # the first paragraph
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--preset", default="paper")
     p.add_argument("--sizes", default="50x50", help="comma-separated B x T")
@@ -385,7 +388,8 @@ def main(argv: list[str] | None = None) -> None:
                     rows.append(run_row(args, size, variants[v], precision, mode, device))
                     if mode == "graph+compile" and time.perf_counter() - t0 > args.compile_timeout:
                         print(
-                            f"compile row took {time.perf_counter() - t0:.0f} s > --compile-timeout: stopping the compile rows"
+                            f"compile row took {time.perf_counter() - t0:.0f} s > --compile-timeout: stopping the "
+                            "compile rows"
                         )
                         break
                 if mode != "eager" and "history" in args.variants.split(

@@ -3,11 +3,11 @@
     python benchmarks/gpu_learner.py                                   # on the device: cuda, paper preset, every row
     python benchmarks/gpu_learner.py --device cpu --sizes 4x8 --preset tiny --num-particles 4 --iters 1 --warmup 1
 
-Imports torch and our pure modules only (``smac_rllib.objectives.pixel_update``, ``smac_rllib.models``, ``smac_rllib.objectives.losses``):
-the device machine has no ray, dm_control or gymnasium. One update = ``PixelUpdate.step``, the same math as the RLlib
-learner (tested equal in tests/test_gpu_learner_bench.py): world-model ELBO, K+1 belief particles, actor, critic on
-all particles, alpha, one backward, clipping, Adam, Polyak. Frames are uint8 already on the device (the host->device
-copy of one batch from pinned memory is timed separately, ``h2d_ms``).
+Imports torch and our pure modules only (``smac_rllib.objectives.pixel_update``, ``smac_rllib.models``,
+``smac_rllib.objectives.losses``): the device machine has no ray, dm_control or gymnasium. One update =
+``PixelUpdate.step``, the same math as the RLlib learner (tested equal in tests/test_gpu_learner_bench.py): world-model
+ELBO, K+1 belief particles, actor, critic on all particles, alpha, one backward, clipping, Adam, Polyak. Frames are
+uint8 already on the device (the host->device copy of one batch from pinned memory is timed separately, ``h2d_ms``).
 
 Rows: B x T in ``--sizes`` x variant (Latent-SAC K=0, SMAC K "step", SMAC K "history") x precision (fp32, bf16,
 fp16 with a grad scaler) x compile mode (eager; torch.compile of the training forward, "default" and
@@ -181,13 +181,15 @@ def write_markdown(rows: list[dict], args, h2d: dict, path: Path) -> None:
         "Host->device copy of one uint8 batch (pinned, non_blocking): "
         + ", ".join(f"{b}x{t}: {ms:.2f} ms" for (b, t), ms in h2d.items()),
         "",
-        "| B x T | variant | critic on | precision | compile | s / update | ratio to K=0 | learner-bound frames/s | peak GiB | error |",
+        "| B x T | variant | critic on | precision | compile | s / update | ratio to K=0 | learner-bound frames/s | "
+        "peak GiB | error |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
-            f"| {r['B']}x{r['T']} | {r['variant']} | {r['critic_particles']} | {r['precision']} | {r['compile']} | {r['s_per_update']:.4f} "
-            f"| {r['ratio_to_k0']:.3f} | {r['learner_frames_per_s']:.1f} | {r['peak_mem_gib']:.2f} | {r['error']} |"
+            f"| {r['B']}x{r['T']} | {r['variant']} | {r['critic_particles']} | {r['precision']} | {r['compile']} | "
+            f"{r['s_per_update']:.4f} | {r['ratio_to_k0']:.3f} | {r['learner_frames_per_s']:.1f} | "
+            f"{r['peak_mem_gib']:.2f} | {r['error']} |"
         )
     path.write_text("\n".join(lines) + "\n")
 

@@ -1,9 +1,10 @@
 """One self-contained paper-size pixel learning run in a device window (a checkpoint with its replay cannot come back
-from the device): ``tuned_examples/smac_pixels.yaml`` (SMAC K=32, or Latent-SAC with ``--algo LatentSAC``) on one GPU for
-``--minutes``, then its evaluation curve as ``learning.csv`` (algo, seed, frames, eval_return, card, wall_s) and a
+from the device): ``tuned_examples/smac_pixels.yaml`` (SMAC K=32, or Latent-SAC with ``--algo LatentSAC``) on one GPU
+for ``--minutes``, then its evaluation curve as ``learning.csv`` (algo, seed, frames, eval_return, card, wall_s) and a
 summary (frames reached, live frames/s) under ``--out``.
 
-    python3 benchmarks/gpu_learning_window.py --algo SMAC --env dmc/cartpole-swingup --minutes 8 --deadline-s 520 --out $OUT/learn
+    python3 benchmarks/gpu_learning_window.py --algo SMAC --env dmc/cartpole-swingup --minutes 8 --deadline-s 520 \\
+        --out $OUT/learn
 
 The env runners render on the GPU's EGL; evaluation as the YAML says (every 5 iterations = 10k frames, 5 episodes,
 deterministic). Needs Ray and dm_control (the device bundle, benchmarks/results/gpu/bundle_notes.md).

@@ -3,7 +3,8 @@ side with ``PixelUpdate`` (the pure-torch update of the same math, equal in test
 
     python benchmarks/gpu_rllib_learner.py --out $OUT/rllib                  # on the device (needs the Ray bundle)
     python benchmarks/gpu_rllib_learner.py --device cpu --preset tiny --sizes 4x8 --num-particles 4 --iters 2 --warmup 1
-    python benchmarks/gpu_rllib_learner.py --iters 20 --render-procs 0,14 --out $OUT/rllib    # alone, then beside 14 renderers
+    # alone, then beside 14 renderers
+    python benchmarks/gpu_rllib_learner.py --iters 20 --render-procs 0,14 --out $OUT/rllib
 
 Measured on an H100 (benchmarks/results/gpu/README.md): 0.154 s per update bare, 0.30 s through RLlib inside the async
 loop, at 26% GPU utilization; in session 2, 0.18 s bare and 0.195 s through ``Learner.update`` in this script. It
@@ -31,11 +32,11 @@ With ``--render-procs N`` (default 0), N processes beside the learner render che
 does, without Ray (``render_loop``: our ``DMCEnv`` from ``make_env``, 64x64 pixels, action repeat 2, random actions,
 a frame per agent step, MUJOCO_GL=egl unless set). They start before the timed section, every one has rendered a
 frame before it begins, and they are stopped after it; their total frames/s over the timed section (its warm-up rounds
-and the threads block included) is the ``renderer_frames_per_s`` column, and the GL vendor / renderer they report is in the md
-header. On the device EGL is NVIDIA's, so each renderer holds a GL context on the learner's GPU: does GL rendering
-there slow the update's many small kernels? A comma list (``--render-procs 0,14``) runs the whole timed section (the
-interleaved modes and ``rllib async threads``) once per value on the same learner, in one process, side by side;
-``ratio_to_bare`` is to the same block's ``bare``.
+and the threads block included) is the ``renderer_frames_per_s`` column, and the GL vendor / renderer they report is in
+the md header. On the device EGL is NVIDIA's, so each renderer holds a GL context on the learner's GPU: does GL
+rendering there slow the update's many small kernels? A comma list (``--render-procs 0,14``) runs the whole timed
+section (the interleaved modes and ``rllib async threads``) once per value on the same learner, in one process, side by
+side; ``ratio_to_bare`` is to the same block's ``bare``.
 
 With ``--in-ray-task`` all of that runs in a Ray worker process (a local ``ray.init``, one task with ``num_gpus=1``
 on CUDA), as the learner does in a live run (inside the Tune trial's actor): is the update slower in a Ray worker
@@ -527,16 +528,16 @@ def main(argv: list[str] | None = None) -> None:
         "",
         f"Command: `python benchmarks/gpu_rllib_learner.py {' '.join(argv if argv is not None else sys.argv[1:])}`",
         "",
-        f"Device: {name}, torch {torch.__version__}; preset `{args.preset}`, K={args.num_particles} {args.particle_mode}, "
-        f"{args.warmup} warm-up + {args.iters} timed rounds, modes interleaved, medians; synchronous timing; "
-        f"config seed {args.seed}, cuda_deterministic {args.cuda_deterministic}.",
+        f"Device: {name}, torch {torch.__version__}; preset `{args.preset}`, K={args.num_particles} "
+        f"{args.particle_mode}, {args.warmup} warm-up + {args.iters} timed rounds, modes interleaved, medians; "
+        f"synchronous timing; config seed {args.seed}, cuda_deterministic {args.cuda_deterministic}.",
         "",
         f"Learner's process: {'a Ray worker (one task, --in-ray-task)' if args.in_ray_task else 'this script'}; "
         + "; ".join(sorted(facts)),
         "",
         f"`{THREADS_MODE}` is its own block after the interleaved rounds: the learner's stager + update threads "
-        f"(as in a live async run, no env runners); after warm-up ({args.warmup} updates), {args.iters} updates granted "
-        f"at once; wall time / {args.iters} (a mean), synchronized at the end.",
+        f"(as in a live async run, no env runners); after warm-up ({args.warmup} updates), {args.iters} updates "
+        f"granted at once; wall time / {args.iters} (a mean), synchronized at the end.",
         "",
         f"Render procs: {', '.join(map(str, args.render_procs))} (processes rendering {RENDER_ENV} 64x64 beside the "
         "learner during the timed section, as env runners do; `Np`: N processes stepping the same physics with "

@@ -6,10 +6,11 @@ all four modes, and does the tanh-Gaussian (SAC) collapse? A benchmark run by ha
     .venv/bin/python benchmarks/multimodal.py --estimators mlmc nested naive --particles 1 4 16 64   # the ablation
 
 Each (estimator, K, seed) is one ``python -m smac_rllib.experiments.multimodal`` run (the task, both policies, the
-evaluation: docs in that module), written to ``<out>/runs/[<estimator>_]K<k>_seed<s>/multimodal.{json,png}`` (no prefix for mlmc); runs already
-there are read back, not re-run (``--rerun`` to redo them). Writes ``<out>/multimodal.csv`` (one row per run)
-and ``<out>/multimodal.md`` (per estimator and K: modes covered out of 4 and the grid KL to the target, mean and range over seeds).
-The Gaussian's result does not depend on K (the same seed, the same steps); it is listed once per run anyway.
+evaluation: docs in that module), written to ``<out>/runs/[<estimator>_]K<k>_seed<s>/multimodal.{json,png}`` (no prefix
+for mlmc); runs already there are read back, not re-run (``--rerun`` to redo them). Writes ``<out>/multimodal.csv`` (one
+row per run) and ``<out>/multimodal.md`` (per estimator and K: modes covered out of 4 and the grid KL to the target,
+mean and range over seeds). The Gaussian's result does not depend on K (the same seed, the same steps); it is listed
+once per run anyway.
 """
 
 from __future__ import annotations

@@ -52,12 +52,14 @@ else:
     obs = gym.spaces.Box(0, 255, (64, 64, 3), np.uint8)
     act = gym.spaces.Box(-1, 1, (1,), np.float32)
     B, T = 16, 32
-    config = SMACConfig().environment(observation_space=obs, action_space=act, env_config={"from_pixels": True}).training(
+    config = SMACConfig().environment(
+        observation_space=obs, action_space=act, env_config={"from_pixels": True}).training(
         num_particles=k, particle_mode="history", world_model_preset="small", batch_size_B=B, batch_length_T=T,
         async_learning=False)
     is_first = np.zeros((B, T), bool); is_first[:, 0] = True
     data = {"obs": rng.integers(0, 255, (B, T, 64, 64, 3), dtype=np.uint8),
-            "actions": rng.uniform(-1, 1, (B, T, 1)).astype(np.float32), "rewards": rng.uniform(size=(B, T)).astype(np.float32),
+            "actions": rng.uniform(-1, 1, (B, T, 1)).astype(np.float32),
+            "rewards": rng.uniform(size=(B, T)).astype(np.float32),
             "is_first": is_first, "is_terminated": np.zeros((B, T), bool)}
     env_steps = B * T
 spaces = {"__env__": (obs, act), DEFAULT_MODULE_ID: (obs, act)}
@@ -159,6 +161,7 @@ def main() -> None:
     for case_k in args.cases.split(","):
         case, k = case_k.split(":")
         rs = [r for r in rows if r["case"] == case and r["K"] == int(k)]
+
         def med(key, rs=rs):
             return statistics.median(r[key] for r in rs)
 

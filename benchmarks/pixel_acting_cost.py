@@ -108,7 +108,8 @@ def main() -> None:
         "|---|---|---|---|---|",
     ]
     lines += [
-        f"| {r['what']} | {r['render']} | {r['env_runners']} | {r['agent_steps_per_s']} | {round(2 * r['agent_steps_per_s'], 1)} |"
+        f"| {r['what']} | {r['render']} | {r['env_runners']} | {r['agent_steps_per_s']} | "
+        f"{round(2 * r['agent_steps_per_s'], 1)} |"
         for r in rows
     ]
     (args.out / "pixel_acting_cost.md").write_text("\n".join(lines) + "\n")

@@ -125,7 +125,8 @@ def main() -> None:
     lines = [
         "# Pixel learner cost: SMAC K=32 vs Latent-SAC (K=0)",
         "",
-        f"Command: `.venv/bin/python benchmarks/pixel_learner_cost.py --batches {' '.join(args.batches)} --repeats {args.repeats} --preset {args.preset}`",
+        f"Command: `.venv/bin/python benchmarks/pixel_learner_cost.py --batches {' '.join(args.batches)} --repeats "
+        f"{args.repeats} --preset {args.preset}`",
         f"Machine: {machine}. World model preset `{args.preset}`, autocast {args.autocast}. "
         "Variants interleaved round-robin in one process; one warm-up update each, then the mean of the timed ones.",
         "`frames/s` = learner-bound frame rate at the reference training ratio (100 updates per 1000 frames), "
@@ -135,7 +136,8 @@ def main() -> None:
         "|---|---|---|---|---|",
     ]
     lines += [
-        f"| {r['batch']} | {r['variant']} | {r['s_per_update']} | {r['ratio_to_k0']} | {r['frames_per_s_at_reference_ratio']} |"
+        f"| {r['batch']} | {r['variant']} | {r['s_per_update']} | {r['ratio_to_k0']} | "
+        f"{r['frames_per_s_at_reference_ratio']} |"
         for r in rows
     ]
     (args.out / "pixel_learner_cost.md").write_text("\n".join(lines) + "\n")

@@ -90,7 +90,8 @@ def run_one(job) -> list[dict]:
                 )
             )
             print(
-                f"[{variant} seed {seed}] {2 * steps} frames  return {ret:.1f}  eval {eval_ret:.1f}  ({time.time() - t0:.0f}s)",
+                f"[{variant} seed {seed}] {2 * steps} frames  return {ret:.1f}  eval {eval_ret:.1f}  "
+                f"({time.time() - t0:.0f}s)",
                 flush=True,
             )
             if steps >= args.env_steps:
@@ -202,17 +203,18 @@ def main() -> None:
         f"# {args.env} from 64x64 pixels: SMAC K=32 vs Latent-SAC, short CPU run",
         "",
         f"Command: `.venv/bin/python benchmarks/pixel_learning.py --env {args.env} --env-steps {args.env_steps} "
-        f"--seeds {' '.join(map(str, args.seeds))} --preset {args.preset} --batch-B {args.batch_B} --batch-T {args.batch_T} "
-        f"--updates-per-env-step {args.updates_per_env_step} --learning-starts {args.learning_starts} "
+        f"--seeds {' '.join(map(str, args.seeds))} --preset {args.preset} --batch-B {args.batch_B} --batch-T "
+        f"{args.batch_T} --updates-per-env-step {args.updates_per_env_step} --learning-starts {args.learning_starts} "
         f"--eval-every {args.eval_every} --eval-episodes {args.eval_episodes} --out {args.out}`",
         f"Settings: world model `{args.preset}`, fast render, B x T = {args.batch_B} x {args.batch_T}, "
-        f"{args.updates_per_env_step} updates per env step (reference: 0.2 at 50 x 50), learning after {args.learning_starts} env steps "
-        "(uniform random actions before), history particles, the reference defaults otherwise (alpha0 1.0, Dreamer actor head, "
-        "critic on all K+1 particles, conditional TD entropy, MLMC level 0 averaged). Deterministic evaluation "
-        f"(posterior-mean belief, tanh(mean)) of {args.eval_episodes} episodes every {args.eval_every * 1000} frames. "
-        "2-core CPU, each run one process, torch 1 thread.",
+        f"{args.updates_per_env_step} updates per env step (reference: 0.2 at 50 x 50), learning after "
+        f"{args.learning_starts} env steps (uniform random actions before), history particles, the reference defaults "
+        "otherwise (alpha0 1.0, Dreamer actor head, critic on all K+1 particles, conditional TD entropy, MLMC level 0 "
+        f"averaged). Deterministic evaluation (posterior-mean belief, tanh(mean)) of {args.eval_episodes} episodes "
+        f"every {args.eval_every * 1000} frames. 2-core CPU, each run one process, torch 1 thread.",
         "",
-        "| variant | seed | frames | eval returns (every eval) | last train return | best train return | updates | wall time (s) |",
+        "| variant | seed | frames | eval returns (every eval) | last train return | best train return | updates | "
+        "wall time (s) |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for v in VARIANTS:

@@ -142,8 +142,8 @@ def summarize(rows: list[dict], out: Path, task: str, yaml_path: Path, stop: dic
         )
     lines = [
         f"# {task} from 64x64 pixels on a 2-core CPU: SMAC vs Latent-SAC\n",
-        f"Command: `.venv/bin/python benchmarks/pixel_learning_cpu.py --yaml {yaml_path.relative_to(ROOT)} --seeds ...`; "
-        f"settings: `{yaml_path.relative_to(ROOT)}` (its header says what differs from the paper); stop {stop}. "
+        f"Command: `.venv/bin/python benchmarks/pixel_learning_cpu.py --yaml {yaml_path.relative_to(ROOT)} --seeds "
+        f"...`; settings: `{yaml_path.relative_to(ROOT)}` (its header says what differs from the paper); stop {stop}. "
         "Deterministic evaluation (5 episodes). Bar: last evaluation >= 3x the first and > 500.\n",
         "| algo | seed | evaluations | first (frames) | last (frames) | best | last / first | bar | wall (s) |",
         "|---|---|---|---|---|---|---|---|---|",

@@ -200,9 +200,11 @@ def main() -> None:
         "",
         f"Command: `.venv/bin/python benchmarks/scaling.py --runners {' '.join(map(str, args.runners))} "
         f"--state-steps {args.state_steps} --pixel-steps {args.pixel_steps} --num-cpus {args.num_cpus}`",
-        f"Machine: {os.cpu_count()}-core CPU, no GPU, Mesa EGL software rendering (llvmpipe), torch 1 thread per process; "
-        f"env runners on a `ray.cluster_utils.Cluster` rollout node with {args.num_cpus} logical CPUs, 1 CPU per runner.",
-        f"Taken {load_before} (before) / {load_after} (after): absolute rates are lower and noisier than on an idle machine.",
+        f"Machine: {os.cpu_count()}-core CPU, no GPU, Mesa EGL software rendering (llvmpipe), torch 1 thread per "
+        f"process; env runners on a `ray.cluster_utils.Cluster` rollout node with {args.num_cpus} logical CPUs, 1 CPU "
+        "per runner.",
+        f"Taken {load_before} (before) / {load_after} (after): absolute rates are lower and noisier than on an idle "
+        "machine.",
         "",
         "Agent steps are env steps of the policy; pixels use action repeat 2, so frames/s = 2 x agent steps/s.",
         "",
@@ -211,7 +213,8 @@ def main() -> None:
         "1000 / it is what one dedicated core delivers. Cores used = agent steps/s x CPU s per step: how much CPU",
         "the env runners actually got together.",
         "",
-        "| task | env runners | agent steps/s | frames/s | per runner | speed-up vs 1 | CPU ms per agent step | cores used |",
+        "| task | env runners | agent steps/s | frames/s | per runner | speed-up vs 1 | CPU ms per agent step | cores "
+        "used |",
         "|---|---|---|---|---|---|---|---|",
     ]
     lines += [
@@ -222,7 +225,8 @@ def main() -> None:
     lines += [
         "",
         f"Bare render cost per 64x64 frame (one process, no Ray, no policy; wall / CPU ms): default "
-        f"{render[False][0]:.1f} / {render[False][1]:.1f} ms, fast_render {render[True][0]:.1f} / {render[True][1]:.1f} ms.",
+        f"{render[False][0]:.1f} / {render[False][1]:.1f} ms, fast_render {render[True][0]:.1f} / "
+        f"{render[True][1]:.1f} ms.",
         "",
     ]
     for what in dict.fromkeys(r["task"] for r in rows):

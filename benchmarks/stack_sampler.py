@@ -15,8 +15,8 @@ _SAMPLER_STARTED = False
 
 
 def start_stack_sampler(out_dir: str, interval_s: float = 0.005, every_s: float = 20.0) -> None:
-    """A poor man's py-spy for a live run (the device has none; benchmarks/results/gpu/PLAN.md): every ``interval_s`` it records
-    the innermost Python frame of every thread of this process, and every ``every_s`` writes, per thread, the
+    """A poor man's py-spy for a live run (the device has none; benchmarks/results/gpu/PLAN.md): every ``interval_s`` it
+    records the innermost Python frame of every thread of this process, and every ``every_s`` writes, per thread, the
     share of samples at each ``file:line function`` to ``out_dir/stacks-<pid>.txt``. Where the update thread's
     wall time goes (a torch op's Python line, a lock, a wait), beside what the other threads were doing then.
     Each thread's heading also has its CPU time over the sampled wall time (``thread_cpu_seconds``) and, on Linux,
@@ -158,10 +158,11 @@ def thread_state(native_id: int | None) -> str | None:
 
 def op_probe(device, calls: int = 200, python_loops: int = 200_000) -> dict[str, float]:
     """Times a fixed workload in the calling thread, to compare one process's host-side speed with another's
-    (benchmarks/results/gpu/PLAN.md, "Next session (5)"): ``linear_us``, the wall microseconds per ``F.linear`` call (1650 x 230 @
-    230 -> 300, the RSSM's shape at B=50, K+1=33; synchronized at the end on CUDA); ``linear_cpu_us``, this thread's
-    CPU microseconds per call over the same loop; ``python_ns``, nanoseconds per iteration of a pure-Python loop (no
-    torch: the interpreter's own speed there). Imports torch lazily (this module is standard library only)."""
+    (benchmarks/results/gpu/PLAN.md, "Next session (5)"): ``linear_us``, the wall microseconds per ``F.linear`` call
+    (1650 x 230 @ 230 -> 300, the RSSM's shape at B=50, K+1=33; synchronized at the end on CUDA); ``linear_cpu_us``,
+    this thread's CPU microseconds per call over the same loop; ``python_ns``, nanoseconds per iteration of a
+    pure-Python loop (no torch: the interpreter's own speed there). Imports torch lazily (this module is standard
+    library only)."""
     import torch
 
     x = torch.randn(1650, 230, device=device)

@@ -283,11 +283,10 @@ def write_markdown(rows, args, path: Path) -> None:
     half = -(-args.steps // (2 * args.eval_every)) * args.eval_every  # the eval point at or after half the budget
     marks = sorted({min(args.steps, half), args.steps})
     command = (
-        f".venv/bin/python benchmarks/state_learning.py --env {args.env} --steps {args.steps} --seeds {' '.join(map(str, args.seeds))}"
-        f" --algos {' '.join(args.algos)} --num-particles {args.num_particles} --updates-per-env-step {args.updates_per_env_step}"
-        f" --eval-every {args.eval_every} --eval-episodes {args.eval_episodes}"
-        + (f" --tag {args.tag}" if args.tag else "")
-        + " --skip-done"
+        f".venv/bin/python benchmarks/state_learning.py --env {args.env} --steps {args.steps} --seeds "
+        f"{' '.join(map(str, args.seeds))} --algos {' '.join(args.algos)} --num-particles {args.num_particles} "
+        f"--updates-per-env-step {args.updates_per_env_step} --eval-every {args.eval_every} --eval-episodes "
+        f"{args.eval_episodes}" + (f" --tag {args.tag}" if args.tag else "") + " --skip-done"
     )
 
     def at(algo, seed, mark):
@@ -305,21 +304,22 @@ def write_markdown(rows, args, path: Path) -> None:
     lines = [f"# {args.env} from states: {', '.join(args.algos)}", ""]
     if unfinished:
         lines += [
-            f"**PARTIAL RESULTS**: {len(unfinished)} of {len(args.algos) * len(args.seeds)} runs have not reached {args.steps} env "
-            "steps (" + ", ".join(f"{a} seed {s}" for a, s in unfinished) + "); the same command resumes them.",
+            f"**PARTIAL RESULTS**: {len(unfinished)} of {len(args.algos) * len(args.seeds)} runs have not reached "
+            f"{args.steps} env steps (" + ", ".join(f"{a} seed {s}" for a, s in unfinished) + "); the same command "
+            "resumes them.",
             "",
         ]
     lines += [
         f"Command: `{command}`",
-        f"Settings: each algorithm at its paper setting (`ALGOS` in the script; SMAC K={args.num_particles}, latent 16, width 256, "
-        f"mlmc; the baselines width 400); batch 256, lr 3e-4, {args.updates_per_env_step} updates per env step (synchronous loop), "
-        "5000 uniform warm-up steps, uniform replay.",
+        f"Settings: each algorithm at its paper setting (`ALGOS` in the script; SMAC K={args.num_particles}, latent "
+        f"16, width 256, mlmc; the baselines width 400); batch 256, lr 3e-4, {args.updates_per_env_step} updates per "
+        "env step (synchronous loop), 5000 uniform warm-up steps, uniform replay.",
         "Machine: 2-core CPU, no GPU; each run one process, torch 1 thread, local learner, num_env_runners=0.",
-        f"Eval: deterministic policy, {args.eval_episodes} episodes every {args.eval_every} env steps (action repeat 1). "
-        "Interval: 95% Student-t interval of the mean over seeds.",
+        f"Eval: deterministic policy, {args.eval_episodes} episodes every {args.eval_every} env steps (action repeat "
+        "1). Interval: 95% Student-t interval of the mean over seeds.",
         "",
-        f"First >= {args.first_reaching:g}: the first evaluation at which the return reached it (the exploration claim is "
-        "about finding the reward); 'not reached' counts only evaluations run so far.",
+        f"First >= {args.first_reaching:g}: the first evaluation at which the return reached it (the exploration claim "
+        "is about finding the reward); 'not reached' counts only evaluations run so far.",
         "",
         "| algo | seed | "
         + " | ".join(f"return @ {m // 1000}k" for m in marks)

@@ -222,7 +222,8 @@ def main() -> None:
     ls = learners(args.batch)
     plain = plain_loops(args.batch)
     ts = {"num_env_steps_sampled_lifetime": 10**6}
-    # As the training loop calls it: metrics reduced once per iteration (``_no_metrics_reduce``), the reduce timed below.
+    # As the training loop calls it: metrics reduced once per iteration (``_no_metrics_reduce``),
+    # the reduce timed below.
     steps = {
         name: (lambda learner=learner: learner.update(batch=batch, timesteps=ts, _no_metrics_reduce=True))
         for name, learner in ls.items()
@@ -283,12 +284,14 @@ def main() -> None:
     lines = [
         "# State-based speed: SMAC vs the SAC baseline",
         "",
-        f"Command: `.venv/bin/python benchmarks/state_speed.py --updates {args.updates} --batch {args.batch} --env-steps {args.env_steps}`",
-        f"Machine: 2-core CPU, torch 1 thread, local learners, one process, variants interleaved; load average at start "
-        f"{os.getloadavg()[0]:.1f}. SMAC: latent 16, width 256, mlmc; SAC: width 400. Rates: 1 / (median seconds per "
-        f"update + the learner's once-per-iteration metrics reduce / {args.updates}).",
+        f"Command: `.venv/bin/python benchmarks/state_speed.py --updates {args.updates} --batch {args.batch} "
+        f"--env-steps {args.env_steps}`",
+        "Machine: 2-core CPU, torch 1 thread, local learners, one process, variants interleaved; load average at "
+        f"start {os.getloadavg()[0]:.1f}. SMAC: latent 16, width 256, mlmc; SAC: width 400. Rates: 1 / (median seconds "
+        f"per update + the learner's once-per-iteration metrics reduce / {args.updates}).",
         "",
-        "| measure | variant | rate | ratio (to SAC; plain-loop rows: our learner's rate / the loop's [95% bootstrap interval of the ratio of median update times, this run's updates]; replay rows: to the episode path) |",
+        "| measure | variant | rate | ratio (to SAC; plain-loop rows: our learner's rate / the loop's [95% bootstrap "
+        "interval of the ratio of median update times, this run's updates]; replay rows: to the episode path) |",
         "|---|---|---|---|",
     ]
     lines += [f"| {r['what']} | {r['variant']} | {r['rate']} | {r['ratio_to_sac']} |" for r in rows]

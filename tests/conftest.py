@@ -22,7 +22,6 @@ def ray_local():
     module: modules that check that a mistake never starts Ray (test_mistakes.py, test_envs.py) see none."""
     import ray
 
-
     smac_rllib.register()
     if not ray.is_initialized():
         ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False, configure_logging=False)

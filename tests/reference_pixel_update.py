@@ -1,13 +1,14 @@
-"""Frozen reference: the pixel update as it was at 58c9715, before the sync-free refactor (docs/design.md §10), kept to hold
-the refactored ``smac_rllib.objectives.pixel_update`` to it (tests/test_pixel_update.py) and to time the two side by side
-(benchmarks/pixel_update_speed.py). Do not "fix" or modernise this file: it is the yardstick.
+"""Frozen reference: the pixel update as it was at 58c9715, before the sync-free refactor (docs/design.md §10), kept to
+hold the refactored ``smac_rllib.objectives.pixel_update`` to it (tests/test_pixel_update.py) and to time the two side
+by side (benchmarks/pixel_update_speed.py). Do not "fix" or modernise this file: it is the yardstick.
 
-The only change from 58c9715: every Gaussian draw reads the pre-drawn noise of ``smac_rllib.objectives.pixel_update.UpdateNoise``
-(the posterior, the particles, the actor, the TD target's next actions) instead of calling ``torch.randn_like``, so both
-versions see identical inputs. The per-step prior sample of the old observe loop, which nothing used, draws nothing
-here (it never influenced a number). Everything else -- the prior head inside the loop, the concatenated GRU input,
-the five boolean-mask gathers, the host-synchronising non-finite check of the RLlib path (here: none, as in the old
-``PixelUpdate``), torch's ``clip_grad_norm_`` per optimizer -- is as it was.
+The only change from 58c9715: every Gaussian draw reads the pre-drawn noise of
+``smac_rllib.objectives.pixel_update.UpdateNoise`` (the posterior, the particles, the actor, the TD target's next
+actions) instead of calling ``torch.randn_like``, so both versions see identical inputs. The per-step prior sample of
+the old observe loop, which nothing used, draws nothing here (it never influenced a number). Everything else -- the
+prior head inside the loop, the concatenated GRU input, the five boolean-mask gathers, the host-synchronising non-finite
+check of the RLlib path (here: none, as in the old ``PixelUpdate``), torch's ``clip_grad_norm_`` per optimizer -- is as
+it was.
 """
 
 from __future__ import annotations

@@ -120,7 +120,9 @@ def test_flow_log_det_matches_the_autograd_jacobian(action_dim):
     _randomize(policy)
     u, log_prob = policy.pre_tanh_and_log_prob(x, z)
     for i in range(5):
-        jac = torch.autograd.functional.jacobian(lambda zi, i=i: torch.tanh(policy.flow(zi[None], x[i : i + 1])[0][0]), z[i])
+        jac = torch.autograd.functional.jacobian(
+            lambda zi, i=i: torch.tanh(policy.flow(zi[None], x[i : i + 1])[0][0]), z[i]
+        )
         base = torch.distributions.Normal(0.0, 1.0).log_prob(z[i]).sum()
         torch.testing.assert_close(log_prob[i], base - torch.linalg.slogdet(jac)[1], atol=1e-4, rtol=1e-4)
     torch.testing.assert_close(policy.log_prob(x, torch.tanh(u)), log_prob, atol=1e-3, rtol=1e-4)
@@ -163,7 +165,8 @@ def test_mixture_samples_follow_its_density_and_the_actor_trains_the_best_expert
     action, _ = policy.rsample(obs.expand(50000, 3))
     edges = np.linspace(-1, 1, 11)
     hist = np.histogram(action.detach().numpy()[:, 0], bins=edges)[0] / 50000
-    # bin probabilities in closed form: sum_k w_k [Phi((atanh(a1) - mu_k) / sigma_k) - Phi((atanh(a0) - mu_k) / sigma_k)]
+    # bin probabilities in closed form:
+    # sum_k w_k [Phi((atanh(a1) - mu_k) / sigma_k) - Phi((atanh(a0) - mu_k) / sigma_k)]
     log_w, mean, log_std = (t.detach()[0] for t in policy.params(obs))
     normal = torch.distributions.Normal(mean[:, 0], log_std[:, 0].exp())
     u_edges = torch.atanh(torch.as_tensor(edges, dtype=torch.float64).clamp(-1 + 1e-12, 1 - 1e-12)).float()

@@ -265,8 +265,8 @@ def test_console_script_mistake_prints_exactly_one_stderr_line(tmp_path):
     proc = _rllib("train", "file", path, "--storage-path", str(tmp_path), timeout=120)
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
-        f"rllib: error: {tmp_path}/mistake.yaml:22: unknown config key 'latent_dimm' for SMAC; did you mean 'latent_dim'? "
-        "(see SMACConfig; all keys: SMACConfig().to_dict())"
+        f"rllib: error: {tmp_path}/mistake.yaml:22: unknown config key 'latent_dimm' for SMAC; did you mean "
+        "'latent_dim'? (see SMACConfig; all keys: SMACConfig().to_dict())"
     ]
     assert "Traceback" not in proc.stdout
 

@@ -113,7 +113,8 @@ def test_broken_copy_reports_all_its_errors():
         r"^max_workers: 'ten' is not of type 'integer'",
         r"^available_node_types\.rollout_cpu_spot\.resources\.rollout_node: 0\.5 is not of type 'integer'",
         r"^available_node_types\.rollout_cpu_spot: 'node_config' is a required property",
-        r"^available_node_types\.head_gpu_learner: Additional properties are not allowed \('instance_type' was unexpected\)",
+        r"^available_node_types\.head_gpu_learner: Additional properties are not allowed \('instance_type' was "
+        r"unexpected\)",
         r"^setup_commands: 'pip install \.' is not of type 'array'",
         r"^head_node_type: 'head_gpu' is not one of available_node_types",
     ]
@@ -234,7 +235,8 @@ def _access(provider: str, **env: str):
 
 @pytest.mark.parametrize("cidr, why", [
     (None, "set SSH_CIDR"), ("0.0.0.0/0", "opens SSH to 4294967296 addresses"), ("10.0.0.0/8", "opens SSH to 16777216"),
-    ("203.0.113.300/32", "not an address byte"), ("my-laptop", "is not an IPv4 CIDR"), ("203.0.113.7/33", "prefix must be <= 32"),
+    ("203.0.113.300/32", "not an address byte"), ("my-laptop", "is not an IPv4 CIDR"),
+    ("203.0.113.7/33", "prefix must be <= 32"),
 ])  # fmt: skip
 def test_access_script_requires_a_narrow_ssh_cidr(cidr, why):
     env = {"BUCKET": "my-bucket", "PROJECT": "p"} | ({"SSH_CIDR": cidr} if cidr else {})
@@ -256,8 +258,8 @@ def test_access_script_opens_ssh_to_the_given_cidr_only():
     (ssh,) = [line for line in gcp.stdout.splitlines() if "tcp:22" in line]
     assert "--source-ranges 203.0.113.7/32" in ssh and "--target-tags smac-rllib-head" in ssh
     assert (
-        "gs://my-bucket --member serviceAccount:smac-rllib-head@my-project.iam.gserviceaccount.com --role roles/storage.objectAdmin"
-        in gcp.stdout
+        "gs://my-bucket --member serviceAccount:smac-rllib-head@my-project.iam.gserviceaccount.com --role "
+        "roles/storage.objectAdmin" in gcp.stdout
     )
     assert "projects add-iam-policy-binding" in gcp.stdout and "roles/compute.admin" not in gcp.stdout
     (project_binding,) = [line for line in gcp.stdout.splitlines() if "projects add-iam-policy-binding" in line]
@@ -324,7 +326,8 @@ def test_onprem_gives_the_placement_resources_to_ray_start():
 SECRET_PATTERNS = {
     "AWS access key id": r"AKIA[0-9A-Z]{16}",
     "private key": r"BEGIN [A-Z ]*PRIVATE KEY",
-    "a key value": r"(?i)(api_key|secret_access_key|auth_token|password|WANDB_API_KEY)\s*[:=]\s*['\"]?[A-Za-z0-9/+]{16,}",
+    "a key value": r"(?i)(api_key|secret_access_key|auth_token|password|WANDB_API_KEY)"
+    r"\s*[:=]\s*['\"]?[A-Za-z0-9/+]{16,}",
 }
 
 

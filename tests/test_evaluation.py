@@ -166,7 +166,8 @@ def test_state_run_reports_a_deterministic_evaluation_with_the_learners_weights(
         assert math.isfinite(result["evaluation"]["env_runners"]["episode_return_mean"])
         _assert_eval_runner_has_learner_weights(algo, runner.module.get_state())
         assert math.isfinite(result["env_runners"]["episode_return_mean"])  # the training return stays reported
-        # Deterministic: same weights, same evaluation seed (RLlib re-seeds the eval env each evaluation) -> same return.
+        # Deterministic: same weights, same evaluation seed (RLlib re-seeds the eval env each evaluation)
+        # -> same return.
         first = algo.evaluate()["env_runners"]["episode_return_mean"]
         assert algo.evaluate()["env_runners"]["episode_return_mean"] == first
     finally:

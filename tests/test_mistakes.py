@@ -224,7 +224,8 @@ MISTAKES: dict[str, Mistake] = {
     "an env runner per CPU x 1000": Mistake(
         cfg("num_env_runners: 2000"), expect="a local Ray runs at most 8x oversubscribed"
     ),
-    # keys that do nothing, values RLlib would take as another choice, contradictions (a configuration checked as a whole)
+    # keys that do nothing, values RLlib would take as another choice,
+    # contradictions (a configuration checked as a whole)
     "old-stack num_gpus": Mistake(
         cfg("num_gpus: 1"),
         expect="num_gpus=1 is an RLlib old-API-stack setting this algorithm never reads; use num_gpus_per_learner",
@@ -252,7 +253,8 @@ MISTAKES: dict[str, Mistake] = {
     ),
     "placement strategy in lower case": Mistake(
         cfg("placement_strategy: pack"),
-        expect="placement_strategy='pack' is not a value RLlib knows (PACK, SPREAD, STRICT_PACK, STRICT_SPREAD); write 'PACK'",
+        expect="placement_strategy='pack' is not a value RLlib knows (PACK, SPREAD, STRICT_PACK, STRICT_SPREAD); write "
+        "'PACK'",
     ),
     "duration unit capitalized": Mistake(
         cfg("evaluation_duration_unit: Episodes"),
@@ -276,9 +278,11 @@ MISTAKES: dict[str, Mistake] = {
     "checkpoint score on an evaluation that never runs": Mistake(
         BASE.replace(
             "  max_failures: 0\n",
-            "  max_failures: 0\n  checkpoint_config: {checkpoint_score_attribute: evaluation/env_runners/episode_return_mean}\n",
+            "  max_failures: 0\n  checkpoint_config: {checkpoint_score_attribute: "
+            "evaluation/env_runners/episode_return_mean}\n",
         ).replace("    evaluation_interval: 2\n", ""),
-        expect="checkpoint_score_attribute 'evaluation/env_runners/episode_return_mean' is reported only when the experiment evaluates",
+        expect="checkpoint_score_attribute 'evaluation/env_runners/episode_return_mean' is reported only when the "
+        "experiment evaluates",
     ),
     "--resume with nothing to resume": Mistake(
         args=("--resume", "--storage-path", "{dir}"), expect="--resume: nothing to resume, no Tune experiment state in"
@@ -302,7 +306,8 @@ MISTAKES: dict[str, Mistake] = {
     ),
     "training_intensity instead of updates_per_env_step": Mistake(
         cfg("training_intensity: 2"),
-        expect="training_intensity=2 is RLlib SAC's replay ratio, which this loop never reads; use updates_per_env_step",
+        expect="training_intensity=2 is RLlib SAC's replay ratio, which this loop never reads; "
+        "use updates_per_env_step",
     ),
     "n-step returns": Mistake(cfg("n_step: 3"), expect="n_step=3 cannot be honoured"),
     "async metric in a synchronous run": Mistake(

@@ -1,5 +1,5 @@
-"""The pixel update as pure torch (smac_rllib/objectives/pixel_update.py): equal to the RLlib learner's update, importable
-and benchmarkable without Ray (the GPU device has no ray, dm_control or gymnasium)."""
+"""The pixel update as pure torch (smac_rllib/objectives/pixel_update.py): equal to the RLlib learner's update,
+importable and benchmarkable without Ray (the GPU device has no ray, dm_control or gymnasium)."""
 
 from __future__ import annotations
 
@@ -55,9 +55,11 @@ def test_one_update_through_rllib_equals_pixel_update():
 def test_gpu_learner_benchmark_runs_on_cpu_without_ray(tmp_path):
     """benchmarks/gpu_learner.py with `ray` made unimportable, at tiny sizes: the rows and the ratio come out."""
     code = (
-        "import sys, runpy; sys.modules['ray'] = None; sys.modules['gymnasium'] = None; sys.modules['dm_control'] = None\n"
-        f"sys.argv = ['gpu_learner.py', '--device', 'cpu', '--sizes', '4x8', '--preset', 'tiny', '--num-particles', '4',"
-        f" '--iters', '1', '--warmup', '1', '--precisions', 'fp32', '--compile-modes', 'eager', '--out', {str(tmp_path)!r}]\n"
+        "import sys, runpy; sys.modules['ray'] = None; sys.modules['gymnasium'] = None;"
+        " sys.modules['dm_control'] = None\n"
+        "sys.argv = ['gpu_learner.py', '--device', 'cpu', '--sizes', '4x8', '--preset', 'tiny', '--num-particles', '4',"
+        " '--iters', '1', '--warmup', '1', '--precisions', 'fp32', '--compile-modes', 'eager',"
+        f" '--out', {str(tmp_path)!r}]\n"
         "runpy.run_path('benchmarks/gpu_learner.py', run_name='__main__')\n"
         "assert not any(m == 'ray' or m.startswith('ray.') for m in sys.modules if sys.modules[m] is not None)\n"
     )
@@ -193,7 +195,8 @@ def test_refactored_update_equals_the_58c9715_update_on_the_same_noise(num_parti
 
 def test_a_nan_reward_skips_the_update_on_the_device_and_is_counted():
     """A NaN in the rewards: weights, Adam moments and step counts unchanged, ``nonfinite_update`` = 1; the target
-    critics move toward the unchanged critics only (Polyak runs, as in the RLlib learners); the next finite update steps."""
+    critics move toward the unchanged critics only (Polyak runs, as in the RLlib learners); the next finite update
+    steps."""
     update = _pure_update(4)
     update.step(_batch(0))
     before = {k: v.clone() for k, v in update.state_dict().items() if not k.startswith("target_qf")}
@@ -245,9 +248,9 @@ def test_one_update_has_no_host_sync(num_particles, mode):
 
 
 def test_one_rllib_learner_update_has_no_host_sync():
-    """The RLlib pixel learner's update as its update thread runs it (asynchronous loop: metrics stay on the device until
-    the period's flush) under the same probe: forward, losses, the one backward, the non-finite flag and streak counter,
-    the foreach clip, the fused Adam steps skipped on the device, Polyak and the metric pushes."""
+    """The RLlib pixel learner's update as its update thread runs it (asynchronous loop: metrics stay on the device
+    until the period's flush) under the same probe: forward, losses, the one backward, the non-finite flag and streak
+    counter, the foreach clip, the fused Adam steps skipped on the device, Polyak and the metric pushes."""
     config = pixel_config(num_particles=4)
     learner = config.build_learner(spaces=SPACES)
     data = {k: torch.from_numpy(v) for k, v in fake_sequences().items()}
@@ -262,8 +265,8 @@ def test_one_rllib_learner_update_has_no_host_sync():
 
 
 def test_masked_losses_ignore_nan_outside_the_mask_in_value_and_gradient():
-    """``masked_mean`` and the masked ``critic_loss`` (smac_rllib/objectives/losses.py): the closed form on the valid entries, and a
-    NaN or inf outside the mask reaches neither the value nor the gradient (``where``, not ``0 *``)."""
+    """``masked_mean`` and the masked ``critic_loss`` (smac_rllib/objectives/losses.py): the closed form on the valid
+    entries, and a NaN or inf outside the mask reaches neither the value nor the gradient (``where``, not ``0 *``)."""
     from smac_rllib.objectives.losses import critic_loss, masked_mean
 
     valid_B = torch.tensor([[True, False, True], [True, True, False]])
@@ -363,9 +366,11 @@ def test_gpu_graph_benchmark_runs_on_cpu_without_ray(tmp_path):
     CPU: the checks run their eager/static halves (equal, replays move the weights, a NaN reward is skipped, a restore
     re-captures) and the eager rows come out with the issue's columns; graph rows need CUDA and are left out here."""
     code = (
-        "import sys, runpy; sys.modules['ray'] = None; sys.modules['gymnasium'] = None; sys.modules['dm_control'] = None\n"
+        "import sys, runpy; sys.modules['ray'] = None; sys.modules['gymnasium'] = None;"
+        " sys.modules['dm_control'] = None\n"
         "sys.argv = ['gpu_graph.py', '--device', 'cpu', '--preset', 'tiny', '--sizes', '4x8', '--num-particles', '4',"
-        f" '--iters', '1', '--warmup', '1', '--precisions', 'fp32', '--check-size', '4x8', '--out', {str(tmp_path)!r}]\n"
+        " '--iters', '1', '--warmup', '1', '--precisions', 'fp32', '--check-size', '4x8',"
+        f" '--out', {str(tmp_path)!r}]\n"
         "runpy.run_path('benchmarks/gpu_graph.py', run_name='__main__')\n"
         "assert not any(m == 'ray' or m.startswith('ray.') for m in sys.modules if sys.modules[m] is not None)\n"
     )
@@ -392,7 +397,8 @@ def test_gpu_graph_benchmark_runs_on_cpu_without_ray(tmp_path):
 class PixelRLlibOracle(SACTorchLearner):
     """RLlib's own update path as the test oracle for pixel SMAC: the module's training forward, RLlib's
     ``compute_gradients`` (one backward of the sum), ``clip_gradients`` per optimizer (alpha excluded, as the
-    reference), ``apply_gradients`` with its finite checks, ``DQNLearner``'s Polyak averaging through the state dicts."""
+    reference), ``apply_gradients`` with its finite checks, ``DQNLearner``'s Polyak averaging through the state
+    dicts."""
 
     def configure_optimizers_for_module(self, module_id, config=None) -> None:
         module = self._module[module_id].unwrapped()

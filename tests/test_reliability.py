@@ -156,8 +156,9 @@ def killed(tmp_path_factory):
     killed_rows = _results(trial_dir)
 
     # The run may have gone on past checkpoint_000001 before the kill (iterations take ~0.5 s), and Tune's experiment
-    # snapshot may not know the newest checkpoints on disk yet (all are kept: keep_all above). `--resume` starts from the snapshot's checkpoint: that
-    # one loses its marker, and so does every newer one, so the newest complete checkpoint is older than it.
+    # snapshot may not know the newest checkpoints on disk yet (all are kept: keep_all above). `--resume` starts from
+    # the snapshot's checkpoint: that one loses its marker, and so does every newer one, so the newest complete
+    # checkpoint is older than it.
     from smac_rllib.cli.checkpoints import incomplete_reason
 
     (newest,) = snapshot_checkpoints(storage / "cli-tiny")
@@ -261,8 +262,8 @@ def test_resume_continues_from_the_last_complete_checkpoint_and_says_which(kille
     assert f"removed {killed['staging']} (a checkpoint the interrupted run had not finished writing)" in out
     assert not os.path.exists(killed["staging"])
     assert (
-        f"started  {trial_dir}, restoring from {killed['previous']} ({os.path.basename(killed['newest'])} is incomplete "
-        "(no checkpoint_complete.json" in out
+        f"started  {trial_dir}, restoring from {killed['previous']} ({os.path.basename(killed['newest'])} is "
+        "incomplete (no checkpoint_complete.json" in out
     ), out
     rows = _results(trial_dir)
     restart = next(i for i, r in enumerate(rows) if i > 0 and r["iterations_since_restore"] == 1)

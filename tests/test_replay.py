@@ -1,4 +1,5 @@
-"""The state transition buffer: what goes in comes out as (x, a, r, x', terminated), uniformly, and survives a checkpoint."""
+"""The state transition buffer: what goes in comes out as (x, a, r, x', terminated), uniformly, and survives a
+checkpoint."""
 
 import numpy as np
 import pytest

@@ -168,7 +168,9 @@ def test_model_pretraining_updates_train_the_model_only_then_everything():
 
     def changed(before):
         return {
-            name: any(not torch.equal(a, b) for a, b in zip(before[name], getattr(module, name).parameters(), strict=True))
+            name: any(
+                not torch.equal(a, b) for a, b in zip(before[name], getattr(module, name).parameters(), strict=True)
+            )
             for name in before
         }
 

@@ -236,8 +236,9 @@ def test_default_config_is_the_papers():
 
 class RLlibOracleLearner(SACTorchLearner):
     """RLlib's own update path as the test oracle for state SMAC: ``Learner.update``, ``TorchLearner``'s forward,
-    ``compute_gradients``, ``postprocess_gradients`` and ``apply_gradients`` (its finite checks), ``DQNLearner``'s Polyak
-    averaging through the state dicts and RLlib's ``MetricsLogger``; only the loss is SMAC's (``objectives/losses.py``)."""
+    ``compute_gradients``, ``postprocess_gradients`` and ``apply_gradients`` (its finite checks), ``DQNLearner``'s
+    Polyak averaging through the state dicts and RLlib's ``MetricsLogger``; only the loss is SMAC's
+    (``objectives/losses.py``)."""
 
     def configure_optimizers_for_module(self, module_id, config=None) -> None:
         from smac_rllib.core.optim import adam
@@ -298,7 +299,9 @@ def test_the_one_update_matches_rllibs_own_update_path():
     for key in state:
         torch.testing.assert_close(state[key], ref_state[key], rtol=1e-5, atol=1e-6, msg=key)
     for name, optimizer in ours._named_optimizers.items():
-        for p_state, ref_p_state in zip(optimizer.state.values(), oracle._named_optimizers[name].state.values(), strict=True):
+        for p_state, ref_p_state in zip(
+            optimizer.state.values(), oracle._named_optimizers[name].state.values(), strict=True
+        ):
             for field in ("step", "exp_avg", "exp_avg_sq"):
                 torch.testing.assert_close(p_state[field], ref_p_state[field], rtol=1e-5, atol=1e-9)
     steps = [r[DEFAULT_MODULE_ID][NUM_MODULE_STEPS_TRAINED_LIFETIME] for r in (result, oracle_result)]
@@ -379,8 +382,9 @@ def test_the_retired_switch_is_refused_and_its_class_names_still_restore(algo):
 
 
 def test_profiling_aids_asked_for_but_missing_stop_the_learner_build_in_one_line(monkeypatch, tmp_path):
-    """``SMAC_OP_PROBE`` / ``SMAC_PROFILE_THREADS`` load benchmarks/stack_sampler.py (not in the package) when the learner
-    is built, not after the warm-up; a path that holds no aids is named, and nothing half-loaded stays behind."""
+    """``SMAC_OP_PROBE`` / ``SMAC_PROFILE_THREADS`` load benchmarks/stack_sampler.py (not in the package) when the
+    learner is built, not after the warm-up; a path that holds no aids is named, and nothing half-loaded stays
+    behind."""
     import sys
 
     monkeypatch.delitem(sys.modules, "smac_profiling_aids", raising=False)

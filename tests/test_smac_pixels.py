@@ -300,7 +300,8 @@ def test_pixel_smac_trains_under_ddp_with_two_learners(ray_local):
     algo = config.learners(num_learners=2, num_cpus_per_learner=1).build_algo()
     try:
         _assert_pixel_trained(algo.train())
-        algo.wait_for_granted_updates()  # the learner threads finish their granted updates (they run on after train() returns)
+        # the learner threads finish their granted updates (they run on after train() returns)
+        algo.wait_for_granted_updates()
         states = algo.learner_group.foreach_learner(
             lambda learner: learner.module[DEFAULT_MODULE_ID].unwrapped().get_state()
         )

@@ -42,7 +42,8 @@ def known_config_keys(default_config) -> set[str]:
 
 
 def _config_annotations(config_class: type) -> dict[str, Any]:
-    """Type annotations of the keyword arguments of every ``AlgorithmConfig`` setter (training(), env_runners(), ...)."""
+    """Type annotations of the keyword arguments of every ``AlgorithmConfig`` setter (training(), env_runners(),
+    ...)."""
     annotations: dict[str, Any] = {}
     for klass in reversed(config_class.__mro__):
         for attr in vars(klass).values():
@@ -85,7 +86,8 @@ def check_env(config: dict, algo_class: type, line_of) -> None:
     for key, value in env_config.items():
         if key not in ENV_CONFIG_KEYS:
             raise UserError(
-                f"unknown env_config key {key!r}{did_you_mean(key, ENV_CONFIG_KEYS)} (valid: {', '.join(ENV_CONFIG_KEYS)})",
+                f"unknown env_config key {key!r}{did_you_mean(key, ENV_CONFIG_KEYS)} (valid: "
+                f"{', '.join(ENV_CONFIG_KEYS)})",
                 line_of("env_config", key),
             )
         _check_type(f"env_config.{key}", value, hints.get(key, Any), line_of("env_config", key), env_config, key)
@@ -139,13 +141,14 @@ def _check_action_space(env: str, env_config: dict, algo_class: type, where: str
     if not isinstance(space, gym.spaces.Box):
         raise UserError(
             f"{algo_class.__name__} needs a continuous (Box) action space, but {env!r} has {space}; use a continuous "
-            "env (dmc/<domain>-<task>, e.g. dmc/cartpole-swingup, or Pendulum-v1) or an RLlib algorithm for discrete actions (run: PPO)",
+            "env (dmc/<domain>-<task>, e.g. dmc/cartpole-swingup, or Pendulum-v1) or an RLlib algorithm for discrete "
+            "actions (run: PPO)",
             where,
         )
     if not (isinstance(observations, gym.spaces.Box) and len(observations.shape) == 1):
         raise UserError(
-            f"{algo_class.__name__} learns from a flat vector of observations (a 1-D Box) on gymnasium envs, but {env!r} "
-            f"observes {observations}; use a state env (e.g. HalfCheetah-v5, Pendulum-v1) or, for pixels, "
+            f"{algo_class.__name__} learns from a flat vector of observations (a 1-D Box) on gymnasium envs, but "
+            f"{env!r} observes {observations}; use a state env (e.g. HalfCheetah-v5, Pendulum-v1) or, for pixels, "
             "dmc/<domain>-<task> with env_config from_pixels: true",
             where,
         )
@@ -259,7 +262,8 @@ EVALUATION_ONLY_AT_TOP = (
 def _check_evaluation_config(
     overrides: dict, algo_class: type, known: set[str], annotations: dict[str, Any], default, line_of
 ) -> None:
-    """``evaluation_config: {explore: false, ...}``: the evaluation runners' config overrides, checked as config keys."""
+    """``evaluation_config: {explore: false, ...}``: the evaluation runners' config overrides, checked as config
+    keys."""
     from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 
     for key in list(overrides):
@@ -273,8 +277,9 @@ def _check_evaluation_config(
             continue
         if attr in EVALUATION_ONLY_AT_TOP or attr.startswith("evaluation_"):
             raise UserError(
-                f"evaluation_config.{key}: RLlib reads {attr} only at the top of config, never inside evaluation_config "
-                f"(the evaluation would not run as written); move `{key}` up one level, next to evaluation_config",
+                f"evaluation_config.{key}: RLlib reads {attr} only at the top of config, never inside "
+                f"evaluation_config (the evaluation would not run as written); move `{key}` up one level, next to "
+                "evaluation_config",
                 line_of("evaluation_config", key),
             )
         if attr not in known and key not in known:

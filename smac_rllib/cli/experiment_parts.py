@@ -147,7 +147,8 @@ def parse_scheduler(block: Any, where: str, *, evaluates: bool = False, custom_m
         return None
     if not isinstance(block, dict) or "type" not in block:
         raise UserError(
-            "scheduler must be a mapping with a type, e.g. {type: ASHA, metric: evaluation/env_runners/episode_return_mean, mode: max}",
+            "scheduler must be a mapping with a type, e.g. {type: ASHA, metric: "
+            "evaluation/env_runners/episode_return_mean, mode: max}",
             where,
         )
     kind = SCHEDULER_TYPES.get(str(block["type"]).lower().replace("-", "_"))
@@ -174,7 +175,8 @@ def parse_scheduler(block: Any, where: str, *, evaluates: bool = False, custom_m
     if str(options.get("metric", "")).startswith("evaluation/") and not evaluates:
         raise UserError(
             f"scheduler metric {options['metric']!r} is reported only when the experiment evaluates; add "
-            "`evaluation_interval: 10` to the config, or use metric: env_runners/episode_return_mean (the training return)",
+            "`evaluation_interval: 10` to the config, or use metric: env_runners/episode_return_mean (the training "
+            "return)",
             where,
         )
     options.setdefault("metric", EVAL_RETURN if evaluates else TRAIN_RETURN)

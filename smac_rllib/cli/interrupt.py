@@ -68,8 +68,14 @@ def _wait_hint() -> str:
     if left is None:
         return ""
     if left < 1.0:  # already longer than the last one (an async iteration samples until its step count is reached)
-        return "rllib: the current iteration already runs longer than the last one; it ends once its steps are sampled, then the checkpoints\n"
-    return f"rllib: the current iteration should end in ~{format_duration(left)} (as long as the last one), then the checkpoints\n"
+        return (
+            "rllib: the current iteration already runs longer than the last one; it ends once its steps are sampled, "
+            "then the checkpoints\n"
+        )
+    return (
+        f"rllib: the current iteration should end in ~{format_duration(left)} (as long as the last one), then the "
+        "checkpoints\n"
+    )
 
 
 class CheckpointOnInterrupt(tune.Callback):

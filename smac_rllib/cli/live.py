@@ -107,7 +107,8 @@ class LiveWatcher:
 
 
 def _working_dir(trial) -> str | None:
-    """Where the trainable's ``logdir`` is: Tune's trial working directory (under Ray's session dir), else the trial dir."""
+    """Where the trainable's ``logdir`` is: Tune's trial working directory (under Ray's session dir), else the trial
+    dir."""
     storage = getattr(trial, "storage", None)
     try:
         return storage.trial_working_directory if storage is not None else getattr(trial, "local_path", None)

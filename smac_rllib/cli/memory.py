@@ -4,9 +4,9 @@ Terms (bytes): the networks' parameters with their gradients, Adam's two moments
 building the RLModule on PyTorch's ``meta`` device: exact counts, nothing allocated); the replay buffer (capacity x
 one agent step: the observation at its dtype, twice where the algorithm stores (x, x') transitions); the activations of
 one update where the algorithm estimates them (pixel SMAC: the actor and critics over (K+1) x B x T latent rows, the
-world model over B x T frames). What depends on the algorithm comes from ``algorithms/config_questions.py``. A trial whose
-estimate exceeds the machine's physical memory cannot run: the CLI says so in one line, naming the largest term and
-the setting to lower, instead of a 70-line allocator traceback after Ray started.
+world model over B x T frames). What depends on the algorithm comes from ``algorithms/config_questions.py``. A trial
+whose estimate exceeds the machine's physical memory cannot run: the CLI says so in one line, naming the largest term
+and the setting to lower, instead of a 70-line allocator traceback after Ray started.
 """
 
 from __future__ import annotations

@@ -148,7 +148,9 @@ def group_trials(trials: list[dict]) -> dict[tuple[str, str], list[dict]]:
     keys = set().union(*(t["params"] for t in trials)) if trials else set()
     varying = sorted(
         k for k in keys
-        if k not in SEED_KEYS and k != "env" and len({json.dumps(t["params"].get(k), sort_keys=True) for t in trials}) > 1
+        if k not in SEED_KEYS
+        and k != "env"
+        and len({json.dumps(t["params"].get(k), sort_keys=True) for t in trials}) > 1
     )  # fmt: skip
     groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for t in trials:
@@ -190,15 +192,16 @@ def load_trials(results_dir: str, metric: str | None = None) -> tuple[str, list[
         if trials:
             if not metric and candidate != EVAL_RETURN:
                 print(
-                    f"rllib: note: no trial under {results_dir} has an evaluation result (no evaluation_interval in its "
-                    f"config, or no evaluation yet): plotting the training return instead",
+                    f"rllib: note: no trial under {results_dir} has an evaluation result (no evaluation_interval in "
+                    "its config, or no evaluation yet): plotting the training return instead",
                     file=sys.stderr,
                     flush=True,
                 )
             return candidate, trials
     if metric:
         raise UserError(
-            f"no trial under {results_dir} has reported {metric!r} yet (an episode must end first); train longer or pass --metric"
+            f"no trial under {results_dir} has reported {metric!r} yet (an episode must end first); train longer or "
+            "pass --metric"
         )
     raise UserError(
         f"no trial under {results_dir} has reported an evaluation return ({EVAL_RETURN!r}) or a training return "

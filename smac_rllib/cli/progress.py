@@ -359,7 +359,8 @@ def print_summary(
         print(f"== {name}: interrupted (Ctrl-C) after {took}: {counts}, {n_stopped} interrupted")
     for label, status, iters, steps, ev, train, ckpt, error, facts in rows:
         print(
-            f"  {status:5} {label}\n        iterations {iters}, env steps {f'{steps:,}' if steps is not None else '-'}{facts['run']}\n"
+            f"  {status:5} {label}\n        iterations {iters}, env steps "
+            f"{f'{steps:,}' if steps is not None else '-'}{facts['run']}\n"
             f"        eval return  {ev}\n        train return {train}\n        checkpoint {ckpt}{facts['wandb']}"
         )
         if error:

@@ -238,8 +238,9 @@ def check_rungs(spec: ExperimentSpec) -> None:
             if factor != int(factor):
                 fix += " and reduction_factor to an integer"
             warn(
-                f"{spec.name}: ASHA compares {block['metric']!r} at iteration(s) {', '.join(f'{r:g}' for r in off[:4])}, "
-                f"which do not evaluate (evaluation_interval: {interval}): the rungs see a stale or no evaluation; {fix}"
+                f"{spec.name}: ASHA compares {block['metric']!r} at iteration(s) "
+                f"{', '.join(f'{r:g}' for r in off[:4])}, which do not evaluate (evaluation_interval: {interval}): the "
+                f"rungs see a stale or no evaluation; {fix}"
             )
             return
 
@@ -290,7 +291,8 @@ def run_experiment(spec: ExperimentSpec, args) -> int:
         _add_interrupt_callback(tuner)  # runs started before Ctrl-C kept the work have none pickled
     else:
         print(
-            f"== {spec.name}: {spec.run} on {_describe_env(spec.param_space['env'])}, {spec.num_trials} trial(s) -> {exp_dir}",
+            f"== {spec.name}: {spec.run} on {_describe_env(spec.param_space['env'])}, {spec.num_trials} trial(s) -> "
+            f"{exp_dir}",
             flush=True,
         )
         callbacks = [ProgressPrinter(stop=spec.stop), CheckpointOnInterrupt()]

@@ -74,7 +74,8 @@ OUR_ALGORITHMS = TRAINABLES  # smac_rllib.TRAINABLES: one list of our run names
 
 @dataclasses.dataclass
 class Overrides:
-    """Command-line values that replace (stop, num_samples, storage_path, seed, wandb) or merge into (config) the file's."""
+    """Command-line values that replace (stop, num_samples, storage_path, seed, wandb) or merge into (config) the
+    file's."""
 
     stop: dict | None = None
     config: dict | None = None
@@ -373,8 +374,9 @@ def build_configs(spec: ExperimentSpec) -> list:
     points = num_grid_points(spec.param_space)
     if points * spec.num_samples > MAX_GRID_POINTS:
         raise UserError(
-            f"experiment {spec.name!r} has {points:,} grid points x {spec.num_samples} sample(s) = {points * spec.num_samples:,} "
-            f"trials, more than {MAX_GRID_POINTS:,}; shorten the grid_search lists or split the sweep into experiments",
+            f"experiment {spec.name!r} has {points:,} grid points x {spec.num_samples} sample(s) = "
+            f"{points * spec.num_samples:,} trials, more than {MAX_GRID_POINTS:,}; shorten the grid_search lists or "
+            "split the sweep into experiments",
             spec.source,
         )
     configs = []

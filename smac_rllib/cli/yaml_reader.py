@@ -183,7 +183,8 @@ def _read_text(path: str) -> str:
         size = os.path.getsize(path)
         if size > MAX_YAML_BYTES:
             raise UserError(
-                f"{path} is larger than {MAX_YAML_BYTES >> 20} MiB ({size:,} bytes), not a tuned example; pass the YAML file"
+                f"{path} is larger than {MAX_YAML_BYTES >> 20} MiB ({size:,} bytes), not a tuned example; pass the "
+                "YAML file"
             )
         with open(path, "rb") as f:
             data = f.read(MAX_YAML_BYTES + 1)

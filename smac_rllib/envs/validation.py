@@ -30,7 +30,8 @@ def env_config_errors(name: str, env_config: dict) -> list[tuple[str, str]]:
         errors.append(
             (
                 "time_limit",
-                f"env_config.time_limit={limit!r} must be > 0 simulated seconds (null: the task's own, mostly 1000 steps)",
+                f"env_config.time_limit={limit!r} must be > 0 simulated seconds (null: the task's own, mostly 1000 "
+                "steps)",
             )
         )
     elif _is_number(limit) and math.isfinite(limit):
@@ -53,7 +54,8 @@ def env_config_errors(name: str, env_config: dict) -> list[tuple[str, str]]:
         errors.append(
             (
                 "sensor_missing_prob",
-                f"env_config.sensor_missing_prob={missing!r} must be a probability in [0, 1] (paper Table 1: 0.01 or 0.05)",
+                f"env_config.sensor_missing_prob={missing!r} must be a probability in [0, 1] (paper Table 1: 0.01 or "
+                "0.05)",
             )
         )
     fmt = get("pixel_format")
@@ -128,7 +130,8 @@ def _time_limit_error(name: str, limit: float, action_repeat: Any, pixels: bool)
     if steps < 1:
         return (
             f"env_config.time_limit={limit!r} is shorter than one agent step of {name} ({control:g} s x action_repeat "
-            f"{repeat}): every episode would end at once; time_limit is in simulated seconds, e.g. {step * 1000:g} for 1000 steps"
+            f"{repeat}): every episode would end at once; time_limit is in simulated seconds, e.g. {step * 1000:g} for "
+            "1000 steps"
         )
     if steps > MAX_STEPS_PER_EPISODE:
         return (

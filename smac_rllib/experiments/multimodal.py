@@ -325,7 +325,8 @@ def plot(
 
 # ------------------------------------------------------------------------------------------------ driver
 def check_particles(estimator: str, num_particles: int) -> None:
-    """Eq. 7 needs K a power of two (``mlmc_levels`` raises with the nearest valid K); the other estimators take any K >= 1."""
+    """Eq. 7 needs K a power of two (``mlmc_levels`` raises with the nearest valid K); the other estimators take
+    any K >= 1."""
     if estimator == "mlmc":
         mlmc_levels(num_particles)
 

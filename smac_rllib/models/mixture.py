@@ -97,7 +97,8 @@ class GaussianMixtureTanhPolicy(nn.Module):
         return u_B_K_A, (log_w_B_K, mean_B_K_A, log_std_B_K_A)
 
     def rsample(self, obs_B_X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """a ~ pi(.|x): expert k ~ Categorical(w(x)), then its Gaussian (reparameterized), squashed; exact log pi(a|x)."""
+        """a ~ pi(.|x): expert k ~ Categorical(w(x)), then its Gaussian (reparameterized), squashed; exact log
+        pi(a|x)."""
         u_B_K_A, params = self.rsample_experts(obs_B_X)
         k_B = torch.distributions.Categorical(logits=params[0].detach()).sample()
         u_B_A = u_B_K_A.gather(-2, k_B[..., None, None].expand(*k_B.shape, 1, self.action_dim)).squeeze(-2)

@@ -1,8 +1,9 @@
 """SLAC's networks (Lee et al. 2020, "Stochastic Latent Actor-Critic"), pure torch: the sequential latent variable
 model with two latent levels, the actor on the observation-action history, and the history features.
 
-Structure and sizes follow the authors' TF code (``alexlee-gk/slac``, ``slac/agents/slac/model_distribution_network.py``,
-``ModelDistributionNetwork``) and its widely used PyTorch port (``toshikwa/slac.pytorch``, ``slac/network/latent.py``).
+Structure and sizes follow the authors' TF code (``alexlee-gk/slac``,
+``slac/agents/slac/model_distribution_network.py``, ``ModelDistributionNetwork``) and its widely used PyTorch port
+(``toshikwa/slac.pytorch``, ``slac/network/latent.py``).
 
 Legend: B = sequences, T = steps per sequence (the replayed L + 1 frames), L = ``sequence_length`` (8: the actor sees
 L frames and L - 1 actions), F = conv feature size (8 * base_depth = 256), Z1 / Z2 = latent sizes (32 / 256),
@@ -88,7 +89,8 @@ def filter_before_first_step(feat_B_W_F: torch.Tensor, action_B_W_A: torch.Tenso
 
 def history_inputs(feat_B_L_F: torch.Tensor, action_B_L_A: torch.Tensor, is_first_B_L: torch.Tensor) -> torch.Tensor:
     """Actor input of a window of L steps: flatten(filtered features of the L frames) || flatten(the first L - 1
-    filtered actions), (B, L*F + (L-1)*A) (``ActorSequencePolicy._apply_actor_network``; port ``create_feature_actions``)."""
+    filtered actions), (B, L*F + (L-1)*A) (``ActorSequencePolicy._apply_actor_network``; port
+    ``create_feature_actions``)."""
     feat_B_L_F, action_B_L_A = filter_before_first_step(feat_B_L_F, action_B_L_A, is_first_B_L)
     return torch.cat([feat_B_L_F.flatten(1), action_B_L_A[:, :-1].flatten(1)], dim=-1)
 

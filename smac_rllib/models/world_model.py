@@ -99,7 +99,8 @@ class WorldModel(nn.Module):
     ) -> tuple[torch.Tensor, dict[str, torch.Tensor], WorldModelOutputs]:
         """Negative ELBO, Eq. (13), on a replayed sequence batch (conventions in the module docstring).
         ``noise_B_T_S``: the posterior's standard normal draws (default: drawn by the RSSM); ``image_and_embed``:
-        ``embed(obs)`` when the caller needed the embeddings first (the particle stream, smac_rllib/objectives/pixel_update.py).
+        ``embed(obs)`` when the caller needed the embeddings first (the particle stream,
+        smac_rllib/objectives/pixel_update.py).
 
         Returns (loss scalar, metrics of detached scalars prefixed ``world_model/``, outputs). Detach
         ``outputs`` before the actor/critic use them (Alg. 2: the world model is trained by Eq. (13) only).

@@ -1,6 +1,7 @@
 """Dreamer (v1, Hafner et al. 2020) as the SMAC reference code ships it -- the paper's Dreamer baseline: actor and value
 trained in imagination with lambda-returns on the same RSSM world model as SMAC (reference
-``visual_control/dreamer.py``, ``dreamer=0``). Pure torch, no ray; the RLlib glue is ``smac_rllib/algorithms/baselines/dreamer/``.
+``visual_control/dreamer.py``, ``dreamer=0``). Pure torch, no ray; the RLlib glue is
+``smac_rllib/algorithms/baselines/dreamer/``.
 
 Legend: B = batch (sequences), T = time, N = B*T imagination starts, H = horizon, H1 = H + 1 imagined states (the start
 first), F = feature dim (stoch + deter), A = action dim.

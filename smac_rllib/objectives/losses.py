@@ -33,7 +33,8 @@ VALID_NEXT = "valid_next_B"  # optional bool mask, broadcast from the right: whi
 def masked_mean(x: torch.Tensor, mask_B: torch.Tensor | None = None) -> torch.Tensor:
     """Mean of ``x`` over the entries where ``mask_B`` (broadcast from the right over x's leading dims) is True; the
     plain mean without a mask; 0 if nothing is valid. ``torch.where``, not a product, so a NaN or inf outside the mask
-    cannot leak in (0 * NaN = NaN), nor into the gradient; and no data-dependent shape or host sync (docs/design.md §10)."""
+    cannot leak in (0 * NaN = NaN), nor into the gradient; and no data-dependent shape or host sync (docs/design.md
+    §10)."""
     if mask_B is None:
         return x.mean()
     mask = mask_B.expand_as(x)
@@ -213,7 +214,8 @@ def soft_actor_critic_losses(
 def loss_metrics(
     fwd_out: dict, out: Losses, *, target_entropy: float, num_particles: int, settings: ObjectiveSettings
 ) -> dict:
-    """Metrics as 0-d tensors (no host sync here; the two constants as floats), prefixed by component (critic/, actor/, alpha/, estimator/)."""
+    """Metrics as 0-d tensors (no host sync here; the two constants as floats), prefixed by component (critic/, actor/,
+    alpha/, estimator/)."""
     q_pred_T2_B, valid_B = fwd_out[Q_PRED], fwd_out.get(VALID_NEXT)  # masked where some entries are no transition
     metrics = {
         "critic/loss": out.critic,

@@ -2,14 +2,15 @@
 ``PixelUpdate`` runs a whole update without RLlib (``benchmarks/gpu_learner.py``, the equality test).
 
 Legend: B = batch (sequences), T = time, N = B*T flattened, K1 = K + 1 belief latents (s0 first), R = latent rows
-the critic is trained on (K1 or 1), Tm1 = T-1 transitions (t, t+1) per row (masked where t+1 starts an episode), T2 = twin critics,
-F = feature dim (stoch + deter), A = action dim. Frames are uint8 (B, T, 64, 64, 3).
+the critic is trained on (K1 or 1), Tm1 = T-1 transitions (t, t+1) per row (masked where t+1 starts an episode), T2 =
+twin critics, F = feature dim (stoch + deter), A = action dim. Frames are uint8 (B, T, 64, 64, 3).
 
 ``forward_train``: the world-model ELBO (Eq. 13) and the belief particles -- s0 = the world model's posterior
 sample, K more posterior trajectories re-filtered over the sequence (reference ``visual_control/smac.py:205-249``)
 -- under autocast; then, on the detached particles, the actor's a ~ pi(.|s0) with its K+1 log-weights and the
 marginal Q (Eq. 9); the critic on R latent rows and, per row, a' ~ pi(.|s_{r,t+1}) for the TD target (Eq. 12;
-reference ``smac.py:147-158``). The losses from these outputs: ``smac_rllib.objectives.losses.soft_actor_critic_losses``.
+reference ``smac.py:147-158``). The losses from these outputs:
+``smac_rllib.objectives.losses.soft_actor_critic_losses``.
 """
 
 from __future__ import annotations
@@ -116,7 +117,8 @@ def autocast(device: torch.device, dtype: torch.dtype | None, *, cache: bool = T
 class UpdateNoise:
     """Every standard normal draw of one training forward pass, drawn up front (one ``randn`` per buffer, instead of one
     per RSSM step): the eager, captured and compiled updates can then be compared on identical inputs, and a CUDA graph
-    captures five launches that draw fresh numbers at each replay. Legend as in the module doc; KB = K*B, particle-major.
+    captures five launches that draw fresh numbers at each replay. Legend as in the module doc; KB = K*B,
+    particle-major.
     """
 
     posterior_B_T_S: torch.Tensor  # the world model's posterior samples s_t ~ q(s_t | h_t)
@@ -162,8 +164,8 @@ def forward_train(
     """The training forward pass of pixel SMAC: every loss input, one pass (DDP sees everything). See the module doc.
 
     Sync-free (no host read of a device value, no data-dependent shape): the transitions (t, t+1) that cross an episode
-    seam stay in the (B, T-1) grids and are masked out by ``VALID_NEXT`` in the losses (``smac_rllib.objectives.losses``).
-    ``noise``: the draws (default: ``UpdateNoise.draw``)."""
+    seam stay in the (B, T-1) grids and are masked out by ``VALID_NEXT`` in the losses
+    (``smac_rllib.objectives.losses``). ``noise``: the draws (default: ``UpdateNoise.draw``)."""
     action_B_T_A = batch["actions"].to(device=device, dtype=torch.float32)  # a_t, taken at x_t
     is_first_B_T = batch["is_first"].to(device)
     B, T, A = action_B_T_A.shape
@@ -171,7 +173,8 @@ def forward_train(
         noise = UpdateNoise.draw(settings, B, T, world_model.rssm.stoch_size, A, device)
     prev_action_B_T_A = torch.cat([torch.zeros_like(action_B_T_A[:, :1]), action_B_T_A[:, :-1]], dim=1)
     side = _particle_stream(settings, device)
-    # the world model and the particle re-filter under autocast (reference smac.py:104, 213); no cast cache across streams
+    # the world model and the particle re-filter under autocast (reference smac.py:104, 213);
+    # no cast cache across streams
     with autocast(device, resolve_autocast(settings.autocast, device), cache=side is None):
         image_and_embed = world_model.embed(batch["obs"])
         if side is not None:  # docs/design.md §10: the K*B re-filter needs only the detached embeddings, so it runs
@@ -286,7 +289,8 @@ def _history_particles(
     settings: PixelSettings,
     noise: torch.Tensor | None,
 ) -> torch.Tensor:
-    """(K, B, T, F) detached features of K posterior trajectories re-filtered over the sequence (reference smac.py:205-249)."""
+    """(K, B, T, F) detached features of K posterior trajectories re-filtered over the sequence (reference
+    smac.py:205-249)."""
     rssm = world_model.rssm
     with torch.no_grad():
         post_K = rssm.observe_particles(
@@ -336,7 +340,8 @@ class OptimSettings:
 
     @classmethod
     def from_config(cls, config) -> "OptimSettings":
-        """An SMACConfig's: its ``grad_clip`` where set (RLlib's field), else ``pixel_grad_clip`` (the reference's 100)."""
+        """An SMACConfig's: its ``grad_clip`` where set (RLlib's field), else ``pixel_grad_clip`` (the reference's
+        100)."""
         clip = config.grad_clip if config.grad_clip is not None else config.pixel_grad_clip
         return cls(
             config.world_model_lr,
@@ -412,9 +417,10 @@ class PixelUpdate(nn.Module):
         optim: OptimSettings,
         target_entropy: float,
     ) -> "PixelUpdate":
-        """An update of ``module``'s own nets (world model, actor, critics, target critics, log alpha) stepping the given
-        optimizers (named ``world_model``, ``critic``, ``actor``, ``alpha``): nothing is copied. What the RLlib pixel
-        learner captures in a CUDA graph (``SMACPixelTorchLearner``, smac_rllib/training/fast_update/captured_update.py)."""
+        """An update of ``module``'s own nets (world model, actor, critics, target critics, log alpha) stepping the
+        given optimizers (named ``world_model``, ``critic``, ``actor``, ``alpha``): nothing is copied. What the RLlib
+        pixel learner captures in a CUDA graph (``SMACPixelTorchLearner``,
+        smac_rllib/training/fast_update/captured_update.py)."""
         update = cls.__new__(cls)
         nn.Module.__init__(update)
         update.world_model, update.actor, update.qf, update.target_qf = (

@@ -32,8 +32,9 @@ def backward_and_step(
 
     ``loss_terms``: the 0-d losses checked for inf/NaN with the gradients. ``clip``: optimizer name -> max global norm
     (absent or 0: no clip; its norm is logged as ``gradients/<name>_global_norm``). ``scaler``: fp16's GradScaler (it
-    finds and skips overflowing gradients itself; ``nonfinite_update`` then flags non-finite losses only). ``polyak``: (target tensors, main tensors, tau),
-    target <- target + tau (main - target), also after a skipped update (toward the unchanged mains)."""
+    finds and skips overflowing gradients itself; ``nonfinite_update`` then flags non-finite losses only). ``polyak``:
+    (target tensors, main tensors, tau), target <- target + tau (main - target), also after a skipped update (toward the
+    unchanged mains)."""
     for optimizer in optimizers.values():
         optimizer.zero_grad(set_to_none=True)
     (scaler.scale(total) if scaler is not None else total).backward()  # one backward (Alg. 1 / Alg. 2)

@@ -150,8 +150,8 @@ class AsyncDriver:
         """Each learner's shard from a checkpoint (as many shards as learners), and the driver's shard counts."""
         if len(shards) != len(self.learner_ids):
             raise ValueError(
-                f"this checkpoint holds {len(shards)} replay shard(s) but the run has {len(self.learner_ids)} learners; "
-                f"restore it with num_learners={len(shards) if len(shards) > 1 else 0}"
+                f"this checkpoint holds {len(shards)} replay shard(s) but the run has {len(self.learner_ids)} "
+                f"learners; restore it with num_learners={len(shards) if len(shards) > 1 else 0}"
             )
         for learner_id, shard in zip(self.learner_ids, shards, strict=True):
             self._call(learner_id, lambda learner, **kw: learner.async_set_replay_state(**kw), state=shard)
@@ -167,7 +167,8 @@ class AsyncDriver:
         self.updates_done = self.granted = self.synced_at = updates_done
 
     def update_stamps(self) -> list[int]:
-        """Env steps stored when each of the (newest 100k) updates started, learner 0's, once every granted update ran."""
+        """Env steps stored when each of the (newest 100k) updates started, learner 0's, once every granted update
+        ran."""
         self.quiesce()
         return self._call_all(lambda learner: learner.async_update_stamps())[0]
 

@@ -84,7 +84,8 @@ class AsyncLearnerMixin(LeanMetricsMixin):
         self.check_device_metrics(self.device_metrics.flush(self.metrics))
 
     def check_device_metrics(self, watched: dict) -> None:
-        """The learner's checks of watched device values (``StepLearnerMixin``'s non-finite streak), where it has any."""
+        """The learner's checks of watched device values (``StepLearnerMixin``'s non-finite streak), where it has
+        any."""
         parent = getattr(super(), "check_device_metrics", None)
         if parent is not None:
             parent(watched)
@@ -138,7 +139,8 @@ class AsyncLearnerMixin(LeanMetricsMixin):
         return {"updates_done": self._updates_done, "granted": self._granted}
 
     def async_wait(self, updates: int, timeout_s: float | None = None) -> dict:
-        """Blocks until ``updates`` updates are done (or the thread failed): the driver's quiesce before a checkpoint."""
+        """Blocks until ``updates`` updates are done (or the thread failed): the driver's quiesce before a
+        checkpoint."""
         with self._cond:
             self._cond.wait_for(
                 lambda: self._updates_done >= min(updates, self._granted) or self._error is not None, timeout_s
@@ -146,7 +148,8 @@ class AsyncLearnerMixin(LeanMetricsMixin):
         return self.async_progress()
 
     def async_results(self) -> dict:
-        """This period's learner results (RLlib's reduced metrics) and the asynchronous loop's own metrics (busy time, staging, updates)."""
+        """This period's learner results (RLlib's reduced metrics) and the asynchronous loop's own metrics (busy time,
+        staging, updates)."""
         with self._update_lock:
             self.flush_device_metrics()
             wall_s = time.perf_counter() - self._period_start

@@ -309,7 +309,8 @@ class OffPolicyLoop:
         return [e for episodes, _ in results for e in episodes], [metrics for _, metrics in results]
 
     def _sample_train_data(self) -> dict[str, Any]:
-        """Uniform transitions (states, a ready batch), or B x T sequences (pixels); neither needs the learner connector."""
+        """Uniform transitions (states, a ready batch), or B x T sequences (pixels); neither needs the learner
+        connector."""
         sample = sample_train_batch(
             self.local_replay_buffer, self.config, num_learners_served=max(self.config.num_learners, 1)
         )
@@ -367,8 +368,8 @@ class OffPolicyLoop:
         if self.local_replay_buffer is not None:
             if len(shards) != 1:
                 raise ValueError(
-                    f"this checkpoint holds {len(shards)} replay shards (async_learning with num_learners={len(shards)}); "
-                    f"restore it with num_learners={len(shards)} and async_learning=True"
+                    f"this checkpoint holds {len(shards)} replay shards (async_learning with "
+                    f"num_learners={len(shards)}); restore it with num_learners={len(shards)} and async_learning=True"
                 )
             self.local_replay_buffer.set_state(shards[0])
             return

@@ -3,8 +3,8 @@
 RLlib 2.60's ``EpisodeReplayBuffer`` samples by slicing 256 episode objects per batch, then the learner connector
 turns them into a batch; profiled on a 1-thread CPU learner (cartpole, batch 256) that cost 0.135 s + 0.03 s per
 update, more than the SAC/SMAC update itself. Here a batch is one fancy index into preallocated arrays and reaches
-the learner as a ``batch`` (no learner connector): SAC baseline 0.20 -> 0.12 s per update, SMAC K=8 0.125 -> 0.07 s. Pixel runs keep the episode buffer: they sample B x T
-sequences (``OffPolicyLoop._sample_train_data``).
+the learner as a ``batch`` (no learner connector): SAC baseline 0.20 -> 0.12 s per update, SMAC K=8 0.125 -> 0.07 s.
+Pixel runs keep the episode buffer: they sample B x T sequences (``OffPolicyLoop._sample_train_data``).
 
 Arrays grow by doubling up to ``capacity`` (a 1M-transition buffer is allocated only as it fills), then wrap
 around, overwriting the oldest transition. Only 1-step transitions (``n_step=1``, the paper's setting).

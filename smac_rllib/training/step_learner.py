@@ -44,7 +44,8 @@ class NonFiniteUpdateError(FloatingPointError):
 
 
 class StepLearnerMixin:
-    """Put between ``AsyncLearnerMixin`` and RLlib's learner: ``class L(AsyncLearnerMixin, StepLearnerMixin, SACTorchLearner)``.
+    """Put between ``AsyncLearnerMixin`` and RLlib's learner:
+    ``class L(AsyncLearnerMixin, StepLearnerMixin, SACTorchLearner)``.
 
     Subclasses define ``make_update(module_id)`` (an object with ``step(batch, average_targets=True) -> metrics``,
     ``optimizers`` and ``state_tensors()``) and, if the update can be captured in a CUDA graph, ``capture_keys`` (the
@@ -104,7 +105,8 @@ class StepLearnerMixin:
     ):
         """``Learner.update`` for one ``MultiAgentBatch`` (a replay's), one epoch, no minibatches: the same metrics
         (steps trained, total loss, weights sequence number) without RLlib's per-call ``TrainingData`` wrapping,
-        batch scans and Prometheus timers. Anything else goes to RLlib's ``update``, which calls the same ``_update``."""
+        batch scans and Prometheus timers. Anything else goes to RLlib's ``update``, which calls the same
+        ``_update``."""
         others = (batches, batch_refs, episodes, episodes_refs, data_iterators, training_data, minibatch_size)
         lean = (
             isinstance(batch, MultiAgentBatch)
@@ -217,7 +219,8 @@ class StepLearnerMixin:
         return converted
 
     def after_gradient_based_update(self, *, timesteps: dict[str, Any]) -> None:
-        # TorchLearner's (learning-rate schedules and their metrics), not DQNLearner's: the targets were averaged in the step
+        # TorchLearner's (learning-rate schedules and their metrics), not DQNLearner's:
+        # the targets were averaged in the step
         TorchLearner.after_gradient_based_update(self, timesteps=timesteps)
 
     # --- skipped updates -----------------------------------------------------------------------------------

@@ -202,7 +202,8 @@ class SMACConfig(FieldTableConfig, SACConfig):
         return 32 if self.is_pixels else 16
 
     def unused_keys(self, written) -> list[str]:
-        """One message per written key this run ignores: pixel settings in a state run, state settings in a pixel run."""
+        """One message per written key this run ignores: pixel settings in a state run, state settings in a pixel
+        run."""
         if self.is_pixels:
             return [
                 f"{key}={written[key]!r} does nothing in a pixel run (env_config from_pixels: true); use {use} "
@@ -387,7 +388,8 @@ class SMACConfig(FieldTableConfig, SACConfig):
         errors += self._capture_errors()
         if self.env_config.get("image_size", 64) != 64:
             errors.append(
-                f"image_size={self.env_config.get('image_size')!r}: the RSSM's conv stack needs 64x64 frames; set image_size: 64"
+                f"image_size={self.env_config.get('image_size')!r}: the RSSM's conv stack needs 64x64 frames; set "
+                "image_size: 64"
             )
         return errors
 
@@ -413,7 +415,8 @@ class SMACConfig(FieldTableConfig, SACConfig):
             return [str(e) + (" (set num_gpus_per_learner: 1)" if device == "cpu" else "")]
         if self.target_network_update_freq:
             return [
-                f"learner_capture={mode!r} averages the target critics in every update; set target_network_update_freq: 0"
+                f"learner_capture={mode!r} averages the target critics in every update; set "
+                "target_network_update_freq: 0"
             ]
         return []
 

@@ -40,7 +40,8 @@ class SMACTorchLearner(AsyncLearnerMixin, StepLearnerMixin, SACTorchLearner):
         return {name: self.get_optimizer(module_id, name) for name, _, _ in self.optimizer_groups(module, self.config)}
 
     def target_entropy_value(self, module_id) -> float:
-        """RLlib keeps the target entropy as a tensor on the learner's device: read it on the host once, not per update."""
+        """RLlib keeps the target entropy as a tensor on the learner's device: read it on the host once, not per
+        update."""
         cache = self.__dict__.setdefault("_target_entropy_floats", {})
         if module_id not in cache:
             cache[module_id] = float(self.target_entropy[module_id])

@@ -4,8 +4,8 @@ Pure torch, no ray. ``GraphedUpdate`` wraps an *unchanged* update function -- ``
 and TD-MPC2 wrap theirs: the eager step stays the reference (CI covers its math on the CPU), the graph replays the same
 kernels. Forward, losses, the one backward, the non-finite flag, the foreach clips, the fused Adam steps (made
 capturable; a non-finite update is skipped inside the graph by fused Adam's ``found_inf``), Polyak averaging and every
-metric are captured; the noise is drawn inside the graph (a CUDA graph re-reads the Philox offset at each replay, so every
-replay draws fresh numbers). Per update the host does three things: copy the batch into the static input buffers,
+metric are captured; the noise is drawn inside the graph (a CUDA graph re-reads the Philox offset at each replay, so
+every replay draws fresh numbers). Per update the host does three things: copy the batch into the static input buffers,
 ``replay()``, and copy the static metric vector out (before the next replay overwrites it: TorchRL's Dreamer trap).
 
 Capture recipe (PyTorch's "whole-network capture"; NVIDIA's CUDA-graph guide for the pitfalls):
@@ -16,8 +16,8 @@ capturing costs no training; 3. gradients set to None before capture, never betw
 capture runs, see ``AsyncLearnerMixin``); 5. one static metric vector.
 
 Re-capture (``invalidate()``) after anything that replaces tensors the graph points at: an optimizer's
-``load_state_dict`` (a learner's ``set_state``, a restore from a checkpoint), ``.to()``, a learning-rate change (the lr is
-baked into the captured fused Adam). ``param.copy_`` (weight syncs, ``load_state_dict`` of a module) keeps addresses
+``load_state_dict`` (a learner's ``set_state``, a restore from a checkpoint), ``.to()``, a learning-rate change (the lr
+is baked into the captured fused Adam). ``param.copy_`` (weight syncs, ``load_state_dict`` of a module) keeps addresses
 and needs none.
 """
 
@@ -33,7 +33,8 @@ from smac_rllib.objectives.pixel_update import autocast_cache_off
 CAPTURE_MODES = ("auto", "off", "graph", "graph+compile")
 
 # What ``auto`` resolves to on a CUDA learner: the fastest mode measured equal to eager on a device (docs/gpu.md,
-# benchmarks/gpu_graph.py, benchmarks/results/gpu/PLAN.md). Eager until a device window has measured the graph: nothing unmeasured is a default.
+# benchmarks/gpu_graph.py, benchmarks/results/gpu/PLAN.md). Eager until a device window has measured the graph: nothing
+# unmeasured is a default.
 AUTO_ON_CUDA = "off"
 
 

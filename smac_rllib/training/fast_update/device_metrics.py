@@ -55,7 +55,8 @@ class DeviceMetrics:
                     for _, v in tensors
                 ]
             )  # most are: no extra ops
-            host = dict(zip((i for i, _ in tensors), stacked.cpu().tolist(), strict=True))  # the one device -> host copy
+            # the one device -> host copy
+            host = dict(zip((i for i, _ in tensors), stacked.cpu().tolist(), strict=True))
         out = {}
         for i, (kind, key, value, log_kwargs) in enumerate(rows):
             value = host.get(i, value)

@@ -15,7 +15,8 @@ from smac_rllib.training.checkpoint_names import retired_twins
 
 
 def dreamer_losses(fwd_out: dict) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
-    """One backward of the three (reference dreamer.py:144): the module's forward already detached what each must not train."""
+    """One backward of the three (reference dreamer.py:144): the module's forward already detached what each must not
+    train."""
     terms = {"world_model": fwd_out[WM_LOSS], "value": fwd_out[VALUE_LOSS], "actor": fwd_out[ACTOR_LOSS]}
     return terms, dict(fwd_out[WM_METRICS]) | fwd_out[DREAMER_METRICS]
 

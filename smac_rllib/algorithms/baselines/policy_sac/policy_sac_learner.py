@@ -25,8 +25,8 @@ from smac_rllib.algorithms.baselines.policy_sac.policy_sac_rl_module import (
 
 
 class PolicySACTorchLearner(AsyncLearnerMixin, SACTorchLearner):
-    """SAC's losses (``smac_rllib.objectives.losses``) on a ``PolicySACTorchRLModule``; targets soft-updated every update
-    (RLlib's DQN/SAC learner, ``target_network_update_freq`` 0).
+    """SAC's losses (``smac_rllib.objectives.losses``) on a ``PolicySACTorchRLModule``; targets soft-updated every
+    update (RLlib's DQN/SAC learner, ``target_network_update_freq`` 0).
 
     Speed layer (training/fast_update/): no switch, for the same reason as ``SACBaselineTorchLearner``: RLlib's
     update path does the non-finite checks these baselines rely on; the metrics logger and ``DeviceMetrics`` only."""
@@ -84,5 +84,6 @@ class PolicySACTorchLearner(AsyncLearnerMixin, SACTorchLearner):
         return critic + actor + temperature
 
     def compute_gradients(self, loss_per_module, **kwargs):
-        # One backward of the summed losses (each parameter's gradient comes from one term), not SAC's per-optimizer ones.
+        # One backward of the summed losses (each parameter's gradient comes from one term),
+        # not SAC's per-optimizer ones.
         return TorchLearner.compute_gradients(self, loss_per_module, **kwargs)

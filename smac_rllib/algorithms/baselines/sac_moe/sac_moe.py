@@ -71,7 +71,8 @@ class SACMoEConfig(PolicySACConfig):
 
 
 class SACMoE(OffPolicyLoop, SAC):
-    """SAC with a probabilistic mixture-of-experts policy (MOE5 / MOE10 of the paper), trained by the same loop as SMAC."""
+    """SAC with a probabilistic mixture-of-experts policy (MOE5 / MOE10 of the paper), trained by the same loop as
+    SMAC."""
 
     @classmethod
     def get_default_config(cls) -> SACMoEConfig:

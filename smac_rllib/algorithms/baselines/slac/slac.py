@@ -2,8 +2,8 @@
 
 Made like the SMAC pixel path: a SAC subclass on ``OffPolicyLoop`` (act, store, ``updates_per_env_step`` updates per
 new env step, sync; async by default), RLlib's ``EpisodeReplayBuffer`` of uint8 frames sampled as rows of
-``sequence_length + 1`` steps (``smac_rllib/training/replay.py``), the ``is_first`` connector of pixel SMAC. The networks are
-in ``models/slac_model.py``, the module in ``slac_rl_module.py``, the losses in ``slac_learner.py``.
+``sequence_length + 1`` steps (``smac_rllib/training/replay.py``), the ``is_first`` connector of pixel SMAC. The
+networks are in ``models/slac_model.py``, the module in ``slac_rl_module.py``, the losses in ``slac_learner.py``.
 
 Model pretraining: once the ``num_steps_sampled_before_learning_starts`` uniform random steps are stored, the first
 ``initial_model_train_steps`` updates are owed at once and train the model only; the env runners wait for them (the
@@ -30,7 +30,8 @@ from smac_rllib.training.off_policy import (
 from smac_rllib.training.rate_limiter import SampleToInsertRatio
 
 # name: (default, meaning; the original's name and file) -- one home per hyperparameter.
-# Original: alexlee-gk/slac, slac/agents/slac/configs/slac.gin (gin) and examples/v1/train_eval.py (train_eval defaults).
+# Original: alexlee-gk/slac, slac/agents/slac/configs/slac.gin (gin)
+# and examples/v1/train_eval.py (train_eval defaults).
 _FIELDS = {
     "sequence_length": (
         8,
