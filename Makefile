@@ -12,7 +12,7 @@ export WANDB_MODE ?= offline
 export RAY_DEDUP_LOGS ?= 0
 export PYTHONUNBUFFERED := 1
 
-.PHONY: setup sysdeps test test-fast train clean
+.PHONY: setup sysdeps lint test test-fast train clean
 
 setup: sysdeps $(STAMP)
 
@@ -24,7 +24,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[test]'
 	@touch $@
 
-test: setup
+lint: setup
+	$(BIN)/ruff check smac_rllib tests benchmarks
+	$(BIN)/ruff format --check smac_rllib tests benchmarks
+
+test: setup lint
 	$(BIN)/python -m pytest tests
 
 train: setup

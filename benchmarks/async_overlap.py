@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 import smac_rllib  # noqa: E402,F401 -- sets MUJOCO_GL before anything imports dm_control (smac_rllib.headless_gl)
+
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 os.environ.setdefault("WANDB_MODE", "disabled")
 
@@ -33,7 +34,9 @@ from report import write_csv  # noqa: E402  (benchmarks/ is the script's directo
 
 CONFIGS = {
     "balanced": dict(env="dmc/cartpole-swingup", pixels=False, warm_up=1000, phase_steps=6000, ratio=0.05, fragment=50),
-    "pixels_paper": dict(env="dmc/cheetah-run", pixels=True, warm_up=500, phase_steps=250, ratio=0.2, fragment=50, repeats=1),
+    "pixels_paper": dict(
+        env="dmc/cheetah-run", pixels=True, warm_up=500, phase_steps=250, ratio=0.2, fragment=50, repeats=1
+    ),
 }
 
 
@@ -43,13 +46,20 @@ def build(name: str, mode: str, seed: int):
     c = CONFIGS[name]
     config = (
         SMACConfig()
-        .environment(c["env"], env_config={"seed": seed} | ({"from_pixels": True, "fast_render": True} if c["pixels"] else {}))
+        .environment(
+            c["env"], env_config={"seed": seed} | ({"from_pixels": True, "fast_render": True} if c["pixels"] else {})
+        )
         .env_runners(num_env_runners=1, rollout_fragment_length=c["fragment"], num_cpus_per_env_runner=1)
         .learners(num_learners=0)
         .training(
-            async_learning=mode == "async", updates_per_env_step=c["ratio"], num_steps_sampled_before_learning_starts=c["warm_up"],
-            **({"num_particles": 8, "world_model_preset": "paper", "batch_size_B": 16, "batch_length_T": 32}
-               if c["pixels"] else {"num_particles": 8, "train_batch_size_per_learner": 256}),
+            async_learning=mode == "async",
+            updates_per_env_step=c["ratio"],
+            num_steps_sampled_before_learning_starts=c["warm_up"],
+            **(
+                {"num_particles": 8, "world_model_preset": "paper", "batch_size_B": 16, "batch_length_T": 32}
+                if c["pixels"]
+                else {"num_particles": 8, "train_batch_size_per_learner": 256}
+            ),
         )
         .reporting(min_sample_timesteps_per_iteration=c["fragment"])
         .debugging(seed=seed)
@@ -92,9 +102,18 @@ def run_once(name: str, mode: str, seed: int) -> dict:
             busy_s, updates = busy[0], _granted(algo, c) - updates0
         wall = time.perf_counter() - start
         steps = algo.env_steps_stored - steps0
-        return {"config": name, "mode": mode, "seed": seed, "env_steps": steps, "updates": updates, "wall_s": round(wall, 2),
-                "env_steps_per_s": round(steps / wall, 1), "updates_per_s": round(updates / wall, 3),
-                "learner_utilization": round(busy_s / wall, 3), "learn_s_per_env_step": round(busy_s / steps, 5)}
+        return {
+            "config": name,
+            "mode": mode,
+            "seed": seed,
+            "env_steps": steps,
+            "updates": updates,
+            "wall_s": round(wall, 2),
+            "env_steps_per_s": round(steps / wall, 1),
+            "updates_per_s": round(updates / wall, 3),
+            "learner_utilization": round(busy_s / wall, 3),
+            "learn_s_per_env_step": round(busy_s / steps, 5),
+        }
     finally:
         algo.stop()
 
@@ -113,8 +132,6 @@ def main() -> None:
     args = parser.parse_args()
     import ray
     import torch
-
-    import smac_rllib
 
     torch.set_num_threads(1)
     smac_rllib.register()
@@ -142,21 +159,31 @@ def markdown(rows: list[dict], args) -> str:
         f"`.venv/bin/python benchmarks/async_overlap.py{' --only ' + ' --only '.join(args.only) if args.only else ''} "
         f"--repeats {args.repeats}`.",
         "",
-        "| config | mode | env steps | updates | wall s | env steps/s | learner utilization | speed-up (sync wall / async wall) |",
+        "| config | mode | env steps | updates | wall s | env steps/s | learner utilization | speed-up (sync wall / "
+        "async wall) |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for name in dict.fromkeys(r["config"] for r in rows):
         med = {}
         for mode in ("sync", "async"):
             rs = [r for r in rows if r["config"] == name and r["mode"] == mode]
-            med[mode] = {k: statistics.median(r[k] for r in rs) for k in ("env_steps", "updates", "wall_s", "env_steps_per_s", "learner_utilization")}
+            med[mode] = {
+                k: statistics.median(r[k] for r in rs)
+                for k in ("env_steps", "updates", "wall_s", "env_steps_per_s", "learner_utilization")
+            }
         for mode in ("sync", "async"):
             m = med[mode]
             speed = f"{med['sync']['wall_s'] / med['async']['wall_s']:.2f}x" if mode == "async" else ""
-            lines.append(f"| {name} | {mode} | {m['env_steps']:.0f} | {m['updates']:.0f} | {m['wall_s']:.1f} | "
-                         f"{m['env_steps_per_s']:.1f} | {m['learner_utilization']:.2f} | {speed} |")
-    lines += ["", "Per-run rows: async_overlap.csv (learn_s_per_env_step = update seconds per env step: the learning cost "
-              "that acting is balanced against).", ""]
+            lines.append(
+                f"| {name} | {mode} | {m['env_steps']:.0f} | {m['updates']:.0f} | {m['wall_s']:.1f} | "
+                f"{m['env_steps_per_s']:.1f} | {m['learner_utilization']:.2f} | {speed} |"
+            )
+    lines += [
+        "",
+        "Per-run rows: async_overlap.csv (learn_s_per_env_step = update seconds per env step: the learning cost "
+        "that acting is balanced against).",
+        "",
+    ]
     return "\n".join(lines)
 
 

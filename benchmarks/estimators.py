@@ -107,26 +107,41 @@ def run(cfg: BenchConfig) -> list[dict]:
             gen = torch.Generator().manual_seed(cfg.seed * 1_000 + k)  # same particles for every estimator at K
             value_mean, value_std = value_stats(estimator, k, cfg, gen)
             grad_bias, grad_std, grad_floor = grad_stats(grad_samples(estimator, k, cfg, gen), true_grad_M_D)
-            rows.append({
-                "estimator": estimator, "K": k,
-                "value_mean": value_mean, "value_bias": value_mean - h_true,
-                "value_bias_se": value_std / math.sqrt(cfg.value_samples), "value_std": value_std,
-                "grad_bias": grad_bias, "grad_bias_floor": grad_floor, "grad_std": grad_std,
-                "grad_rel_bias": grad_bias / true_grad_M_D.norm().item(),
-                "seconds": time.perf_counter() - start,
-            })
+            rows.append(
+                {
+                    "estimator": estimator,
+                    "K": k,
+                    "value_mean": value_mean,
+                    "value_bias": value_mean - h_true,
+                    "value_bias_se": value_std / math.sqrt(cfg.value_samples),
+                    "value_std": value_std,
+                    "grad_bias": grad_bias,
+                    "grad_bias_floor": grad_floor,
+                    "grad_std": grad_std,
+                    "grad_rel_bias": grad_bias / true_grad_M_D.norm().item(),
+                    "seconds": time.perf_counter() - start,
+                }
+            )
             print(_fmt_row(rows[-1]), flush=True)
     return rows
 
 
 # --------------------------------------------------------------------------------------------------- outputs
-COLUMNS = ("estimator", "K", "value_bias", "value_bias_se", "value_std", "grad_bias", "grad_bias_floor",
-           "grad_std", "grad_rel_bias")
+COLUMNS = (
+    "estimator",
+    "K",
+    "value_bias",
+    "value_bias_se",
+    "value_std",
+    "grad_bias",
+    "grad_bias_floor",
+    "grad_std",
+    "grad_rel_bias",
+)
 
 
 def _fmt_row(row: dict) -> str:
     return " | ".join(str(row[c]) if isinstance(row[c], (str, int)) else f"{row[c]:.4f}" for c in COLUMNS)
-
 
 
 def comparison_sentence(rows: list[dict], ks: tuple[int, ...]) -> str:
@@ -147,17 +162,22 @@ def comparison_sentence(rows: list[dict], ks: tuple[int, ...]) -> str:
     avg_vs_eq7 = ", ".join(
         f"K={k}: {by['mlmc_avg0', k]['grad_std'] / by['mlmc_eq7', k]['grad_std']:.2f}" for k in ks if k >= 2
     )
-    return (f"**MLMC vs nested at the same K.** {' '.join(sentences)} Averaged vs literal level 0 (gradient std "
-            f"ratio mlmc_avg0/mlmc_eq7): {avg_vs_eq7}. All have the nested estimator's mean, as they must, so the "
-            "comparison is one of variance only: with all levels sharing the same K particles, MLMC = nested + "
-            "sum_l ½(H^(a) - H^(b)), zero-mean antithetic differences that add variance unless they anti-correlate "
-            "with H_K.")
+    return (
+        f"**MLMC vs nested at the same K.** {' '.join(sentences)} Averaged vs literal level 0 (gradient std "
+        f"ratio mlmc_avg0/mlmc_eq7): {avg_vs_eq7}. All have the nested estimator's mean, as they must, so the "
+        "comparison is one of variance only: with all levels sharing the same K particles, MLMC = nested + "
+        "sum_l ½(H^(a) - H^(b)), zero-mean antithetic differences that add variance unless they anti-correlate "
+        "with H_K."
+    )
 
 
-def write_markdown(rows: list[dict], cfg: BenchConfig, h_true: float, wall_s: float, cpu_s: float, command: str,
-                   path: Path) -> None:
-    header = ("| estimator | K | value bias | ± SE | value std | grad bias ‖·‖_F | noise floor | grad std | "
-              "grad bias / ‖g*‖ |")
+def write_markdown(
+    rows: list[dict], cfg: BenchConfig, h_true: float, wall_s: float, cpu_s: float, command: str, path: Path
+) -> None:
+    header = (
+        "| estimator | K | value bias | ± SE | value std | grad bias ‖·‖_F | noise floor | grad std | "
+        "grad bias / ‖g*‖ |"
+    )
     lines = [
         "# Entropy estimators on the closed-form linear-Gaussian LVM",
         "",
@@ -200,10 +220,14 @@ def plot(rows: list[dict], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    panels = [("value_bias", "value bias (nats)", "symlog"), ("value_std", "value std (per sample)", "log"),
-              ("grad_bias", "gradient bias ‖E g - g*‖_F", "log"), ("grad_std", "gradient std (one batch)", "log")]
+    panels = [
+        ("value_bias", "value bias (nats)", "symlog"),
+        ("value_std", "value std (per sample)", "log"),
+        ("grad_bias", "gradient bias ‖E g - g*‖_F", "log"),
+        ("grad_std", "gradient std (one batch)", "log"),
+    ]
     fig, axes = plt.subplots(1, 4, figsize=(18, 4))
-    for ax, (key, title, yscale) in zip(axes, panels):
+    for ax, (key, title, yscale) in zip(axes, panels, strict=True):
         for estimator in ESTIMATOR_ORDER:
             sel = [r for r in rows if r["estimator"] == estimator]
             ax.plot([r["K"] for r in sel], [r[key] for r in sel], marker="o", label=estimator)

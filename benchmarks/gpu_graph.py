@@ -1,4 +1,5 @@
-"""The captured pixel update on the device (docs/design.md §10): eager vs one CUDA graph (vs graph + a compiled RSSM step).
+"""The captured pixel update on the device (docs/design.md §10): eager vs one CUDA graph
+(vs graph + a compiled RSSM step).
 
     python3 benchmarks/gpu_graph.py --out $OUT/graph                       # device call 1: equality, syncs, timings
     python3 benchmarks/gpu_graph.py --modes graph+compile --skip-checks --out $OUT/compile   # call 2: the compile row
@@ -10,10 +11,10 @@ learner's update, tested equal on the CPU); ``graph`` = the same function captur
 
 1. **checks** (CUDA, once, fp32/TF32, K = ``--num-particles`` history): (a) ``torch.cuda.set_sync_debug_mode("warn")``
    over one eager update -- the number of host syncs (0 expected); (b) eager vs graph over 3 updates on identical
-   pre-drawn noise (the graph's noise buffers are static inputs here): the largest relative difference of the parameters,
-   Adam moments and step counts, target critics and metrics; (c) replays advance (the weights move every replay);
-   (d) a NaN reward inside the graph: weights and moments unchanged, ``nonfinite_update`` 1; (e) re-capture after a
-   restore (optimizer ``load_state_dict``): the next update equals eager's from the same state.
+   pre-drawn noise (the graph's noise buffers are static inputs here): the largest relative difference of the
+   parameters, Adam moments and step counts, target critics and metrics; (c) replays advance (the weights move every
+   replay); (d) a NaN reward inside the graph: weights and moments unchanged, ``nonfinite_update`` 1; (e) re-capture
+   after a restore (optimizer ``load_state_dict``): the next update equals eager's from the same state.
 2. **timings**: per size x variant (Latent-SAC K=0, SMAC K history, SMAC K step) x precision (fp32 = TF32 matmuls,
    bf16 autocast) x mode (eager, graph[, graph+compile]): ``--warmup`` then ``--iters`` updates timed by CUDA events
    (perf_counter on the CPU); kernel launches and GPU time of one update from ``torch.profiler``; the capture time.
@@ -51,12 +52,18 @@ ACTION_DIM = 6  # cheetah-run
 PRECISIONS = {"fp32": None, "bf16": "bf16"}
 
 
-def make_update(num_particles: int, mode: str, autocast, preset: str, device, particle_stream: bool = True) -> PixelUpdate:
+def make_update(
+    num_particles: int, mode: str, autocast, preset: str, device, particle_stream: bool = True
+) -> PixelUpdate:
     torch.manual_seed(0)
     world_model, actor, qf = pixel_update.build_nets(ACTION_DIM, world_model_preset=preset)
-    settings = PixelSettings(num_particles=num_particles, particle_mode=mode, autocast=autocast, particle_stream=particle_stream)
+    settings = PixelSettings(
+        num_particles=num_particles, particle_mode=mode, autocast=autocast, particle_stream=particle_stream
+    )
     objective = losses.ObjectiveSettings(td_entropy="conditional")
-    return PixelUpdate(world_model, actor, qf, 0.0, settings=settings, objective=objective, optim=OptimSettings()).to(device)
+    return PixelUpdate(world_model, actor, qf, 0.0, settings=settings, objective=objective, optim=OptimSettings()).to(
+        device
+    )
 
 
 def fake_batch(B: int, T: int, device, seed: int = 0) -> dict:
@@ -64,17 +71,27 @@ def fake_batch(B: int, T: int, device, seed: int = 0) -> dict:
     is_first = torch.zeros(B, T, dtype=torch.bool)
     is_first[:, 0] = True
     is_first[::3, T // 2] = True  # episode seams inside rows: the masks matter
-    batch = {"obs": torch.randint(0, 256, (B, T, 64, 64, 3), dtype=torch.uint8, generator=g),
-             "actions": torch.rand(B, T, ACTION_DIM, generator=g) * 2 - 1, "rewards": torch.rand(B, T, generator=g),
-             "is_first": is_first, "is_terminated": torch.zeros(B, T, dtype=torch.bool)}
+    batch = {
+        "obs": torch.randint(0, 256, (B, T, 64, 64, 3), dtype=torch.uint8, generator=g),
+        "actions": torch.rand(B, T, ACTION_DIM, generator=g) * 2 - 1,
+        "rewards": torch.rand(B, T, generator=g),
+        "is_first": is_first,
+        "is_terminated": torch.zeros(B, T, dtype=torch.bool),
+    }
     return {k: v.to(device) for k, v in batch.items()}
 
 
 def graphed(update: PixelUpdate, batch: dict, *, noise: UpdateNoise | None = None) -> GraphedUpdate:
-    """``update.step`` in a ``GraphedUpdate``; with ``noise``, its buffers are static inputs (refilled by the caller)."""
+    """``update.step`` in a ``GraphedUpdate``; with ``noise``, its buffers are static inputs (refilled by the
+    caller)."""
     step_fn = update.step if noise is None else (lambda b: update.step(b, noise))
-    return GraphedUpdate(step_fn, batch, optimizers=list(update.optimizers.values()),
-                         state_tensors=lambda: list(update.parameters()), use_graph=batch["obs"].is_cuda)
+    return GraphedUpdate(
+        step_fn,
+        batch,
+        optimizers=list(update.optimizers.values()),
+        state_tensors=lambda: list(update.parameters()),
+        use_graph=batch["obs"].is_cuda,
+    )
 
 
 def _sync(device) -> None:
@@ -131,8 +148,10 @@ def _state(update: PixelUpdate) -> dict:
 
 
 def run_checks(args, device, out: Path) -> list[str]:
-    lines = [f"# Checks: eager vs one CUDA graph ({_card(device)}, preset {args.preset}, {args.check_size}, "
-             f"K={args.num_particles} history, fp32, TF32 {args.check_tf32})\n"]
+    lines = [
+        f"# Checks: eager vs one CUDA graph ({_card(device)}, preset {args.preset}, {args.check_size}, "
+        f"K={args.num_particles} history, fp32, TF32 {args.check_tf32})\n"
+    ]
     B, T = (int(x) for x in args.check_size.split("x"))
     K = args.num_particles
     batch = fake_batch(B, T, device)
@@ -148,17 +167,20 @@ def run_checks(args, device, out: Path) -> list[str]:
                 _sync(device)
             finally:
                 torch.cuda.set_sync_debug_mode("default")
-        # torch warns "called a synchronizing CUDA operation" per sync; its "debug mode is a prototype" notice is no sync
+        # torch warns "called a synchronizing CUDA operation" per sync;
+        # its "debug mode is a prototype" notice is no sync
         syncs = [str(w.message).splitlines()[0] for w in caught if "called a synchronizing" in str(w.message)]
-        lines.append(f"- (a) host syncs in one eager update: **{len(syncs)}**" + "".join(f"\n  - {s}" for s in syncs[:10]))
+        lines.append(
+            f"- (a) host syncs in one eager update: **{len(syncs)}**" + "".join(f"\n  - {s}" for s in syncs[:10])
+        )
     # (b) eager vs graph, 3 updates, identical noise
     graph_update = copy.deepcopy(eager)
     static_noise = UpdateNoise.draw(eager.settings, B, T, eager.world_model.rssm.stoch_size, ACTION_DIM, device)
     runner = graphed(graph_update, batch, noise=static_noise)
     worst, metric_worst, moved = {}, 0.0, []
-    for i in range(3):
+    for _ in range(3):
         noise = UpdateNoise.draw(eager.settings, B, T, eager.world_model.rssm.stoch_size, ACTION_DIM, device)
-        for dst, src in zip(static_noise.tensors(), noise.tensors()):
+        for dst, src in zip(static_noise.tensors(), noise.tensors(), strict=True):
             dst.copy_(src)
         before = {k: v.clone() for k, v in graph_update.state_dict().items()}
         m_eager, m_graph = eager.step(batch, noise), runner.step(batch)
@@ -169,9 +191,12 @@ def run_checks(args, device, out: Path) -> list[str]:
     for k, v in _state(eager).items():
         group = k.split(" ")[0] + (" step" if k.endswith(" step") else "")
         worst[group] = max(worst.get(group, 0.0), _rel(_state(graph_update)[k], v))
-    lines.append(f"- (b) eager vs graph after 3 updates on identical noise, largest relative difference (norm): "
-                 + ", ".join(f"{g} {w:.2e}" for g, w in sorted(worst.items())) + f"; metrics {metric_worst:.2e} "
-                 f"(captures: {runner.captures})")
+    lines.append(
+        "- (b) eager vs graph after 3 updates on identical noise, largest relative difference (norm): "
+        + ", ".join(f"{g} {w:.2e}" for g, w in sorted(worst.items()))
+        + f"; metrics {metric_worst:.2e} "
+        f"(captures: {runner.captures})"
+    )
     lines.append(f"- (c) tensors moved by each replay: {moved} of {len(graph_update.state_dict())}")
     # (d) a NaN reward inside the graph
     bad = dict(batch, rewards=batch["rewards"].clone())
@@ -179,9 +204,13 @@ def run_checks(args, device, out: Path) -> list[str]:
     kept = {k: v.clone() for k, v in _state(graph_update).items() if not k.startswith("param target_qf")}
     flag = float(runner.step(bad)["nonfinite_update"])
     unchanged = all(torch.equal(kept[k], v) for k, v in _state(graph_update).items() if k in kept)
-    lines.append(f"- (d) NaN reward in a replay: nonfinite_update = {flag:.0f}, weights/moments/steps unchanged: {unchanged}")
+    lines.append(
+        f"- (d) NaN reward in a replay: nonfinite_update = {flag:.0f}, weights/moments/steps unchanged: {unchanged}"
+    )
     # (e) re-capture after a restore
-    saved = copy.deepcopy({"model": graph_update.state_dict(), "opt": {n: o.state_dict() for n, o in graph_update.optimizers.items()}})
+    saved = copy.deepcopy(
+        {"model": graph_update.state_dict(), "opt": {n: o.state_dict() for n, o in graph_update.optimizers.items()}}
+    )
     runner.step(batch)
     graph_update.load_state_dict(saved["model"])
     for name, opt in graph_update.optimizers.items():
@@ -189,26 +218,46 @@ def run_checks(args, device, out: Path) -> list[str]:
     runner.invalidate()
     reference = copy.deepcopy(graph_update)
     noise = UpdateNoise.draw(eager.settings, B, T, eager.world_model.rssm.stoch_size, ACTION_DIM, device)
-    for dst, src in zip(static_noise.tensors(), noise.tensors()):
+    for dst, src in zip(static_noise.tensors(), noise.tensors(), strict=True):
         dst.copy_(src)
     reference.step(batch, noise)
     runner.step(batch)
     rel = max(_rel(_state(graph_update)[k], v) for k, v in _state(reference).items())
-    lines.append(f"- (e) after a restore and re-capture (captures: {runner.captures}): largest relative difference to eager "
-                 f"from the same state {rel:.2e}")
+    lines.append(
+        f"- (e) after a restore and re-capture (captures: {runner.captures}): largest relative difference to eager "
+        f"from the same state {rel:.2e}"
+    )
     (out / "checks.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines), flush=True)
     return lines
 
 
 # ----- timings ----------------------------------------------------------------------------------------------------
-def run_row(args, size: tuple[int, int], variant: tuple[str, int, str], precision: str, mode: str, device,
-            particle_stream: bool = True) -> dict:
+def run_row(
+    args,
+    size: tuple[int, int],
+    variant: tuple[str, int, str],
+    precision: str,
+    mode: str,
+    device,
+    particle_stream: bool = True,
+) -> dict:
     B, T = size
     name, K, particle_mode = variant
-    row = {"card": _card(device), "preset": args.preset, "batch": f"{B}x{T}", "variant": name, "mode": mode,
-           "precision": precision, "particle_stream": particle_stream if K and particle_mode == "history" else "",
-           "s_per_update": float("nan"), "launches_per_update": "", "gpu_ms_per_update": "", "capture_s": "", "error": ""}
+    row = {
+        "card": _card(device),
+        "preset": args.preset,
+        "batch": f"{B}x{T}",
+        "variant": name,
+        "mode": mode,
+        "precision": precision,
+        "particle_stream": particle_stream if K and particle_mode == "history" else "",
+        "s_per_update": float("nan"),
+        "launches_per_update": "",
+        "gpu_ms_per_update": "",
+        "capture_s": "",
+        "error": "",
+    }
     try:
         update = make_update(K, particle_mode, PRECISIONS[precision], args.preset, device, particle_stream)
         batch = fake_batch(B, T, device)
@@ -232,30 +281,59 @@ def run_row(args, size: tuple[int, int], variant: tuple[str, int, str], precisio
     finally:
         if device.type == "cuda":
             torch.cuda.empty_cache()
-    print({k: row[k] for k in ("batch", "variant", "mode", "precision", "particle_stream", "s_per_update", "launches_per_update",
-                                "gpu_ms_per_update", "capture_s", "error")}, flush=True)
+    print(
+        {
+            k: row[k]
+            for k in (
+                "batch",
+                "variant",
+                "mode",
+                "precision",
+                "particle_stream",
+                "s_per_update",
+                "launches_per_update",
+                "gpu_ms_per_update",
+                "capture_s",
+                "error",
+            )
+        },
+        flush=True,
+    )
     return row
 
 
 def add_ratios(rows: list[dict]) -> None:
     def find(r, **kw):
-        return next((x for x in rows if all(x[k] == v for k, v in ({**{k: r[k] for k in ("batch", "precision")}, **kw}).items())
-                     and x["particle_stream"] in ("", True)), None)
+        return next(
+            (
+                x
+                for x in rows
+                if all(x[k] == v for k, v in ({**{k: r[k] for k in ("batch", "precision")}, **kw}).items())
+                and x["particle_stream"] in ("", True)
+            ),
+            None,
+        )
 
     for r in rows:
         eager = find(r, variant=r["variant"], mode="eager")
         k0 = find(r, variant="k0", mode=r["mode"])
         r["ratio_to_eager"] = round(r["s_per_update"] / eager["s_per_update"], 3) if eager else ""
         r["k_ratio"] = round(r["s_per_update"] / k0["s_per_update"], 3) if k0 else ""
-        r["learner_frames_per_s"] = round(2 / 0.2 / r["s_per_update"], 1) if r["s_per_update"] == r["s_per_update"] else ""
+        r["learner_frames_per_s"] = (
+            round(2 / 0.2 / r["s_per_update"], 1) if r["s_per_update"] == r["s_per_update"] else ""
+        )
 
 
 def _card(device) -> str:
-    return torch.cuda.get_device_name(device) if device.type == "cuda" else f"cpu ({platform.processor() or platform.machine()})"
+    return (
+        torch.cuda.get_device_name(device)
+        if device.type == "cuda"
+        else f"cpu ({platform.processor() or platform.machine()})"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))  # the first paragraph
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--preset", default="paper")
     p.add_argument("--sizes", default="50x50", help="comma-separated B x T")
@@ -267,9 +345,15 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--skip-checks", action="store_true")
     p.add_argument("--check-size", default="50x50")
-    p.add_argument("--check-tf32", choices=["on", "off"], default="on",
-                   help="TF32 matmuls in the checks (off: strict fp32, so eager vs graph differences are not TF32 rounding)")
-    p.add_argument("--compile-timeout", type=float, default=200.0, help="seconds: skip later compile rows after one took longer")
+    p.add_argument(
+        "--check-tf32",
+        choices=["on", "off"],
+        default="on",
+        help="TF32 matmuls in the checks (off: strict fp32, so eager vs graph differences are not TF32 rounding)",
+    )
+    p.add_argument(
+        "--compile-timeout", type=float, default=200.0, help="seconds: skip later compile rows after one took longer"
+    )
     p.add_argument("--out", default="benchmarks/results/gpu/graph")
     args = p.parse_args(argv)
     device = torch.device(args.device)
@@ -288,7 +372,11 @@ def main(argv: list[str] | None = None) -> None:
             traceback.print_exc()
         torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
     K = args.num_particles
-    variants = {"k0": ("k0", 0, "history"), "history": (f"k{K}_history", K, "history"), "step": (f"k{K}_step", K, "step")}
+    variants = {
+        "k0": ("k0", 0, "history"),
+        "history": (f"k{K}_history", K, "history"),
+        "step": (f"k{K}_step", K, "step"),
+    }
     rows = []
     for size in [tuple(int(x) for x in s.split("x")) for s in args.sizes.split(",")]:
         for precision in args.precisions.split(","):
@@ -299,16 +387,40 @@ def main(argv: list[str] | None = None) -> None:
                     t0 = time.perf_counter()
                     rows.append(run_row(args, size, variants[v], precision, mode, device))
                     if mode == "graph+compile" and time.perf_counter() - t0 > args.compile_timeout:
-                        print(f"compile row took {time.perf_counter() - t0:.0f} s > --compile-timeout: stopping the compile rows")
+                        print(
+                            f"compile row took {time.perf_counter() - t0:.0f} s > --compile-timeout: stopping the "
+                            "compile rows"
+                        )
                         break
-                if mode != "eager" and "history" in args.variants.split(","):  # the overlap's worth: the same on one stream
-                    rows.append(run_row(args, size, variants["history"], precision, mode, device, particle_stream=False))
+                if mode != "eager" and "history" in args.variants.split(
+                    ","
+                ):  # the overlap's worth: the same on one stream
+                    rows.append(
+                        run_row(args, size, variants["history"], precision, mode, device, particle_stream=False)
+                    )
     add_ratios(rows)
     write_csv(rows, out / "pixel_update.csv")
-    keys = ["batch", "variant", "mode", "precision", "particle_stream", "s_per_update", "ratio_to_eager", "k_ratio",
-            "learner_frames_per_s", "launches_per_update", "gpu_ms_per_update", "capture_s", "error"]
-    lines = [f"# Pixel update: eager vs captured ({facts})\n", f"`python3 benchmarks/gpu_graph.py {' '.join(argv or sys.argv[1:])}`\n",
-             "| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+    keys = [
+        "batch",
+        "variant",
+        "mode",
+        "precision",
+        "particle_stream",
+        "s_per_update",
+        "ratio_to_eager",
+        "k_ratio",
+        "learner_frames_per_s",
+        "launches_per_update",
+        "gpu_ms_per_update",
+        "capture_s",
+        "error",
+    ]
+    lines = [
+        f"# Pixel update: eager vs captured ({facts})\n",
+        f"`python3 benchmarks/gpu_graph.py {' '.join(argv or sys.argv[1:])}`\n",
+        "| " + " | ".join(keys) + " |",
+        "|" + "---|" * len(keys),
+    ]
     lines += ["| " + " | ".join(f"{r[k]:.4f}" if k == "s_per_update" else str(r[k]) for k in keys) + " |" for r in rows]
     (out / "pixel_update.md").write_text("\n".join(lines) + "\n")
     if hasattr(torch.compiler, "save_cache_artifacts") and "graph+compile" in args.modes:

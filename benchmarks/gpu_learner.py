@@ -3,11 +3,11 @@
     python benchmarks/gpu_learner.py                                   # on the device: cuda, paper preset, every row
     python benchmarks/gpu_learner.py --device cpu --sizes 4x8 --preset tiny --num-particles 4 --iters 1 --warmup 1
 
-Imports torch and our pure modules only (``smac_rllib.objectives.pixel_update``, ``smac_rllib.models``, ``smac_rllib.objectives.losses``):
-the device machine has no ray, dm_control or gymnasium. One update = ``PixelUpdate.step``, the same math as the RLlib
-learner (tested equal in tests/test_gpu_learner_bench.py): world-model ELBO, K+1 belief particles, actor, critic on
-all particles, alpha, one backward, clipping, Adam, Polyak. Frames are uint8 already on the device (the host->device
-copy of one batch from pinned memory is timed separately, ``h2d_ms``).
+Imports torch and our pure modules only (``smac_rllib.objectives.pixel_update``, ``smac_rllib.models``,
+``smac_rllib.objectives.losses``): the device machine has no ray, dm_control or gymnasium. One update =
+``PixelUpdate.step``, the same math as the RLlib learner (tested equal in tests/test_gpu_learner_bench.py): world-model
+ELBO, K+1 belief particles, actor, critic on all particles, alpha, one backward, clipping, Adam, Polyak. Frames are
+uint8 already on the device (the host->device copy of one batch from pinned memory is timed separately, ``h2d_ms``).
 
 Rows: B x T in ``--sizes`` x variant (Latent-SAC K=0, SMAC K "step", SMAC K "history") x precision (fp32, bf16,
 fp16 with a grad scaler) x compile mode (eager; torch.compile of the training forward, "default" and
@@ -41,13 +41,17 @@ PRECISIONS = {"fp32": None, "bf16": "bf16", "fp16": "fp16"}  # the `autocast` se
 ACTION_DIM = 6  # cheetah-run
 
 
-def make_update(num_particles: int, particle_mode: str, autocast, preset: str, device: torch.device,
-                critic_particles: str = "all") -> PixelUpdate:
+def make_update(
+    num_particles: int, particle_mode: str, autocast, preset: str, device: torch.device, critic_particles: str = "all"
+) -> PixelUpdate:
     world_model, actor, qf = pixel_update.build_nets(ACTION_DIM, world_model_preset=preset)
-    settings = PixelSettings(num_particles=num_particles, particle_mode=particle_mode, autocast=autocast,
-                             critic_particles=critic_particles)
+    settings = PixelSettings(
+        num_particles=num_particles, particle_mode=particle_mode, autocast=autocast, critic_particles=critic_particles
+    )
     objective = losses.ObjectiveSettings(td_entropy="conditional")  # the pixel defaults (reference)
-    return PixelUpdate(world_model, actor, qf, 0.0, settings=settings, objective=objective, optim=OptimSettings()).to(device)
+    return PixelUpdate(world_model, actor, qf, 0.0, settings=settings, objective=objective, optim=OptimSettings()).to(
+        device
+    )
 
 
 def fake_batch(batch_B: int, batch_T: int, device: torch.device, generator: torch.Generator) -> dict:
@@ -97,13 +101,31 @@ def time_updates(update: PixelUpdate, batch: dict, warmup: int, iters: int, devi
     return (time.perf_counter() - t0) / iters
 
 
-def run_row(args, size: tuple[int, int], variant: tuple[str, int, str], precision: str, compile_mode: str, device,
-            critic_particles: str = "all") -> dict:
+def run_row(
+    args,
+    size: tuple[int, int],
+    variant: tuple[str, int, str],
+    precision: str,
+    compile_mode: str,
+    device,
+    critic_particles: str = "all",
+) -> dict:
     (batch_B, batch_T), (name, num_particles, particle_mode) = size, variant
-    row = dict(device=_device_name(device), torch=torch.__version__, B=batch_B, T=batch_T, variant=name,
-               K=num_particles, particle_mode=particle_mode, critic_particles=critic_particles, precision=precision,
-               compile=compile_mode,
-               s_per_update=float("nan"), peak_mem_gib=float("nan"), error="")
+    row = dict(
+        device=_device_name(device),
+        torch=torch.__version__,
+        B=batch_B,
+        T=batch_T,
+        variant=name,
+        K=num_particles,
+        particle_mode=particle_mode,
+        critic_particles=critic_particles,
+        precision=precision,
+        compile=compile_mode,
+        s_per_update=float("nan"),
+        peak_mem_gib=float("nan"),
+        error="",
+    )
     try:
         torch.manual_seed(0)
         update = make_update(num_particles, particle_mode, PRECISIONS[precision], args.preset, device, critic_particles)
@@ -138,25 +160,37 @@ def add_ratios(rows: list[dict]) -> None:
 
 
 def _device_name(device: torch.device) -> str:
-    return torch.cuda.get_device_name(device) if device.type == "cuda" else f"cpu ({platform.processor() or platform.machine()})"
+    return (
+        torch.cuda.get_device_name(device)
+        if device.type == "cuda"
+        else f"cpu ({platform.processor() or platform.machine()})"
+    )
 
 
 def write_markdown(rows: list[dict], args, h2d: dict, path: Path) -> None:
     lines = [
-        "# Pixel SMAC learner cost without Ray (benchmarks/gpu_learner.py)", "",
-        f"Command: `python benchmarks/gpu_learner.py {' '.join(args.argv)}`", "",
+        "# Pixel SMAC learner cost without Ray (benchmarks/gpu_learner.py)",
+        "",
+        f"Command: `python benchmarks/gpu_learner.py {' '.join(args.argv)}`",
+        "",
         f"Device: {rows[0]['device']}, torch {torch.__version__}; preset `{args.preset}`, K={args.num_particles}, "
         f"{args.warmup} warm-up + {args.iters} timed updates per row; learner-bound frames/s at "
         f"{args.updates_per_agent_step} updates per agent step, action repeat {args.action_repeat}. "
-        "Paper anchor (one Quadro GV100, end to end): SMAC 60 FPS vs Latent-SAC 63 FPS, ratio ~1.05.", "",
+        "Paper anchor (one Quadro GV100, end to end): SMAC 60 FPS vs Latent-SAC 63 FPS, ratio ~1.05.",
+        "",
         "Host->device copy of one uint8 batch (pinned, non_blocking): "
-        + ", ".join(f"{b}x{t}: {ms:.2f} ms" for (b, t), ms in h2d.items()), "",
-        "| B x T | variant | critic on | precision | compile | s / update | ratio to K=0 | learner-bound frames/s | peak GiB | error |",
+        + ", ".join(f"{b}x{t}: {ms:.2f} ms" for (b, t), ms in h2d.items()),
+        "",
+        "| B x T | variant | critic on | precision | compile | s / update | ratio to K=0 | learner-bound frames/s | "
+        "peak GiB | error |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        lines.append(f"| {r['B']}x{r['T']} | {r['variant']} | {r['critic_particles']} | {r['precision']} | {r['compile']} | {r['s_per_update']:.4f} "
-                     f"| {r['ratio_to_k0']:.3f} | {r['learner_frames_per_s']:.1f} | {r['peak_mem_gib']:.2f} | {r['error']} |")
+        lines.append(
+            f"| {r['B']}x{r['T']} | {r['variant']} | {r['critic_particles']} | {r['precision']} | {r['compile']} | "
+            f"{r['s_per_update']:.4f} | {r['ratio_to_k0']:.3f} | {r['learner_frames_per_s']:.1f} | "
+            f"{r['peak_mem_gib']:.2f} | {r['error']} |"
+        )
     path.write_text("\n".join(lines) + "\n")
 
 
@@ -185,12 +219,20 @@ def main(argv: list[str] | None = None) -> None:
         torch.backends.cuda.matmul.allow_tf32 = True  # fp32 rows use TF32 matmuls, as PyTorch recommends on Hopper
         torch.backends.cudnn.allow_tf32 = True
     sizes = [tuple(int(x) for x in s.split("x")) for s in args.sizes.split(",")]
-    all_variants = {"k0": ("Latent-SAC K=0", 0, "step"), "step": (f"SMAC K={args.num_particles} step", args.num_particles, "step"),
-                    "history": (f"SMAC K={args.num_particles} history", args.num_particles, "history")}
+    all_variants = {
+        "k0": ("Latent-SAC K=0", 0, "step"),
+        "step": (f"SMAC K={args.num_particles} step", args.num_particles, "step"),
+        "history": (f"SMAC K={args.num_particles} history", args.num_particles, "history"),
+    }
     variants = [all_variants[v] for v in args.variants.split(",")]
-    rows = [run_row(args, size, variant, precision, mode, device, critic)
-            for size in sizes for mode in args.compile_modes.split(",") for precision in args.precisions.split(",")
-            for critic in args.critic_particles.split(",") for variant in variants]
+    rows = [
+        run_row(args, size, variant, precision, mode, device, critic)
+        for size in sizes
+        for mode in args.compile_modes.split(",")
+        for precision in args.precisions.split(",")
+        for critic in args.critic_particles.split(",")
+        for variant in variants
+    ]
     add_ratios(rows)
     h2d = {size: h2d_ms(*size, device) for size in sizes}
     args.out.mkdir(parents=True, exist_ok=True)

@@ -3,7 +3,8 @@ side with ``PixelUpdate`` (the pure-torch update of the same math, equal in test
 
     python benchmarks/gpu_rllib_learner.py --out $OUT/rllib                  # on the device (needs the Ray bundle)
     python benchmarks/gpu_rllib_learner.py --device cpu --preset tiny --sizes 4x8 --num-particles 4 --iters 2 --warmup 1
-    python benchmarks/gpu_rllib_learner.py --iters 20 --render-procs 0,14 --out $OUT/rllib    # alone, then beside 14 renderers
+    # alone, then beside 14 renderers
+    python benchmarks/gpu_rllib_learner.py --iters 20 --render-procs 0,14 --out $OUT/rllib
 
 Measured on an H100 (benchmarks/results/gpu/README.md): 0.154 s per update bare, 0.30 s through RLlib inside the async
 loop, at 26% GPU utilization; in session 2, 0.18 s bare and 0.195 s through ``Learner.update`` in this script. It
@@ -31,11 +32,11 @@ With ``--render-procs N`` (default 0), N processes beside the learner render che
 does, without Ray (``render_loop``: our ``DMCEnv`` from ``make_env``, 64x64 pixels, action repeat 2, random actions,
 a frame per agent step, MUJOCO_GL=egl unless set). They start before the timed section, every one has rendered a
 frame before it begins, and they are stopped after it; their total frames/s over the timed section (its warm-up rounds
-and the threads block included) is the ``renderer_frames_per_s`` column, and the GL vendor / renderer they report is in the md
-header. On the device EGL is NVIDIA's, so each renderer holds a GL context on the learner's GPU: does GL rendering
-there slow the update's many small kernels? A comma list (``--render-procs 0,14``) runs the whole timed section (the
-interleaved modes and ``rllib async threads``) once per value on the same learner, in one process, side by side;
-``ratio_to_bare`` is to the same block's ``bare``.
+and the threads block included) is the ``renderer_frames_per_s`` column, and the GL vendor / renderer they report is in
+the md header. On the device EGL is NVIDIA's, so each renderer holds a GL context on the learner's GPU: does GL
+rendering there slow the update's many small kernels? A comma list (``--render-procs 0,14``) runs the whole timed
+section (the interleaved modes and ``rllib async threads``) once per value on the same learner, in one process, side by
+side; ``ratio_to_bare`` is to the same block's ``bare``.
 
 With ``--in-ray-task`` all of that runs in a Ray worker process (a local ``ray.init``, one task with ``num_gpus=1``
 on CUDA), as the learner does in a live run (inside the Tune trial's actor): is the update slower in a Ray worker
@@ -144,8 +145,15 @@ class Renderers:
         ctx = mp.get_context("spawn")
         self._frames = ctx.RawArray("q", self.n)  # each renderer writes its own slot only
         ready = ctx.Queue()
-        self._procs = [ctx.Process(target=render_loop, args=(i, self._frames, ready, os.getpid(), self.pixels), daemon=True,
-                                   name=f"renderer-{i}") for i in range(self.n)]
+        self._procs = [
+            ctx.Process(
+                target=render_loop,
+                args=(i, self._frames, ready, os.getpid(), self.pixels),
+                daemon=True,
+                name=f"renderer-{i}",
+            )
+            for i in range(self.n)
+        ]
         try:
             for proc in self._procs:
                 proc.start()
@@ -163,18 +171,24 @@ class Renderers:
             except queue.Empty:
                 dead = [(i, self._procs[i].exitcode) for i in sorted(pending) if self._procs[i].exitcode is not None]
                 if dead:
-                    raise RuntimeError(f"renderer {dead[0][0]} died (exit code {dead[0][1]}) before its first frame; "
-                                       f"{len(pending)} of {self.n} renderers had not rendered one") from None
+                    raise RuntimeError(
+                        f"renderer {dead[0][0]} died (exit code {dead[0][1]}) before its first frame; "
+                        f"{len(pending)} of {self.n} renderers had not rendered one"
+                    ) from None
                 if time.perf_counter() - start > self.start_timeout_s:
-                    raise TimeoutError(f"{len(pending)} of {self.n} renderers had not rendered a frame after "
-                                       f"{self.start_timeout_s:.0f} s (--render-start-timeout)") from None
+                    raise TimeoutError(
+                        f"{len(pending)} of {self.n} renderers had not rendered a frame after "
+                        f"{self.start_timeout_s:.0f} s (--render-start-timeout)"
+                    ) from None
                 continue
             if status != "ok":
                 raise RuntimeError(f"renderer {index} failed before its first frame:\n{detail}")
             pending.discard(index)
             self.gl.add(detail)
-        print(f"{self.n} renderers ready in {time.perf_counter() - start:.1f} s; GL: {'; '.join(sorted(self.gl))}",
-              flush=True)
+        print(
+            f"{self.n} renderers ready in {time.perf_counter() - start:.1f} s; GL: {'; '.join(sorted(self.gl))}",
+            flush=True,
+        )
 
     def frames(self) -> int:
         return sum(self._frames) if self.n else 0
@@ -182,8 +196,10 @@ class Renderers:
     def check_alive(self) -> None:
         dead = [(p.name, p.exitcode) for p in self._procs if p.exitcode is not None]
         if dead:
-            raise RuntimeError(f"{len(dead)} of {self.n} renderers died during the timed section, e.g. {dead[0][0]} "
-                               f"with exit code {dead[0][1]}: their frames/s would be wrong")
+            raise RuntimeError(
+                f"{len(dead)} of {self.n} renderers died during the timed section, e.g. {dead[0][0]} "
+                f"with exit code {dead[0][1]}: their frames/s would be wrong"
+            )
 
     def stop(self) -> None:
         for proc in self._procs:
@@ -214,10 +230,18 @@ def make_config(args, batch_B: int, batch_T: int, device: str):
     return (
         SMACConfig()
         .environment("dmc/cheetah-run", env_config={"from_pixels": True})
-        .training(world_model_preset=args.preset, num_particles=args.num_particles, particle_mode=args.particle_mode,
-                  batch_size_B=batch_B, batch_length_T=batch_T, async_learning=False)
+        .training(
+            world_model_preset=args.preset,
+            num_particles=args.num_particles,
+            particle_mode=args.particle_mode,
+            batch_size_B=batch_B,
+            batch_length_T=batch_T,
+            async_learning=False,
+        )
         .learners(num_learners=0, num_gpus_per_learner=1 if device == "cuda" else 0)
-        .debugging(seed=args.seed)  # a seed makes RLlib's Learner seed torch: set_torch_seed's CUDA settings, as live runs
+        .debugging(
+            seed=args.seed
+        )  # a seed makes RLlib's Learner seed torch: set_torch_seed's CUDA settings, as live runs
         .training(cuda_deterministic=args.cuda_deterministic)  # True keeps them (our learner's build undoes them)
     )
 
@@ -242,10 +266,18 @@ def filled_replay(config, batch_T: int, rng: np.random.Generator, episodes: int)
 
     replay = make_replay(config)
     length = 4 * batch_T
-    replay.add([SingleAgentEpisode(
-        observations=list(rng.integers(0, 256, (length + 1, 64, 64, 3), dtype=np.uint8)),
-        actions=list(rng.uniform(-1, 1, (length, ACTION_DIM)).astype(np.float32)),
-        rewards=list(rng.uniform(size=length)), truncated=True, len_lookback_buffer=0).to_numpy() for _ in range(episodes)])
+    replay.add(
+        [
+            SingleAgentEpisode(
+                observations=list(rng.integers(0, 256, (length + 1, 64, 64, 3), dtype=np.uint8)),
+                actions=list(rng.uniform(-1, 1, (length, ACTION_DIM)).astype(np.float32)),
+                rewards=list(rng.uniform(size=length)),
+                truncated=True,
+                len_lookback_buffer=0,
+            ).to_numpy()
+            for _ in range(episodes)
+        ]
+    )
     return replay
 
 
@@ -255,7 +287,9 @@ def bare_update(learner, config):
 
     from smac_rllib.objectives.pixel_update import PixelUpdate
 
-    return PixelUpdate.like(learner.module[DEFAULT_MODULE_ID].unwrapped(), config, float(learner.target_entropy[DEFAULT_MODULE_ID]))
+    return PixelUpdate.like(
+        learner.module[DEFAULT_MODULE_ID].unwrapped(), config, float(learner.target_entropy[DEFAULT_MODULE_ID])
+    )
 
 
 def async_threads_s_per_update(learner, replay, args, device: str) -> float:
@@ -274,7 +308,9 @@ def async_threads_s_per_update(learner, replay, args, device: str) -> float:
         learner.async_grant(granted_updates=total, **counters)
         progress = learner.async_wait(total)  # re-raises an error of the threads
         if progress["updates_done"] < total:
-            raise RuntimeError(f"async threads stopped after {progress['updates_done'] - done_before} of {count} updates")
+            raise RuntimeError(
+                f"async threads stopped after {progress['updates_done'] - done_before} of {count} updates"
+            )
 
     learner.async_attach_replay(replay)
     try:
@@ -310,8 +346,11 @@ def run_size(args, batch_B: int, batch_T: int, device: str) -> tuple[list[dict],
     ts = {"num_env_steps_sampled_lifetime": 10**6}
 
     def rllib_step(batch_np):
-        learner.update(batch=MultiAgentBatch({DEFAULT_MODULE_ID: SampleBatch(batch_np)}, env_steps=batch_B * batch_T),
-                       timesteps=ts, _no_metrics_reduce=True)
+        learner.update(
+            batch=MultiAgentBatch({DEFAULT_MODULE_ID: SampleBatch(batch_np)}, env_steps=batch_B * batch_T),
+            timesteps=ts,
+            _no_metrics_reduce=True,
+        )
 
     steps = {
         "bare": lambda: bare.step(on_device),
@@ -343,9 +382,17 @@ def run_size(args, batch_B: int, batch_T: int, device: str) -> tuple[list[dict],
                 gl[render_procs] = "; ".join(sorted(renderers.gl))
         base = statistics.median(times["bare"])
         medians = {mode: statistics.median(t) for mode, t in times.items()} | {THREADS_MODE: threads_s}
-        rows += [dict(size=f"{batch_B}x{batch_T}", mode=mode, render_procs=render_procs, s_per_update=round(s, 5),
-                      ratio_to_bare=round(s / base, 3), renderer_frames_per_s=round(frames_per_s, 1))
-                 for mode, s in medians.items()]
+        rows += [
+            dict(
+                size=f"{batch_B}x{batch_T}",
+                mode=mode,
+                render_procs=render_procs,
+                s_per_update=round(s, 5),
+                ratio_to_bare=round(s / base, 3),
+                renderer_frames_per_s=round(frames_per_s, 1),
+            )
+            for mode, s in medians.items()
+        ]
 
     profile = cProfile.Profile()
     profile.enable()
@@ -364,9 +411,11 @@ def process_facts() -> str:
     the GIL switch interval, the thread-count environment variables Ray sets in its workers, the visible GPUs."""
     env = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "CUDA_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCKING", "LP_NUM_THREADS")
     affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return (f"pid {os.getpid()}, {affinity} CPUs in its affinity of {os.cpu_count()}, torch threads "
-            f"{torch.get_num_threads()} (interop {torch.get_num_interop_threads()}), switch interval "
-            f"{sys.getswitchinterval() * 1e3:g} ms, " + ", ".join(f"{k}={os.environ.get(k, '(unset)')}" for k in env))
+    return (
+        f"pid {os.getpid()}, {affinity} CPUs in its affinity of {os.cpu_count()}, torch threads "
+        f"{torch.get_num_threads()} (interop {torch.get_num_interop_threads()}), switch interval "
+        f"{sys.getswitchinterval() * 1e3:g} ms, " + ", ".join(f"{k}={os.environ.get(k, '(unset)')}" for k in env)
+    )
 
 
 def run_size_here(args, batch_B: int, batch_T: int, device: str) -> tuple[list[dict], str, dict[str, str], str]:
@@ -408,8 +457,10 @@ def render_procs_list(text: str) -> list[str]:
     (``render_loop(pixels=False)``: the same stepping, no GL context, no frames rendered)."""
     values = [x.strip() for x in text.split(",")]
     if not all(v.removesuffix("p").isdecimal() and v.removesuffix("p").isascii() for v in values):
-        raise argparse.ArgumentTypeError(f"{text!r}: give a count >= 0 or a comma list of them, e.g. 0,14 "
-                                         "(14p: 14 physics-only processes that render nothing)")
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give a count >= 0 or a comma list of them, e.g. 0,14 "
+            "(14p: 14 physics-only processes that render nothing)"
+        )
     return values
 
 
@@ -423,21 +474,39 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--iters", type=int, default=10)
     parser.add_argument("--profile-iters", type=int, default=5)
-    parser.add_argument("--render-procs", type=render_procs_list, default="0",
-                        help="renderer processes beside the learner during the timed section; a comma list "
-                             "(e.g. 0,14) runs the timed section once per value on the same learner; 14p: 14 physics-only "
-                             "processes (state observations, nothing rendered, no GL context)")
-    parser.add_argument("--render-start-timeout", type=float, default=180.0,
-                        help="seconds the renderers get to render their first frame")
-    parser.add_argument("--seed", type=int, default=None,
-                        help="config seed (the tuned examples set 0): RLlib's Learner then calls set_torch_seed, which on "
-                             "CUDA sets CUBLAS_WORKSPACE_CONFIG=:4096:8 and cudnn.deterministic, on CPU "
-                             "use_deterministic_algorithms(True); default None, as the earlier sessions ran")
-    parser.add_argument("--cuda-deterministic", action="store_true",
-                        help="keep the CUDA settings of RLlib's seeding (the learner's build undoes them by default; "
-                             "before 2026-11-27 every seeded run kept them)")
-    parser.add_argument("--in-ray-task", action="store_true",
-                        help="run the learner in a Ray worker process (one task, num_gpus=1 on CUDA), as in a live run")
+    parser.add_argument(
+        "--render-procs",
+        type=render_procs_list,
+        default="0",
+        help="renderer processes beside the learner during the timed section; a comma list "
+        "(e.g. 0,14) runs the timed section once per value on the same learner; 14p: 14 physics-only "
+        "processes (state observations, nothing rendered, no GL context)",
+    )
+    parser.add_argument(
+        "--render-start-timeout",
+        type=float,
+        default=180.0,
+        help="seconds the renderers get to render their first frame",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="config seed (the tuned examples set 0): RLlib's Learner then calls set_torch_seed, which on "
+        "CUDA sets CUBLAS_WORKSPACE_CONFIG=:4096:8 and cudnn.deterministic, on CPU "
+        "use_deterministic_algorithms(True); default None, as the earlier sessions ran",
+    )
+    parser.add_argument(
+        "--cuda-deterministic",
+        action="store_true",
+        help="keep the CUDA settings of RLlib's seeding (the learner's build undoes them by default; "
+        "before 2026-11-27 every seeded run kept them)",
+    )
+    parser.add_argument(
+        "--in-ray-task",
+        action="store_true",
+        help="run the learner in a Ray worker process (one task, num_gpus=1 on CUDA), as in a live run",
+    )
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "gpu")
     args = parser.parse_args(argv)
     rows, profiles, gl, facts = [], [], {}, set()
@@ -454,24 +523,38 @@ def main(argv: list[str] | None = None) -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     write_csv(rows, args.out / "gpu_rllib_learner.csv")
     name = torch.cuda.get_device_name() if args.device == "cuda" else "CPU"
-    lines = ["# Pixel SMAC update: bare vs through RLlib's Learner (benchmarks/gpu_rllib_learner.py)", "",
-             f"Command: `python benchmarks/gpu_rllib_learner.py {' '.join(argv if argv is not None else sys.argv[1:])}`", "",
-             f"Device: {name}, torch {torch.__version__}; preset `{args.preset}`, K={args.num_particles} {args.particle_mode}, "
-             f"{args.warmup} warm-up + {args.iters} timed rounds, modes interleaved, medians; synchronous timing; "
-             f"config seed {args.seed}, cuda_deterministic {args.cuda_deterministic}.", "",
-             f"Learner's process: {'a Ray worker (one task, --in-ray-task)' if args.in_ray_task else 'this script'}; "
-             + "; ".join(sorted(facts)), "",
-             f"`{THREADS_MODE}` is its own block after the interleaved rounds: the learner's stager + update threads "
-             f"(as in a live async run, no env runners); after warm-up ({args.warmup} updates), {args.iters} updates granted "
-             f"at once; wall time / {args.iters} (a mean), synchronized at the end.", "",
-             f"Render procs: {', '.join(map(str, args.render_procs))} (processes rendering {RENDER_ENV} 64x64 beside the "
-             "learner during the timed section, as env runners do; `Np`: N processes stepping the same physics with "
-             "state observations, rendering nothing; renderer frames/s is their total steps/s over it; the "
-             "timed section runs once per value, on the same learner).", ""]
+    lines = [
+        "# Pixel SMAC update: bare vs through RLlib's Learner (benchmarks/gpu_rllib_learner.py)",
+        "",
+        f"Command: `python benchmarks/gpu_rllib_learner.py {' '.join(argv if argv is not None else sys.argv[1:])}`",
+        "",
+        f"Device: {name}, torch {torch.__version__}; preset `{args.preset}`, K={args.num_particles} "
+        f"{args.particle_mode}, {args.warmup} warm-up + {args.iters} timed rounds, modes interleaved, medians; "
+        f"synchronous timing; config seed {args.seed}, cuda_deterministic {args.cuda_deterministic}.",
+        "",
+        f"Learner's process: {'a Ray worker (one task, --in-ray-task)' if args.in_ray_task else 'this script'}; "
+        + "; ".join(sorted(facts)),
+        "",
+        f"`{THREADS_MODE}` is its own block after the interleaved rounds: the learner's stager + update threads "
+        f"(as in a live async run, no env runners); after warm-up ({args.warmup} updates), {args.iters} updates "
+        f"granted at once; wall time / {args.iters} (a mean), synchronized at the end.",
+        "",
+        f"Render procs: {', '.join(map(str, args.render_procs))} (processes rendering {RENDER_ENV} 64x64 beside the "
+        "learner during the timed section, as env runners do; `Np`: N processes stepping the same physics with "
+        "state observations, rendering nothing; renderer frames/s is their total steps/s over it; the "
+        "timed section runs once per value, on the same learner).",
+        "",
+    ]
     lines += [f"Renderers' GL (render procs = {n}): {s}" for n, s in gl.items()] + [""] * bool(gl)
-    lines += ["| B x T | mode | render procs | s / update | ratio to bare | renderer frames/s |", "|---|---|---|---|---|---|"]
-    lines += [f"| {r['size']} | {r['mode']} | {r['render_procs']} | {r['s_per_update']} | {r['ratio_to_bare']} | "
-              f"{r['renderer_frames_per_s']} |" for r in rows]
+    lines += [
+        "| B x T | mode | render procs | s / update | ratio to bare | renderer frames/s |",
+        "|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r['size']} | {r['mode']} | {r['render_procs']} | {r['s_per_update']} | {r['ratio_to_bare']} | "
+        f"{r['renderer_frames_per_s']} |"
+        for r in rows
+    ]
     (args.out / "gpu_rllib_learner.md").write_text("\n".join(lines) + "\n")
     (args.out / "profile.txt").write_text("\n\n".join(profiles))
     print(f"wrote {args.out}/gpu_rllib_learner.{{csv,md}}, profile.txt")

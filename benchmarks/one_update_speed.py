@@ -52,12 +52,14 @@ else:
     obs = gym.spaces.Box(0, 255, (64, 64, 3), np.uint8)
     act = gym.spaces.Box(-1, 1, (1,), np.float32)
     B, T = 16, 32
-    config = SMACConfig().environment(observation_space=obs, action_space=act, env_config={"from_pixels": True}).training(
+    config = SMACConfig().environment(
+        observation_space=obs, action_space=act, env_config={"from_pixels": True}).training(
         num_particles=k, particle_mode="history", world_model_preset="small", batch_size_B=B, batch_length_T=T,
         async_learning=False)
     is_first = np.zeros((B, T), bool); is_first[:, 0] = True
     data = {"obs": rng.integers(0, 255, (B, T, 64, 64, 3), dtype=np.uint8),
-            "actions": rng.uniform(-1, 1, (B, T, 1)).astype(np.float32), "rewards": rng.uniform(size=(B, T)).astype(np.float32),
+            "actions": rng.uniform(-1, 1, (B, T, 1)).astype(np.float32),
+            "rewards": rng.uniform(size=(B, T)).astype(np.float32),
             "is_first": is_first, "is_terminated": np.zeros((B, T), bool)}
     env_steps = B * T
 spaces = {"__env__": (obs, act), DEFAULT_MODULE_ID: (obs, act)}
@@ -82,19 +84,34 @@ print("RESULT " + json.dumps({"s_per_update": sorted(times)[len(times) // 2]}))
 def old_tree(ref: str) -> Path:
     path = Path("/tmp") / f"smac_rllib_{ref}"
     if not path.exists():
-        subprocess.run(["git", "worktree", "add", "--detach", str(path), ref], cwd=ROOT, check=True, capture_output=True)
+        subprocess.run(
+            ["git", "worktree", "add", "--detach", str(path), ref], cwd=ROOT, check=True, capture_output=True
+        )
     return path
 
 
 def measure(tree: Path, case: str, k: int, warmup: int, updates: int, what: str = "learner") -> float:
-    env = dict(os.environ, PYTHONPATH=str(tree), OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", RAY_AUTH_MODE="disabled",
-               WANDB_MODE="disabled", MUJOCO_GL=os.environ.get("MUJOCO_GL", "egl"))
-    out = subprocess.run([sys.executable, "-c", TIMER, case, str(k), str(warmup), str(updates), what], cwd=str(tree),
-                         env=env, capture_output=True, text=True, timeout=1800)
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(tree),
+        OMP_NUM_THREADS="1",
+        MKL_NUM_THREADS="1",
+        RAY_AUTH_MODE="disabled",
+        WANDB_MODE="disabled",
+        MUJOCO_GL=os.environ.get("MUJOCO_GL", "egl"),
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", TIMER, case, str(k), str(warmup), str(updates), what],
+        cwd=str(tree),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     lines = [line for line in out.stdout.splitlines() if line.startswith("RESULT ")]
     if out.returncode != 0 or not lines:
         raise RuntimeError(f"{tree} {case} K={k} {what}: {out.stderr[-1500:]}")
-    return json.loads(lines[-1][len("RESULT "):])["s_per_update"]
+    return json.loads(lines[-1][len("RESULT ") :])["s_per_update"]
 
 
 def main() -> None:
@@ -116,27 +133,45 @@ def main() -> None:
             t_old = measure(old, case, int(k), warmup, updates)
             t_new = measure(ROOT, case, int(k), warmup, updates)
             t_step = measure(ROOT, case, int(k), warmup, updates, what="step")
-            row = {"case": case, "K": int(k), "round": r, "old_s": round(t_old, 5), "new_s": round(t_new, 5),
-                   "step_only_s": round(t_step, 5), "old_over_new": round(t_old / t_new, 3),
-                   "new_over_step": round(t_new / t_step, 3)}
+            row = {
+                "case": case,
+                "K": int(k),
+                "round": r,
+                "old_s": round(t_old, 5),
+                "new_s": round(t_new, 5),
+                "step_only_s": round(t_step, 5),
+                "old_over_new": round(t_old / t_new, 3),
+                "new_over_step": round(t_new / t_step, 3),
+            }
             print(row, flush=True)
             rows.append(row)
     args.out.mkdir(parents=True, exist_ok=True)
     write_csv(rows, args.out / "one_update_speed.csv")
-    lines = ["# The one update vs the learner path it replaced (CPU, one torch thread)", "",
-             f"`.venv/bin/python benchmarks/one_update_speed.py --old-ref {args.old_ref} --rounds {args.rounds}`: each cell "
-             "the median of the timed updates of one subprocess; versions alternate within a round. old = the learner "
-             f"at {args.old_ref} (RLlib's TorchLearner path with the lean-update overrides); new = the learner running "
-             "the one update; step = the update function alone (no RLlib shell).", "",
-             "| case | K | old s/update (median of rounds) | new | step only | old / new per round | new / step per round |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "# The one update vs the learner path it replaced (CPU, one torch thread)",
+        "",
+        f"`.venv/bin/python benchmarks/one_update_speed.py --old-ref {args.old_ref} --rounds {args.rounds}`: each cell "
+        "the median of the timed updates of one subprocess; versions alternate within a round. old = the learner "
+        f"at {args.old_ref} (RLlib's TorchLearner path with the lean-update overrides); new = the learner running "
+        "the one update; step = the update function alone (no RLlib shell).",
+        "",
+        "| case | K | old s/update (median of rounds) | new | step only | old / new per round | new / step per round |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for case_k in args.cases.split(","):
         case, k = case_k.split(":")
         rs = [r for r in rows if r["case"] == case and r["K"] == int(k)]
-        med = lambda key: statistics.median(r[key] for r in rs)  # noqa: E731
-        lines.append(f"| {case} | {k} | {med('old_s'):.4f} | {med('new_s'):.4f} | {med('step_only_s'):.4f} | "
-                     + ", ".join(f"{r['old_over_new']:.3f}" for r in rs) + " | "
-                     + ", ".join(f"{r['new_over_step']:.3f}" for r in rs) + " |")
+
+        def med(key, rs=rs):
+            return statistics.median(r[key] for r in rs)
+
+        lines.append(
+            f"| {case} | {k} | {med('old_s'):.4f} | {med('new_s'):.4f} | {med('step_only_s'):.4f} | "
+            + ", ".join(f"{r['old_over_new']:.3f}" for r in rs)
+            + " | "
+            + ", ".join(f"{r['new_over_step']:.3f}" for r in rs)
+            + " |"
+        )
     (args.out / "one_update_speed.md").write_text("\n".join(lines) + "\n")
 
 

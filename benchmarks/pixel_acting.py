@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 import smac_rllib  # noqa: E402,F401 -- sets MUJOCO_GL before anything imports dm_control (smac_rllib.headless_gl)
+
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
 from report import write_csv  # noqa: E402  (benchmarks/ is the script's directory)
@@ -97,15 +98,23 @@ def measure(envs: list[int], steps: int, repeats: int, preset: str) -> list[dict
     for r in range(repeats):
         for n in envs:
             b, bp, s = bare[n].steps_per_s(steps), bare_pr[n].steps_per_s(steps), smac[n].steps_per_s(steps)
-            for key, value in zip(keys, (b, bp, s, s / b, s / bp)):
+            for key, value in zip(keys, (b, bp, s, s / b, s / bp), strict=True):
                 rates[n][key].append(value)
-            print(f"round {r} envs {n}: bare {b:.1f} bare(physics.render) {bp:.1f} smac {s:.1f} ratio {s / b:.3f} "
-                  f"ratio vs physics.render {s / bp:.3f}", flush=True)
+            print(
+                f"round {r} envs {n}: bare {b:.1f} bare(physics.render) {bp:.1f} smac {s:.1f} ratio {s / b:.3f} "
+                f"ratio vs physics.render {s / bp:.3f}",
+                flush=True,
+            )
     med = lambda xs, digits=1: round(statistics.median(xs), digits)  # noqa: E731
     return [
-        dict(envs_per_runner=n, bare_steps_per_s=med(v["bare"]), smac_steps_per_s=med(v["smac"]),
-             ratio=med(v["ratio"], 3), bare_physics_render_steps_per_s=med(v["bare_pr"]),
-             ratio_vs_physics_render=med(v["ratio_pr"], 3))
+        dict(
+            envs_per_runner=n,
+            bare_steps_per_s=med(v["bare"]),
+            smac_steps_per_s=med(v["smac"]),
+            ratio=med(v["ratio"], 3),
+            bare_physics_render_steps_per_s=med(v["bare_pr"]),
+            ratio_vs_physics_render=med(v["ratio_pr"], 3),
+        )
         for n, v in rates.items()
     ]
 
@@ -131,7 +140,8 @@ def write_report(rows: list[dict], args: argparse.Namespace) -> None:
     write_csv(rows, args.out / "pixel_acting.csv")
     envs = " ".join(map(str, args.envs))
     lines = [
-        "# Vectorized pixel acting: SMAC env runner vs bare render loop (cartpole-swingup, 64x64, action repeat 2)", "",
+        "# Vectorized pixel acting: SMAC env runner vs bare render loop (cartpole-swingup, 64x64, action repeat 2)",
+        "",
         f"Command: `.venv/bin/python benchmarks/pixel_acting.py --envs {envs} --steps {args.steps} "
         f"--repeats {args.repeats} --preset {args.preset}`",
         f"Machine: {os.cpu_count()}-core CPU ({platform.processor() or platform.machine()}), no GPU, Mesa EGL software "
@@ -140,12 +150,16 @@ def write_report(rows: list[dict], args: argparse.Namespace) -> None:
         f"DMCEnv stepped in a loop with random actions; {args.steps} agent steps per measurement, interleaved, "
         f"{args.repeats} rounds; medians (ratio = median of per-round SMAC / bare). Bare (physics.render): every frame "
         "through dm_control's `physics.render` (a new Camera + MjvScene per frame, as DMCEnv did before it kept its "
-        "camera; same pixels).", "",
+        "camera; same pixels).",
+        "",
         "| envs per runner | bare steps/s | SMAC steps/s | ratio | bare (physics.render) steps/s | ratio vs it |",
         "|---|---|---|---|---|---|",
     ]
-    lines += [f"| {r['envs_per_runner']} | {r['bare_steps_per_s']} | {r['smac_steps_per_s']} | {r['ratio']} | "
-              f"{r['bare_physics_render_steps_per_s']} | {r['ratio_vs_physics_render']} |" for r in rows]
+    lines += [
+        f"| {r['envs_per_runner']} | {r['bare_steps_per_s']} | {r['smac_steps_per_s']} | {r['ratio']} | "
+        f"{r['bare_physics_render_steps_per_s']} | {r['ratio_vs_physics_render']} |"
+        for r in rows
+    ]
     (args.out / "pixel_acting.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
@@ -162,7 +176,6 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(1)  # one thread per runner (docs/design.md §3); the module sets it too
-    import smac_rllib
 
     smac_rllib.register()
     if args.profile:

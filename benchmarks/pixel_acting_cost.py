@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import smac_rllib  # noqa: E402,F401 -- sets MUJOCO_GL before anything imports dm_control (smac_rllib.headless_gl)
+
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
 from runner_rate import sampled_steps_per_s  # noqa: E402  (benchmarks/ is the script's directory)
@@ -64,27 +65,53 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(1)
-    import smac_rllib
 
     smac_rllib.register()
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     rows = []
     for fast in (False, True):
-        rows.append(dict(what="bare dm_control render loop", render="fast" if fast else "default", env_runners=0,
-                         agent_steps_per_s=round(bare_loop(args.steps, fast), 1)))
+        rows.append(
+            dict(
+                what="bare dm_control render loop",
+                render="fast" if fast else "default",
+                env_runners=0,
+                agent_steps_per_s=round(bare_loop(args.steps, fast), 1),
+            )
+        )
     for fast in (False, True):
-        rows.append(dict(what=f"env runner, {args.preset} RSSM + actor", render="fast" if fast else "default", env_runners=1,
-                         agent_steps_per_s=round(runner_rate(args.steps, fast, 1, args.preset), 1)))
-    rows.append(dict(what=f"env runners, {args.preset} RSSM + actor", render="fast", env_runners=2,
-                     agent_steps_per_s=round(runner_rate(args.steps, True, 2, args.preset), 1)))
+        rows.append(
+            dict(
+                what=f"env runner, {args.preset} RSSM + actor",
+                render="fast" if fast else "default",
+                env_runners=1,
+                agent_steps_per_s=round(runner_rate(args.steps, fast, 1, args.preset), 1),
+            )
+        )
+    rows.append(
+        dict(
+            what=f"env runners, {args.preset} RSSM + actor",
+            render="fast",
+            env_runners=2,
+            agent_steps_per_s=round(runner_rate(args.steps, True, 2, args.preset), 1),
+        )
+    )
     ray.shutdown()
     args.out.mkdir(parents=True, exist_ok=True)
     write_csv(rows, args.out / "pixel_acting_cost.csv")
-    lines = ["# Pixel acting cost (64x64, action repeat 2, cartpole-swingup)", "",
-             f"Command: `.venv/bin/python benchmarks/pixel_acting_cost.py --steps {args.steps} --preset {args.preset}`",
-             "Machine: 2-core CPU, Mesa EGL software rendering, torch 1 thread per process.", "",
-             "| what | render | env runners | agent steps/s | frames/s |", "|---|---|---|---|---|"]
-    lines += [f"| {r['what']} | {r['render']} | {r['env_runners']} | {r['agent_steps_per_s']} | {round(2 * r['agent_steps_per_s'], 1)} |" for r in rows]
+    lines = [
+        "# Pixel acting cost (64x64, action repeat 2, cartpole-swingup)",
+        "",
+        f"Command: `.venv/bin/python benchmarks/pixel_acting_cost.py --steps {args.steps} --preset {args.preset}`",
+        "Machine: 2-core CPU, Mesa EGL software rendering, torch 1 thread per process.",
+        "",
+        "| what | render | env runners | agent steps/s | frames/s |",
+        "|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r['what']} | {r['render']} | {r['env_runners']} | {r['agent_steps_per_s']} | "
+        f"{round(2 * r['agent_steps_per_s'], 1)} |"
+        for r in rows
+    ]
     (args.out / "pixel_acting_cost.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

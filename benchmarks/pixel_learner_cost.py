@@ -22,7 +22,9 @@ import smac_rllib  # noqa: E402,F401 -- sets MUJOCO_GL before anything imports d
 VARIANTS = [("Latent-SAC (K=0)", 0, "step"), ("SMAC K=32 step", 32, "step"), ("SMAC K=32 history", 32, "history")]
 
 
-def build_learner(num_particles: int, particle_mode: str, batch_B: int, batch_T: int, preset: str, device: str, autocast):
+def build_learner(
+    num_particles: int, particle_mode: str, batch_B: int, batch_T: int, preset: str, device: str, autocast
+):
     import gymnasium as gym
     import numpy as np
     from ray.rllib.core import DEFAULT_MODULE_ID
@@ -33,8 +35,14 @@ def build_learner(num_particles: int, particle_mode: str, batch_B: int, batch_T:
     config = (
         SMACConfig()
         .environment("dmc/cheetah-run", env_config={"from_pixels": True})
-        .training(num_particles=num_particles, particle_mode=particle_mode, world_model_preset=preset,
-                  batch_size_B=batch_B, batch_length_T=batch_T, autocast=autocast)
+        .training(
+            num_particles=num_particles,
+            particle_mode=particle_mode,
+            world_model_preset=preset,
+            batch_size_B=batch_B,
+            batch_length_T=batch_T,
+            autocast=autocast,
+        )
         .learners(num_gpus_per_learner=1 if device == "cuda" else 0)
     )
     return config.build_learner(spaces={"__env__": (obs, act), DEFAULT_MODULE_ID: (obs, act)})
@@ -72,15 +80,20 @@ def main() -> None:
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     if device == "cpu":
         torch.set_num_threads(1)
-    import smac_rllib
 
     smac_rllib.register()
-    machine = torch.cuda.get_device_name(0) if device == "cuda" else f"{platform.processor() or 'CPU'}, {os.cpu_count()} cores, torch 1 thread"
+    machine = (
+        torch.cuda.get_device_name(0)
+        if device == "cuda"
+        else f"{platform.processor() or 'CPU'}, {os.cpu_count()} cores, torch 1 thread"
+    )
     rows = []
     for spec in args.batches:
         B, T = (int(x) for x in spec.lower().split("x"))
         batch = fake_batch(B, T)
-        learners = {name: build_learner(k, mode, B, T, args.preset, device, args.autocast) for name, k, mode in VARIANTS}
+        learners = {
+            name: build_learner(k, mode, B, T, args.preset, device, args.autocast) for name, k, mode in VARIANTS
+        }
         times = {name: [] for name in learners}
         for rep in range(args.repeats + 1):  # round-robin; rep 0 is the warm-up
             for name, learner in learners.items():
@@ -96,19 +109,37 @@ def main() -> None:
         base = sum(times[VARIANTS[0][0]]) / args.repeats
         for name, ts in times.items():
             mean = sum(ts) / len(ts)
-            rows.append(dict(batch=spec, variant=name, s_per_update=round(mean, 4), ratio_to_k0=round(mean / base, 3),
-                             frames_per_s_at_reference_ratio=round(1000 / (100 * mean + 1e-9), 2), device=device))
+            rows.append(
+                dict(
+                    batch=spec,
+                    variant=name,
+                    s_per_update=round(mean, 4),
+                    ratio_to_k0=round(mean / base, 3),
+                    frames_per_s_at_reference_ratio=round(1000 / (100 * mean + 1e-9), 2),
+                    device=device,
+                )
+            )
         del learners
     args.out.mkdir(parents=True, exist_ok=True)
     write_csv(rows, args.out / "pixel_learner_cost.csv")
-    lines = ["# Pixel learner cost: SMAC K=32 vs Latent-SAC (K=0)", "",
-             f"Command: `.venv/bin/python benchmarks/pixel_learner_cost.py --batches {' '.join(args.batches)} --repeats {args.repeats} --preset {args.preset}`",
-             f"Machine: {machine}. World model preset `{args.preset}`, autocast {args.autocast}. "
-             "Variants interleaved round-robin in one process; one warm-up update each, then the mean of the timed ones.",
-             "`frames/s` = learner-bound frame rate at the reference training ratio (100 updates per 1000 frames), "
-             "ignoring acting: the paper's 60 (SMAC) vs 63 (Latent-SAC) FPS on one GV100 is the comparable number.", "",
-             "| batch BxT | variant | s / update | ratio to K=0 | learner-bound frames/s |", "|---|---|---|---|---|"]
-    lines += [f"| {r['batch']} | {r['variant']} | {r['s_per_update']} | {r['ratio_to_k0']} | {r['frames_per_s_at_reference_ratio']} |" for r in rows]
+    lines = [
+        "# Pixel learner cost: SMAC K=32 vs Latent-SAC (K=0)",
+        "",
+        f"Command: `.venv/bin/python benchmarks/pixel_learner_cost.py --batches {' '.join(args.batches)} --repeats "
+        f"{args.repeats} --preset {args.preset}`",
+        f"Machine: {machine}. World model preset `{args.preset}`, autocast {args.autocast}. "
+        "Variants interleaved round-robin in one process; one warm-up update each, then the mean of the timed ones.",
+        "`frames/s` = learner-bound frame rate at the reference training ratio (100 updates per 1000 frames), "
+        "ignoring acting: the paper's 60 (SMAC) vs 63 (Latent-SAC) FPS on one GV100 is the comparable number.",
+        "",
+        "| batch BxT | variant | s / update | ratio to K=0 | learner-bound frames/s |",
+        "|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r['batch']} | {r['variant']} | {r['s_per_update']} | {r['ratio_to_k0']} | "
+        f"{r['frames_per_s_at_reference_ratio']} |"
+        for r in rows
+    ]
     (args.out / "pixel_learner_cost.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

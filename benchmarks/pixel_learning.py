@@ -20,6 +20,7 @@ from pathlib import Path
 from report import write_csv  # benchmarks/ is the script's directory
 
 import smac_rllib  # noqa: E402,F401 -- sets MUJOCO_GL before anything imports dm_control (smac_rllib.headless_gl)
+
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
 VARIANTS = {"SMAC K=32": 32, "Latent-SAC K=0": 0}
@@ -32,13 +33,23 @@ def make_config(variant: str, args, seed: int):
         SMACConfig()
         .environment(args.env, env_config={"from_pixels": True, "fast_render": True, "seed": seed})
         .env_runners(num_env_runners=0, rollout_fragment_length=100)
-        .training(num_particles=VARIANTS[variant], particle_mode="history", world_model_preset=args.preset,
-                  batch_size_B=args.batch_B, batch_length_T=args.batch_T, updates_per_env_step=args.updates_per_env_step,
-                  num_steps_sampled_before_learning_starts=args.learning_starts)
+        .training(
+            num_particles=VARIANTS[variant],
+            particle_mode="history",
+            world_model_preset=args.preset,
+            batch_size_B=args.batch_B,
+            batch_length_T=args.batch_T,
+            updates_per_env_step=args.updates_per_env_step,
+            num_steps_sampled_before_learning_starts=args.learning_starts,
+        )
         .reporting(min_sample_timesteps_per_iteration=500)  # one 500-step (1000-frame) episode per iteration
-        .evaluation(evaluation_interval=args.eval_every, evaluation_duration=args.eval_episodes,
-                    evaluation_duration_unit="episodes", evaluation_num_env_runners=0,
-                    evaluation_config={"explore": False})  # deterministic: posterior-mean belief, tanh(mean)
+        .evaluation(
+            evaluation_interval=args.eval_every,
+            evaluation_duration=args.eval_episodes,
+            evaluation_duration_unit="episodes",
+            evaluation_num_env_runners=0,
+            evaluation_config={"explore": False},
+        )  # deterministic: posterior-mean belief, tanh(mean)
         .debugging(seed=seed)
     )
 
@@ -51,7 +62,6 @@ def run_one(job) -> list[dict]:
     from smac_rllib.cli.progress import fresh_evaluation
 
     torch.set_num_threads(1)
-    import smac_rllib
 
     smac_rllib.register()
     ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, configure_logging=False)
@@ -65,10 +75,25 @@ def run_one(job) -> list[dict]:
             eval_ret = fresh_evaluation(result)  # None between evaluations (RLlib repeats the last one there)
             eval_ret = float("nan") if eval_ret is None else eval_ret
             learner = result.get("learners", {}).get("default_policy", {})
-            rows.append(dict(variant=variant, seed=seed, env_steps=steps, frames=2 * steps, train_return=ret, eval_return=eval_ret,
-                             updates=result.get("num_updates_lifetime", 0), wall_s=round(time.time() - t0, 1),
-                             wm_loss=learner.get("world_model/loss", float("nan")), alpha=learner.get("alpha/value", float("nan"))))
-            print(f"[{variant} seed {seed}] {2 * steps} frames  return {ret:.1f}  eval {eval_ret:.1f}  ({time.time() - t0:.0f}s)", flush=True)
+            rows.append(
+                dict(
+                    variant=variant,
+                    seed=seed,
+                    env_steps=steps,
+                    frames=2 * steps,
+                    train_return=ret,
+                    eval_return=eval_ret,
+                    updates=result.get("num_updates_lifetime", 0),
+                    wall_s=round(time.time() - t0, 1),
+                    wm_loss=learner.get("world_model/loss", float("nan")),
+                    alpha=learner.get("alpha/value", float("nan")),
+                )
+            )
+            print(
+                f"[{variant} seed {seed}] {2 * steps} frames  return {ret:.1f}  eval {eval_ret:.1f}  "
+                f"({time.time() - t0:.0f}s)",
+                flush=True,
+            )
             if steps >= args.env_steps:
                 break
         if seed == args.seeds[0] and VARIANTS[variant] > 0:
@@ -128,9 +153,19 @@ def plot(rows, path: Path, title: str) -> None:
     fig, ax = plt.subplots(figsize=(6, 4))
     for variant in VARIANTS:
         for seed in sorted({r["seed"] for r in rows}):
-            rs = [r for r in rows if r["variant"] == variant and r["seed"] == seed and r["eval_return"] == r["eval_return"]]
-            ax.plot([r["frames"] for r in rs], [r["eval_return"] for r in rs], marker="o", label=f"{variant} seed {seed}",
-                    color="C0" if VARIANTS[variant] else "C1", alpha=0.5 + 0.25 * seed)
+            rs = [
+                r
+                for r in rows
+                if r["variant"] == variant and r["seed"] == seed and r["eval_return"] == r["eval_return"]
+            ]
+            ax.plot(
+                [r["frames"] for r in rs],
+                [r["eval_return"] for r in rs],
+                marker="o",
+                label=f"{variant} seed {seed}",
+                color="C0" if VARIANTS[variant] else "C1",
+                alpha=0.5 + 0.25 * seed,
+            )
     ax.set_xlabel("frames (action repeat 2)")
     ax.set_ylabel("deterministic evaluation return")
     ax.set_title(title)
@@ -151,7 +186,9 @@ def main() -> None:
     parser.add_argument("--updates-per-env-step", type=float, default=0.05)
     parser.add_argument("--learning-starts", type=int, default=1000)
     parser.add_argument("--context", type=int, default=5)
-    parser.add_argument("--eval-every", type=int, default=2, help="iterations (500 agent steps each) between evaluations")
+    parser.add_argument(
+        "--eval-every", type=int, default=2, help="iterations (500 agent steps each) between evaluations"
+    )
     parser.add_argument("--eval-episodes", type=int, default=2)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
@@ -162,26 +199,33 @@ def main() -> None:
         rows = [r for rs in pool.map(run_one, jobs) for r in rs]
     write_csv(rows, args.out / "pixel_learning.csv")
     plot(rows, args.out / "pixel_learning.png", f"{args.env} from pixels (CPU smoke run)")
-    lines = [f"# {args.env} from 64x64 pixels: SMAC K=32 vs Latent-SAC, short CPU run", "",
-             f"Command: `.venv/bin/python benchmarks/pixel_learning.py --env {args.env} --env-steps {args.env_steps} "
-             f"--seeds {' '.join(map(str, args.seeds))} --preset {args.preset} --batch-B {args.batch_B} --batch-T {args.batch_T} "
-             f"--updates-per-env-step {args.updates_per_env_step} --learning-starts {args.learning_starts} "
-             f"--eval-every {args.eval_every} --eval-episodes {args.eval_episodes} --out {args.out}`",
-             f"Settings: world model `{args.preset}`, fast render, B x T = {args.batch_B} x {args.batch_T}, "
-             f"{args.updates_per_env_step} updates per env step (reference: 0.2 at 50 x 50), learning after {args.learning_starts} env steps "
-             "(uniform random actions before), history particles, the reference defaults otherwise (alpha0 1.0, Dreamer actor head, "
-             "critic on all K+1 particles, conditional TD entropy, MLMC level 0 averaged). Deterministic evaluation "
-             f"(posterior-mean belief, tanh(mean)) of {args.eval_episodes} episodes every {args.eval_every * 1000} frames. "
-             "2-core CPU, each run one process, torch 1 thread.", "",
-             "| variant | seed | frames | eval returns (every eval) | last train return | best train return | updates | wall time (s) |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# {args.env} from 64x64 pixels: SMAC K=32 vs Latent-SAC, short CPU run",
+        "",
+        f"Command: `.venv/bin/python benchmarks/pixel_learning.py --env {args.env} --env-steps {args.env_steps} "
+        f"--seeds {' '.join(map(str, args.seeds))} --preset {args.preset} --batch-B {args.batch_B} --batch-T "
+        f"{args.batch_T} --updates-per-env-step {args.updates_per_env_step} --learning-starts {args.learning_starts} "
+        f"--eval-every {args.eval_every} --eval-episodes {args.eval_episodes} --out {args.out}`",
+        f"Settings: world model `{args.preset}`, fast render, B x T = {args.batch_B} x {args.batch_T}, "
+        f"{args.updates_per_env_step} updates per env step (reference: 0.2 at 50 x 50), learning after "
+        f"{args.learning_starts} env steps (uniform random actions before), history particles, the reference defaults "
+        "otherwise (alpha0 1.0, Dreamer actor head, critic on all K+1 particles, conditional TD entropy, MLMC level 0 "
+        f"averaged). Deterministic evaluation (posterior-mean belief, tanh(mean)) of {args.eval_episodes} episodes "
+        f"every {args.eval_every * 1000} frames. 2-core CPU, each run one process, torch 1 thread.",
+        "",
+        "| variant | seed | frames | eval returns (every eval) | last train return | best train return | updates | "
+        "wall time (s) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for v in VARIANTS:
         for s in args.seeds:
             rs = [r for r in rows if r["variant"] == v and r["seed"] == s]
             best = max((r["train_return"] for r in rs if r["train_return"] == r["train_return"]), default=float("nan"))
             evals = ", ".join(f"{r['eval_return']:.1f}" for r in rs if r["eval_return"] == r["eval_return"])
-            lines.append(f"| {v} | {s} | {rs[-1]['frames']} | {evals} | {rs[-1]['train_return']:.1f} | {best:.1f} "
-                         f"| {rs[-1]['updates']} | {rs[-1]['wall_s']} |")
+            lines.append(
+                f"| {v} | {s} | {rs[-1]['frames']} | {evals} | {rs[-1]['train_return']:.1f} | {best:.1f} "
+                f"| {rs[-1]['updates']} | {rs[-1]['wall_s']} |"
+            )
     (args.out / "pixel_learning.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -41,7 +41,7 @@ HALF_MAX = 500.0  # dm_control returns are at most 1000
 
 
 def experiment(yaml_path: Path) -> tuple[str, dict]:
-    (name, spec), = yaml.safe_load(yaml_path.read_text()).items()
+    ((name, spec),) = yaml.safe_load(yaml_path.read_text()).items()
     return name, spec
 
 
@@ -75,8 +75,18 @@ def run_one(job) -> str:
     run = run_dir(out, task, algo, seed)
     if finished(run, stop):
         return f"{algo} seed {seed}: done"
-    cmd = [str(ROOT / ".venv" / "bin" / "rllib"), "train", "file", str(yaml_path), "--seed", str(seed), "--no-wandb",
-           "--no-plot", "--storage-path", str(run)]
+    cmd = [
+        str(ROOT / ".venv" / "bin" / "rllib"),
+        "train",
+        "file",
+        str(yaml_path),
+        "--seed",
+        str(seed),
+        "--no-wandb",
+        "--no-plot",
+        "--storage-path",
+        str(run),
+    ]
     if ALGOS[algo]:
         cmd += ["--config", json.dumps(ALGOS[algo])]
     cmd += ["--stop", json.dumps(stop)]
@@ -102,33 +112,53 @@ def curves(out: Path, task: str, action_repeat: int, eval_every: int) -> list[di
                 if it % eval_every or it in seen or _get(r, EVAL) is None:
                     continue
                 seen.add(it)  # a resumed run may report an iteration twice
-                rows.append({"algo": algo, "seed": seed, "frames": int(_get(r, STEPS)) * action_repeat,
-                             "eval_return": float(_get(r, EVAL)), "wall_s": round(float(r.get("time_total_s", 0)), 1)})
+                rows.append(
+                    {
+                        "algo": algo,
+                        "seed": seed,
+                        "frames": int(_get(r, STEPS)) * action_repeat,
+                        "eval_return": float(_get(r, EVAL)),
+                        "wall_s": round(float(r.get("time_total_s", 0)), 1),
+                    }
+                )
     return rows
 
 
 def summarize(rows: list[dict], out: Path, task: str, yaml_path: Path, stop: dict) -> None:
     stem = f"pixel_learning_{task.replace('-', '_')}"
-    write_csv([{k: r[k] for k in ("algo", "seed", "frames", "eval_return")} for r in rows] or
-              [{"algo": "", "seed": "", "frames": "", "eval_return": ""}], out / f"{stem}.csv")
+    write_csv(
+        [{k: r[k] for k in ("algo", "seed", "frames", "eval_return")} for r in rows]
+        or [{"algo": "", "seed": "", "frames": "", "eval_return": ""}],
+        out / f"{stem}.csv",
+    )
     if rows:
-        plot(rows, out / f"{stem}.png", f"{task} from pixels, 2-core CPU ({yaml_path.name})", x="frames",
-             xlabel="frames", algos=list(ALGOS))
-    lines = [f"# {task} from 64x64 pixels on a 2-core CPU: SMAC vs Latent-SAC\n",
-             f"Command: `.venv/bin/python benchmarks/pixel_learning_cpu.py --yaml {yaml_path.relative_to(ROOT)} --seeds ...`; "
-             f"settings: `{yaml_path.relative_to(ROOT)}` (its header says what differs from the paper); stop {stop}. "
-             "Deterministic evaluation (5 episodes). Bar: last evaluation >= 3x the first and > 500.\n",
-             "| algo | seed | evaluations | first (frames) | last (frames) | best | last / first | bar | wall (s) |",
-             "|---|---|---|---|---|---|---|---|---|"]
+        plot(
+            rows,
+            out / f"{stem}.png",
+            f"{task} from pixels, 2-core CPU ({yaml_path.name})",
+            x="frames",
+            xlabel="frames",
+            algos=list(ALGOS),
+        )
+    lines = [
+        f"# {task} from 64x64 pixels on a 2-core CPU: SMAC vs Latent-SAC\n",
+        f"Command: `.venv/bin/python benchmarks/pixel_learning_cpu.py --yaml {yaml_path.relative_to(ROOT)} --seeds "
+        f"...`; settings: `{yaml_path.relative_to(ROOT)}` (its header says what differs from the paper); stop {stop}. "
+        "Deterministic evaluation (5 episodes). Bar: last evaluation >= 3x the first and > 500.\n",
+        "| algo | seed | evaluations | first (frames) | last (frames) | best | last / first | bar | wall (s) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for algo in ALGOS:
         for seed in sorted({r["seed"] for r in rows if r["algo"] == algo}):
             rs = [r for r in rows if r["algo"] == algo and r["seed"] == seed]
             first, last = rs[0], rs[-1]
             ratio = last["eval_return"] / first["eval_return"] if first["eval_return"] > 0 else float("inf")
             bar = ratio >= 3 and last["eval_return"] > HALF_MAX
-            lines.append(f"| {algo} | {seed} | {len(rs)} | {first['eval_return']:.1f} ({first['frames']}) | "
-                         f"{last['eval_return']:.1f} ({last['frames']}) | {max(r['eval_return'] for r in rs):.1f} | "
-                         f"{ratio:.1f} | {'yes' if bar else 'no'} | {last['wall_s']:.0f} |")
+            lines.append(
+                f"| {algo} | {seed} | {len(rs)} | {first['eval_return']:.1f} ({first['frames']}) | "
+                f"{last['eval_return']:.1f} ({last['frames']}) | {max(r['eval_return'] for r in rs):.1f} | "
+                f"{ratio:.1f} | {'yes' if bar else 'no'} | {last['wall_s']:.0f} |"
+            )
     frames = sorted({r["frames"] for r in rows})
     if frames:
         lines += ["", "Mean and 95% t-interval over seeds at the last common evaluation:", ""]
@@ -140,7 +170,10 @@ def summarize(rows: list[dict], out: Path, task: str, yaml_path: Path, stop: dic
             if not by_seed:
                 continue
             common = min(rs[-1]["frames"] for rs in by_seed.values())
-            vals = [max((r for r in rs if r["frames"] <= common), key=lambda r: r["frames"])["eval_return"] for rs in by_seed.values()]
+            vals = [
+                max((r for r in rs if r["frames"] <= common), key=lambda r: r["frames"])["eval_return"]
+                for rs in by_seed.values()
+            ]
             mean, half = interval95(vals)
             lines.append(f"- {algo} @ {common} frames: {mean:.1f} ± {half:.1f} (n={len(vals)})")
     (out / f"{stem}.md").write_text("\n".join(lines) + "\n")
@@ -153,8 +186,12 @@ def main(argv=None) -> None:
     p.add_argument("--algos", nargs="+", default=list(ALGOS), choices=list(ALGOS))
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
-    p.add_argument("--agent-steps", type=int, help="replaces the file's stop (agent steps sampled); use with its own "
-                   "--out, e.g. the longer runs: --agent-steps 24000 --out benchmarks/results/pixel_long")
+    p.add_argument(
+        "--agent-steps",
+        type=int,
+        help="replaces the file's stop (agent steps sampled); use with its own "
+        "--out, e.g. the longer runs: --agent-steps 24000 --out benchmarks/results/pixel_long",
+    )
     p.add_argument("--summarize-only", action="store_true")
     args = p.parse_args(argv)
     yaml_path, out = Path(args.yaml).resolve(), Path(args.out)

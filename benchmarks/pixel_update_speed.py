@@ -33,7 +33,9 @@ def make_update(preset: str, num_particles: int, mode: str, seed: int = 0):
     torch.manual_seed(seed)
     world_model, actor, qf = build_nets(6, world_model_preset=preset)
     settings = PixelSettings(num_particles=num_particles, particle_mode=mode, autocast=None)
-    return PixelUpdate(world_model, actor, qf, 0.0, settings=settings, objective=ObjectiveSettings(td_entropy="conditional"))
+    return PixelUpdate(
+        world_model, actor, qf, 0.0, settings=settings, objective=ObjectiveSettings(td_entropy="conditional")
+    )
 
 
 def make_batch(B: int, T: int, seed: int = 0) -> dict:
@@ -41,12 +43,18 @@ def make_batch(B: int, T: int, seed: int = 0) -> dict:
     is_first = torch.zeros(B, T, dtype=torch.bool)
     is_first[:, 0] = True
     is_first[::3, T // 2] = True  # a seam inside every third row
-    return {"obs": torch.randint(0, 256, (B, T, 64, 64, 3), dtype=torch.uint8, generator=g),
-            "actions": torch.rand(B, T, 6, generator=g) * 2 - 1, "rewards": torch.rand(B, T, generator=g),
-            "is_first": is_first, "is_terminated": torch.zeros(B, T, dtype=torch.bool)}
+    return {
+        "obs": torch.randint(0, 256, (B, T, 64, 64, 3), dtype=torch.uint8, generator=g),
+        "actions": torch.rand(B, T, 6, generator=g) * 2 - 1,
+        "rewards": torch.rand(B, T, generator=g),
+        "is_first": is_first,
+        "is_terminated": torch.zeros(B, T, dtype=torch.bool),
+    }
 
 
-def bootstrap_ratio(before: list[float], after: list[float], draws: int = 2000, seed: int = 0) -> tuple[float, float, float]:
+def bootstrap_ratio(
+    before: list[float], after: list[float], draws: int = 2000, seed: int = 0
+) -> tuple[float, float, float]:
     """median(before) / median(after) and a 95% interval from resampling the paired updates."""
     rng = np.random.default_rng(seed)
     b, a = np.asarray(before), np.asarray(after)
@@ -78,7 +86,10 @@ def main(argv=None) -> None:
         times = {"before": [], "after": [], "before_cpu": [], "after_cpu": []}
         for i in range(args.warmup + args.updates):
             noise = UpdateNoise.draw(after.settings, B, T, after.world_model.rssm.stoch_size, 6, torch.device("cpu"))
-            for name, run in (("before", lambda: reference_step(before, batch, noise)), ("after", lambda: after.step(batch, noise))):
+            for name, run in (
+                ("before", lambda b=before, x=batch, n=noise: reference_step(b, x, n)),  # bound now: this round's
+                ("after", lambda a=after, x=batch, n=noise: a.step(x, n)),
+            ):
                 w0, c0 = time.perf_counter(), time.thread_time()
                 run()
                 if i >= args.warmup:
@@ -86,20 +97,33 @@ def main(argv=None) -> None:
                     times[name + "_cpu"].append(time.thread_time() - c0)
         ratio, lo, hi = bootstrap_ratio(times["before"], times["after"])
         cpu_ratio, cpu_lo, cpu_hi = bootstrap_ratio(times["before_cpu"], times["after_cpu"])
-        rows.append({"preset": args.preset, "batch": args.batch, "variant": f"k{K}_{args.mode}" if K else "k0",
-                     "updates": args.updates, "before_s": round(statistics.median(times["before"]), 4),
-                     "after_s": round(statistics.median(times["after"]), 4), "speedup_wall": round(ratio, 3),
-                     "speedup_wall_ci95": f"[{lo:.3f}, {hi:.3f}]", "before_cpu_s": round(statistics.median(times["before_cpu"]), 4),
-                     "after_cpu_s": round(statistics.median(times["after_cpu"]), 4), "speedup_cpu": round(cpu_ratio, 3),
-                     "speedup_cpu_ci95": f"[{cpu_lo:.3f}, {cpu_hi:.3f}]"})
+        rows.append(
+            {
+                "preset": args.preset,
+                "batch": args.batch,
+                "variant": f"k{K}_{args.mode}" if K else "k0",
+                "updates": args.updates,
+                "before_s": round(statistics.median(times["before"]), 4),
+                "after_s": round(statistics.median(times["after"]), 4),
+                "speedup_wall": round(ratio, 3),
+                "speedup_wall_ci95": f"[{lo:.3f}, {hi:.3f}]",
+                "before_cpu_s": round(statistics.median(times["before_cpu"]), 4),
+                "after_cpu_s": round(statistics.median(times["after_cpu"]), 4),
+                "speedup_cpu": round(cpu_ratio, 3),
+                "speedup_cpu_ci95": f"[{cpu_lo:.3f}, {cpu_hi:.3f}]",
+            }
+        )
         print(rows[-1], flush=True)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     write_csv(rows, out / "pixel_update_speed.csv")
-    lines = [f"# Eager pixel update, before (58c9715, frozen) vs after the sync-free refactor\n",
-             f"`{' '.join(['python', 'benchmarks/pixel_update_speed.py', *(argv or sys.argv[1:])])}`; one CPU thread, "
-             "alternating updates on identical noise; speedup = median before / median after, 95% bootstrap interval.\n",
-             "| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
+    lines = [
+        "# Eager pixel update, before (58c9715, frozen) vs after the sync-free refactor\n",
+        f"`{' '.join(['python', 'benchmarks/pixel_update_speed.py', *(argv or sys.argv[1:])])}`; one CPU thread, "
+        "alternating updates on identical noise; speedup = median before / median after, 95% bootstrap interval.\n",
+        "| " + " | ".join(rows[0]) + " |",
+        "|" + "---|" * len(rows[0]),
+    ]
     lines += ["| " + " | ".join(str(v) for v in r.values()) + " |" for r in rows]
     (out / "pixel_update_speed.md").write_text("\n".join(lines) + "\n")
 

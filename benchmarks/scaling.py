@@ -28,6 +28,7 @@ from pathlib import Path
 from report import write_csv  # benchmarks/ is the script's directory
 
 import smac_rllib  # noqa: E402,F401 -- sets MUJOCO_GL before anything imports dm_control (smac_rllib.headless_gl)
+
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 os.environ.setdefault("LP_NUM_THREADS", "1")  # one llvmpipe render thread per process, as on cluster/ rollout nodes
 
@@ -63,7 +64,9 @@ def _timed_sample(runner, steps: int) -> float:
     return 1000 * (time.process_time() - c0) / steps
 
 
-def sampling_rate(task: str, num_runners: int, steps: int, preset: str = "small", fast_render: bool = True) -> tuple[float, float]:
+def sampling_rate(
+    task: str, num_runners: int, steps: int, preset: str = "small", fast_render: bool = True
+) -> tuple[float, float]:
     """(agent steps/s of ``num_runners`` env runners sampling in parallel, mean CPU ms per agent step)."""
     from smac_rllib.algorithms import SMACConfig
 
@@ -75,8 +78,11 @@ def sampling_rate(task: str, num_runners: int, steps: int, preset: str = "small"
     config = (
         SMACConfig()
         .environment(ENV, env_config=env_config)
-        .env_runners(num_env_runners=num_runners, num_cpus_per_env_runner=1,
-                     custom_resources_per_env_runner={ROLLOUT_RESOURCE: 0.01})
+        .env_runners(
+            num_env_runners=num_runners,
+            num_cpus_per_env_runner=1,
+            custom_resources_per_env_runner={ROLLOUT_RESOURCE: 0.01},
+        )
         .training(**training)
     )
     algo = config.build_algo()
@@ -98,7 +104,9 @@ def start_cluster(rollout_cpus: int):
 
     address_file = ray_utils.get_ray_address_file(None)
     previous = Path(address_file).read_text() if os.path.exists(address_file) else None
-    cluster = Cluster(initialize_head=True, head_node_args=dict(num_cpus=1, resources={"learner_node": 1}, include_dashboard=False))
+    cluster = Cluster(
+        initialize_head=True, head_node_args=dict(num_cpus=1, resources={"learner_node": 1}, include_dashboard=False)
+    )
     if previous is None:
         ray_utils.reset_ray_address()
     else:
@@ -115,7 +123,11 @@ def load_note() -> str:
         return "load unknown"
     load1 = float(uptime.rsplit("load average:", 1)[1].split(",")[0])
     cores = os.cpu_count() or 1
-    busy = f"under load (1-min load average {load1:.1f} on {cores} cores: other jobs were running)" if load1 > cores else "on an idle machine"
+    busy = (
+        f"under load (1-min load average {load1:.1f} on {cores} cores: other jobs were running)"
+        if load1 > cores
+        else "on an idle machine"
+    )
     return f"{busy}; `uptime`: {uptime}"
 
 
@@ -133,7 +145,6 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(1)
-    import smac_rllib
 
     smac_rllib.register()
     load_before = load_note()
@@ -148,15 +159,32 @@ def main() -> None:
                 rate, cpu_ms = sampling_rate(task, n, steps)
                 base = base or rate / n
                 what = "states, latent policy" if task == "states" else "pixels 64x64, small RSSM + actor, fast render"
-                rows.append(dict(task=what, env_runners=n, agent_steps_per_s=round(rate, 1),
-                                 frames_per_s=round(rate * action_repeat, 1), per_runner=round(rate / n, 1),
-                                 speedup=round(rate / base, 2), cpu_ms_per_agent_step=round(cpu_ms, 2),
-                                 cores_used=round(rate * cpu_ms / 1000, 2)))
+                rows.append(
+                    dict(
+                        task=what,
+                        env_runners=n,
+                        agent_steps_per_s=round(rate, 1),
+                        frames_per_s=round(rate * action_repeat, 1),
+                        per_runner=round(rate / n, 1),
+                        speedup=round(rate / base, 2),
+                        cpu_ms_per_agent_step=round(cpu_ms, 2),
+                        cores_used=round(rate * cpu_ms / 1000, 2),
+                    )
+                )
                 print(rows[-1], flush=True)
         rate, cpu_ms = sampling_rate("pixels", 1, args.pixel_steps // 2, preset="paper", fast_render=False)
-        rows.append(dict(task="pixels 64x64, paper RSSM + actor, default render", env_runners=1,
-                         agent_steps_per_s=round(rate, 1), frames_per_s=round(2 * rate, 1), per_runner=round(rate, 1),
-                         speedup=1.0, cpu_ms_per_agent_step=round(cpu_ms, 2), cores_used=round(rate * cpu_ms / 1000, 2)))
+        rows.append(
+            dict(
+                task="pixels 64x64, paper RSSM + actor, default render",
+                env_runners=1,
+                agent_steps_per_s=round(rate, 1),
+                frames_per_s=round(2 * rate, 1),
+                per_runner=round(rate, 1),
+                speedup=1.0,
+                cpu_ms_per_agent_step=round(cpu_ms, 2),
+                cores_used=round(rate * cpu_ms / 1000, 2),
+            )
+        )
         print(rows[-1], flush=True)
     finally:
         ray.shutdown()
@@ -172,9 +200,11 @@ def main() -> None:
         "",
         f"Command: `.venv/bin/python benchmarks/scaling.py --runners {' '.join(map(str, args.runners))} "
         f"--state-steps {args.state_steps} --pixel-steps {args.pixel_steps} --num-cpus {args.num_cpus}`",
-        f"Machine: {os.cpu_count()}-core CPU, no GPU, Mesa EGL software rendering (llvmpipe), torch 1 thread per process; "
-        f"env runners on a `ray.cluster_utils.Cluster` rollout node with {args.num_cpus} logical CPUs, 1 CPU per runner.",
-        f"Taken {load_before} (before) / {load_after} (after): absolute rates are lower and noisier than on an idle machine.",
+        f"Machine: {os.cpu_count()}-core CPU, no GPU, Mesa EGL software rendering (llvmpipe), torch 1 thread per "
+        f"process; env runners on a `ray.cluster_utils.Cluster` rollout node with {args.num_cpus} logical CPUs, 1 CPU "
+        "per runner.",
+        f"Taken {load_before} (before) / {load_after} (after): absolute rates are lower and noisier than on an idle "
+        "machine.",
         "",
         "Agent steps are env steps of the policy; pixels use action repeat 2, so frames/s = 2 x agent steps/s.",
         "",
@@ -183,23 +213,30 @@ def main() -> None:
         "1000 / it is what one dedicated core delivers. Cores used = agent steps/s x CPU s per step: how much CPU",
         "the env runners actually got together.",
         "",
-        "| task | env runners | agent steps/s | frames/s | per runner | speed-up vs 1 | CPU ms per agent step | cores used |",
+        "| task | env runners | agent steps/s | frames/s | per runner | speed-up vs 1 | CPU ms per agent step | cores "
+        "used |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    lines += [f"| {r['task']} | {r['env_runners']} | {r['agent_steps_per_s']} | {r['frames_per_s']} | {r['per_runner']} | "
-              f"{r['speedup']} | {r['cpu_ms_per_agent_step']} | {r['cores_used']} |" for r in rows]
+    lines += [
+        f"| {r['task']} | {r['env_runners']} | {r['agent_steps_per_s']} | {r['frames_per_s']} | {r['per_runner']} | "
+        f"{r['speedup']} | {r['cpu_ms_per_agent_step']} | {r['cores_used']} |"
+        for r in rows
+    ]
     lines += [
         "",
         f"Bare render cost per 64x64 frame (one process, no Ray, no policy; wall / CPU ms): default "
-        f"{render[False][0]:.1f} / {render[False][1]:.1f} ms, fast_render {render[True][0]:.1f} / {render[True][1]:.1f} ms.",
+        f"{render[False][0]:.1f} / {render[False][1]:.1f} ms, fast_render {render[True][0]:.1f} / "
+        f"{render[True][1]:.1f} ms.",
         "",
     ]
     for what in dict.fromkeys(r["task"] for r in rows):
         scan = [r for r in rows if r["task"] == what]
         if len(scan) > 1:
             best = max(scan, key=lambda r: r["agent_steps_per_s"])
-            lines.append(f"* {what}: highest rate with {best['env_runners']} env runner(s), "
-                         f"{best['speedup']}x the 1-runner rate.")
+            lines.append(
+                f"* {what}: highest rate with {best['env_runners']} env runner(s), "
+                f"{best['speedup']}x the 1-runner rate."
+            )
     most = max(r["cores_used"] for r in rows)
     lines += [
         "",

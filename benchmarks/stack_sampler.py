@@ -15,8 +15,8 @@ _SAMPLER_STARTED = False
 
 
 def start_stack_sampler(out_dir: str, interval_s: float = 0.005, every_s: float = 20.0) -> None:
-    """A poor man's py-spy for a live run (the device has none; benchmarks/results/gpu/PLAN.md): every ``interval_s`` it records
-    the innermost Python frame of every thread of this process, and every ``every_s`` writes, per thread, the
+    """A poor man's py-spy for a live run (the device has none; benchmarks/results/gpu/PLAN.md): every ``interval_s`` it
+    records the innermost Python frame of every thread of this process, and every ``every_s`` writes, per thread, the
     share of samples at each ``file:line function`` to ``out_dir/stacks-<pid>.txt``. Where the update thread's
     wall time goes (a torch op's Python line, a lock, a wait), beside what the other threads were doing then.
     Each thread's heading also has its CPU time over the sampled wall time (``thread_cpu_seconds``) and, on Linux,
@@ -75,8 +75,10 @@ def start_stack_sampler(out_dir: str, interval_s: float = 0.005, every_s: float 
         return out
 
     def write() -> None:
-        lines = [f"# gc: {gc_stats.summary()}; wall {time.perf_counter() - gc_stats.since:.1f} s since the sampler started"
-                 + (f"; sampler errors: {errors[0]} (last: {errors[1]})" if errors[0] else "")]
+        lines = [
+            f"# gc: {gc_stats.summary()}; wall {time.perf_counter() - gc_stats.since:.1f} s since the sampler started"
+            + (f"; sampler errors: {errors[0]} (last: {errors[1]})" if errors[0] else "")
+        ]
         for name, counter in sorted(counts.items()):
             total = sum(counter.values())
             cpu = cpu_share(name) if not name.endswith(", innermost smac_rllib line") else ""
@@ -156,10 +158,11 @@ def thread_state(native_id: int | None) -> str | None:
 
 def op_probe(device, calls: int = 200, python_loops: int = 200_000) -> dict[str, float]:
     """Times a fixed workload in the calling thread, to compare one process's host-side speed with another's
-    (benchmarks/results/gpu/PLAN.md, "Next session (5)"): ``linear_us``, the wall microseconds per ``F.linear`` call (1650 x 230 @
-    230 -> 300, the RSSM's shape at B=50, K+1=33; synchronized at the end on CUDA); ``linear_cpu_us``, this thread's
-    CPU microseconds per call over the same loop; ``python_ns``, nanoseconds per iteration of a pure-Python loop (no
-    torch: the interpreter's own speed there). Imports torch lazily (this module is standard library only)."""
+    (benchmarks/results/gpu/PLAN.md, "Next session (5)"): ``linear_us``, the wall microseconds per ``F.linear`` call
+    (1650 x 230 @ 230 -> 300, the RSSM's shape at B=50, K+1=33; synchronized at the end on CUDA); ``linear_cpu_us``,
+    this thread's CPU microseconds per call over the same loop; ``python_ns``, nanoseconds per iteration of a
+    pure-Python loop (no torch: the interpreter's own speed there). Imports torch lazily (this module is standard
+    library only)."""
     import torch
 
     x = torch.randn(1650, 230, device=device)
@@ -177,8 +180,11 @@ def op_probe(device, calls: int = 200, python_loops: int = 200_000) -> dict[str,
     for i in range(python_loops):
         total += i & 7
     python_s = time.perf_counter() - start
-    return {"linear_us": wall_s / calls * 1e6, "linear_cpu_us": cpu_s / calls * 1e6,
-            "python_ns": python_s / python_loops * 1e9}
+    return {
+        "linear_us": wall_s / calls * 1e6,
+        "linear_cpu_us": cpu_s / calls * 1e6,
+        "python_ns": python_s / python_loops * 1e9,
+    }
 
 
 def op_probe_every() -> int:
@@ -218,13 +224,16 @@ def dispatch_facts() -> str:
     import torch
 
     facts = {
-        "profile_hook": sys.getprofile(), "trace_hook": sys.gettrace(),
+        "profile_hook": sys.getprofile(),
+        "trace_hook": sys.gettrace(),
         "torch_function_modes": torch._C._len_torch_function_stack(),
-        "anomaly": torch.is_anomaly_enabled(), "deterministic": torch.are_deterministic_algorithms_enabled(),
+        "anomaly": torch.is_anomaly_enabled(),
+        "deterministic": torch.are_deterministic_algorithms_enabled(),
         "autograd_profiler": torch.autograd.profiler._is_profiler_enabled,
         "default_device": torch.get_default_device() if hasattr(torch, "get_default_device") else "?",
         "default_dtype": torch.get_default_dtype(),
-        "cudnn_deterministic": torch.backends.cudnn.deterministic, "cudnn_benchmark": torch.backends.cudnn.benchmark,
+        "cudnn_deterministic": torch.backends.cudnn.deterministic,
+        "cudnn_benchmark": torch.backends.cudnn.benchmark,
         "CUBLAS_WORKSPACE_CONFIG": os.environ.get("CUBLAS_WORKSPACE_CONFIG", "(unset)"),
     }
     return " ".join(f"{k}={v}" for k, v in facts.items())

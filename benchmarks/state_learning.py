@@ -34,7 +34,10 @@ from report import write_csv  # benchmarks/ is the script's directory
 ALGOS = {
     "SMAC": ("SMACConfig", {}),
     "SAC": ("SACBaselineConfig", {"hidden_dim": 400}),
-    "TD3": ("TD3Config", {"hidden_dim": 400, "policy_delay": 2, "target_noise": 0.2, "target_noise_clip": 0.5, "exploration_noise": 0.1}),
+    "TD3": (
+        "TD3Config",
+        {"hidden_dim": 400, "policy_delay": 2, "target_noise": 0.2, "target_noise_clip": 0.5, "exploration_noise": 0.1},
+    ),
     "Flow2": ("SACFlowConfig", {"hidden_dim": 400, "flow_blocks": 2}),
     "Flow4": ("SACFlowConfig", {"hidden_dim": 400, "flow_blocks": 4}),
     "MOE5": ("SACMoEConfig", {"hidden_dim": 400, "num_experts": 5}),
@@ -50,7 +53,8 @@ def make_config(algo: str, env: str, seed: int, num_particles: int, updates_per_
     if algo == "SMAC":
         settings["num_particles"] = num_particles
     return (
-        getattr(algorithms, class_name)().training(**settings)
+        getattr(algorithms, class_name)()
+        .training(**settings)
         .environment(env, env_config={"seed": seed})
         .env_runners(num_env_runners=0)
         .reporting(min_sample_timesteps_per_iteration=1000)
@@ -86,7 +90,9 @@ def _sac_mean_action(module, out):
     from ray.rllib.core.columns import Columns
 
     dist = module.get_inference_action_dist_cls().from_logits(out[Columns.ACTION_DIST_INPUTS])
-    return dist.to_deterministic().sample()[0].numpy()  # tanh(mean): SACBaselineTorchRLModule fixes RLlib's pre-tanh mean
+    return (
+        dist.to_deterministic().sample()[0].numpy()
+    )  # tanh(mean): SACBaselineTorchRLModule fixes RLlib's pre-tanh mean
 
 
 def run_one(args_tuple) -> list[dict]:
@@ -121,9 +127,17 @@ def run_one(args_tuple) -> list[dict]:
                 ret = evaluate(algo.get_module(), env, eval_episodes, seed)
                 learner = result.get("learners", {}).get("default_policy", {})
                 wall = round(wall_before + time.time() - t0, 1)
-                rows.append(dict(algo=algo_name, seed=seed, env_steps=sampled, eval_return=ret,
-                                 train_return=result["env_runners"].get("episode_return_mean", float("nan")),
-                                 wall_s=wall, alpha=learner.get("alpha/value", learner.get("alpha_value", float("nan")))))
+                rows.append(
+                    dict(
+                        algo=algo_name,
+                        seed=seed,
+                        env_steps=sampled,
+                        eval_return=ret,
+                        train_return=result["env_runners"].get("episode_return_mean", float("nan")),
+                        wall_s=wall,
+                        alpha=learner.get("alpha/value", learner.get("alpha_value", float("nan"))),
+                    )
+                )
                 print(f"[{algo_name} seed {seed}] {sampled} steps  eval {ret:.1f}  ({wall:.0f}s)", flush=True)
                 write_csv(rows, csv_path)  # first the row, then the checkpoint: a resume drops rows newer than it
                 _save(algo, ckpt)
@@ -152,7 +166,6 @@ def _done(path: Path, steps: int) -> bool:
     return path.exists() and any(r["env_steps"] >= steps for r in read_csv(path))
 
 
-
 def read_csv(path: Path) -> list[dict]:
     with open(path) as f:
         return [{k: (v if k == "algo" else float(v)) for k, v in row.items()} for row in csv.DictReader(f)]
@@ -171,7 +184,9 @@ def interval95(values) -> tuple[float, float]:
     return float(v.mean()), float(stats.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v)))
 
 
-def plot(rows: list[dict], out_png: Path, title: str, x: str = "env_steps", xlabel: str = "env steps", algos=None) -> None:
+def plot(
+    rows: list[dict], out_png: Path, title: str, x: str = "env_steps", xlabel: str = "env steps", algos=None
+) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -186,7 +201,7 @@ def plot(rows: list[dict], out_png: Path, title: str, x: str = "env_steps", xlab
         stats_t = [interval95([by.get((s, t), np.nan) for s in seeds]) for t in steps]
         mean = np.array([m for m, _ in stats_t])
         half = np.nan_to_num(np.array([h for _, h in stats_t]))
-        line, = ax.plot(steps, mean, label=f"{algo} (n={len(seeds)})")
+        (line,) = ax.plot(steps, mean, label=f"{algo} (n={len(seeds)})")
         ax.fill_between(steps, mean - half, mean + half, alpha=0.2, color=line.get_color())
     ax.set_xlabel(xlabel)
     ax.set_ylabel("eval return (deterministic)")
@@ -211,10 +226,16 @@ def main() -> None:
     parser.add_argument("--num-particles", type=int, default=16, help="SMAC's K")
     parser.add_argument("--updates-per-env-step", type=float, default=1.0, help="same for both algorithms")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
-    parser.add_argument("--skip-done", action="store_true", help="skip (algo, seed) runs whose CSV already reaches --steps")
+    parser.add_argument(
+        "--skip-done", action="store_true", help="skip (algo, seed) runs whose CSV already reaches --steps"
+    )
     parser.add_argument("--summarize-only", action="store_true", help="only rebuild csv/md/png from the per-run CSVs")
-    parser.add_argument("--first-reaching", type=float, default=500.0,
-                        help="report per run the first evaluation step whose return is >= this (sparse tasks: finding the reward)")
+    parser.add_argument(
+        "--first-reaching",
+        type=float,
+        default=500.0,
+        help="report per run the first evaluation step whose return is >= this (sparse tasks: finding the reward)",
+    )
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     stem = "state_learning_" + args.env.split("/")[-1].replace("-", "_") + (f"_{args.tag}" if args.tag else "")
@@ -223,8 +244,21 @@ def main() -> None:
     # Seed-major, the slower algorithm (SMAC K>0) first: with 2 workers both algorithms run seed 0 side by side, so a
     # stopped run still leaves a like-for-like pair.
     algos = sorted(args.algos, key=lambda a: a != "SMAC")  # stable: the given order otherwise
-    jobs = [(a, args.env, s, args.steps, args.eval_every, args.eval_episodes, args.num_particles, args.updates_per_env_step, str(raw_dir))
-            for s in args.seeds for a in algos]
+    jobs = [
+        (
+            a,
+            args.env,
+            s,
+            args.steps,
+            args.eval_every,
+            args.eval_episodes,
+            args.num_particles,
+            args.updates_per_env_step,
+            str(raw_dir),
+        )
+        for s in args.seeds
+        for a in algos
+    ]
     if args.skip_done:
         jobs = [j for j in jobs if not _done(raw_dir / f"{j[0]}_seed{j[2]}.csv", args.steps)]
     if not args.summarize_only:
@@ -234,8 +268,12 @@ def main() -> None:
         with mp.get_context("spawn").Pool(args.workers) as pool:
             for _ in pool.imap_unordered(run_one, jobs, chunksize=1):
                 pass
-    rows = [r for path in sorted(raw_dir.glob("*.csv")) for r in read_csv(path)
-            if r["algo"] in args.algos and r["seed"] in args.seeds]
+    rows = [
+        r
+        for path in sorted(raw_dir.glob("*.csv"))
+        for r in read_csv(path)
+        if r["algo"] in args.algos and r["seed"] in args.seeds
+    ]
     write_csv(rows, args.out / f"{stem}.csv")
     plot(rows, args.out / f"{stem}.png", f"{args.env}, states, {args.updates_per_env_step} updates/step")
     write_markdown(rows, args, args.out / f"{stem}.md")
@@ -244,44 +282,71 @@ def main() -> None:
 def write_markdown(rows, args, path: Path) -> None:
     half = -(-args.steps // (2 * args.eval_every)) * args.eval_every  # the eval point at or after half the budget
     marks = sorted({min(args.steps, half), args.steps})
-    command = (f".venv/bin/python benchmarks/state_learning.py --env {args.env} --steps {args.steps} --seeds {' '.join(map(str, args.seeds))}"
-               f" --algos {' '.join(args.algos)} --num-particles {args.num_particles} --updates-per-env-step {args.updates_per_env_step}"
-               f" --eval-every {args.eval_every} --eval-episodes {args.eval_episodes}" + (f" --tag {args.tag}" if args.tag else "") + " --skip-done")
-    def at(algo, seed, mark):
-        return next((r["eval_return"] for r in rows if r["algo"] == algo and r["seed"] == seed and r["env_steps"] >= mark), float("nan"))
+    command = (
+        f".venv/bin/python benchmarks/state_learning.py --env {args.env} --steps {args.steps} --seeds "
+        f"{' '.join(map(str, args.seeds))} --algos {' '.join(args.algos)} --num-particles {args.num_particles} "
+        f"--updates-per-env-step {args.updates_per_env_step} --eval-every {args.eval_every} --eval-episodes "
+        f"{args.eval_episodes}" + (f" --tag {args.tag}" if args.tag else "") + " --skip-done"
+    )
 
-    unfinished = [(a, s) for a in args.algos for s in args.seeds if not any(r["algo"] == a and r["seed"] == s and r["env_steps"] >= args.steps for r in rows)]
+    def at(algo, seed, mark):
+        return next(
+            (r["eval_return"] for r in rows if r["algo"] == algo and r["seed"] == seed and r["env_steps"] >= mark),
+            float("nan"),
+        )
+
+    unfinished = [
+        (a, s)
+        for a in args.algos
+        for s in args.seeds
+        if not any(r["algo"] == a and r["seed"] == s and r["env_steps"] >= args.steps for r in rows)
+    ]
     lines = [f"# {args.env} from states: {', '.join(args.algos)}", ""]
     if unfinished:
-        lines += [f"**PARTIAL RESULTS**: {len(unfinished)} of {len(args.algos) * len(args.seeds)} runs have not reached {args.steps} env "
-                  "steps (" + ", ".join(f"{a} seed {s}" for a, s in unfinished) + "); the same command resumes them.", ""]
-    lines += [f"Command: `{command}`",
-              f"Settings: each algorithm at its paper setting (`ALGOS` in the script; SMAC K={args.num_particles}, latent 16, width 256, "
-              f"mlmc; the baselines width 400); batch 256, lr 3e-4, {args.updates_per_env_step} updates per env step (synchronous loop), "
-              "5000 uniform warm-up steps, uniform replay.",
-              "Machine: 2-core CPU, no GPU; each run one process, torch 1 thread, local learner, num_env_runners=0.",
-              f"Eval: deterministic policy, {args.eval_episodes} episodes every {args.eval_every} env steps (action repeat 1). "
-              "Interval: 95% Student-t interval of the mean over seeds.", "",
-              f"First >= {args.first_reaching:g}: the first evaluation at which the return reached it (the exploration claim is "
-              "about finding the reward); 'not reached' counts only evaluations run so far.", "",
-              "| algo | seed | " + " | ".join(f"return @ {m // 1000}k" for m in marks)
-              + f" | first >= {args.first_reaching:g} | env steps done | wall time (s) |",
-              "|---|---|" + "---|" * len(marks) + "---|---|---|"]
+        lines += [
+            f"**PARTIAL RESULTS**: {len(unfinished)} of {len(args.algos) * len(args.seeds)} runs have not reached "
+            f"{args.steps} env steps (" + ", ".join(f"{a} seed {s}" for a, s in unfinished) + "); the same command "
+            "resumes them.",
+            "",
+        ]
+    lines += [
+        f"Command: `{command}`",
+        f"Settings: each algorithm at its paper setting (`ALGOS` in the script; SMAC K={args.num_particles}, latent "
+        f"16, width 256, mlmc; the baselines width 400); batch 256, lr 3e-4, {args.updates_per_env_step} updates per "
+        "env step (synchronous loop), 5000 uniform warm-up steps, uniform replay.",
+        "Machine: 2-core CPU, no GPU; each run one process, torch 1 thread, local learner, num_env_runners=0.",
+        f"Eval: deterministic policy, {args.eval_episodes} episodes every {args.eval_every} env steps (action repeat "
+        "1). Interval: 95% Student-t interval of the mean over seeds.",
+        "",
+        f"First >= {args.first_reaching:g}: the first evaluation at which the return reached it (the exploration claim "
+        "is about finding the reward); 'not reached' counts only evaluations run so far.",
+        "",
+        "| algo | seed | "
+        + " | ".join(f"return @ {m // 1000}k" for m in marks)
+        + f" | first >= {args.first_reaching:g} | env steps done | wall time (s) |",
+        "|---|---|" + "---|" * len(marks) + "---|---|---|",
+    ]
     for algo in args.algos:
         for seed in args.seeds:
             rs = [r for r in rows if r["algo"] == algo and r["seed"] == seed]
             first = next((int(r["env_steps"]) for r in rs if r["eval_return"] >= args.first_reaching), None)
-            lines.append(f"| {algo} | {seed} | " + " | ".join(f"{at(algo, seed, m):.1f}" for m in marks)
-                         + f" | {first if first is not None else 'not reached'}"
-                         + f" | {int(rs[-1]['env_steps']) if rs else 0} | {rs[-1]['wall_s'] if rs else 'nan'} |")
+            lines.append(
+                f"| {algo} | {seed} | "
+                + " | ".join(f"{at(algo, seed, m):.1f}" for m in marks)
+                + f" | {first if first is not None else 'not reached'}"
+                + f" | {int(rs[-1]['env_steps']) if rs else 0} | {rs[-1]['wall_s'] if rs else 'nan'} |"
+            )
         cells = []
         for m in marks:
             mean, h = interval95([at(algo, s, m) for s in args.seeds])
             n = sum(1 for s in args.seeds if at(algo, s, m) == at(algo, s, m))
             cells.append(f"{mean:.1f} ± {h:.1f} (n={n})" if n > 1 else f"{mean:.1f} (n={n})")
         lines.append(f"| {algo} | mean ± 95% | " + " | ".join(cells) + " | | | |")
-    lines += ["", "Wall time: two runs share the 2 cores (one per core), so it depends on what ran beside each run; "
-              "a resumed run adds its time after the resume to the time before the stop."]
+    lines += [
+        "",
+        "Wall time: two runs share the 2 cores (one per core), so it depends on what ran beside each run; "
+        "a resumed run adds its time after the resume to the time before the stop.",
+    ]
     path.write_text("\n".join(lines) + "\n")
 
 

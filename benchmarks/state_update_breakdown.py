@@ -25,8 +25,12 @@ def main() -> None:
     parser.add_argument("--num-particles", type=int, default=0)
     parser.add_argument("--updates", type=int, default=100)
     parser.add_argument("--batch", type=int, default=256)
-    parser.add_argument("--clock", choices=("wall", "thread"), default="wall",
-                        help="wall: perf_counter; thread: this thread's CPU time (less disturbed by other processes)")
+    parser.add_argument(
+        "--clock",
+        choices=("wall", "thread"),
+        default="wall",
+        help="wall: perf_counter; thread: this thread's CPU time (less disturbed by other processes)",
+    )
     args = parser.parse_args()
     import torch
 

@@ -57,7 +57,7 @@ def _moved_to(fullname: str) -> str | None:
     """The new path of an old module path (a moved package's submodules included), else None."""
     for old, new in MOVED.items():
         if fullname == old or fullname.startswith(old + "."):
-            return new + fullname[len(old):]
+            return new + fullname[len(old) :]
     return None
 
 
@@ -83,7 +83,9 @@ class _MovedModules:
 
 
 if not any(isinstance(f, _MovedModules) for f in __import__("sys").meta_path):
-    __import__("sys").meta_path.insert(0, _MovedModules())  # first: a moved package's old submodule path must not load twice
+    __import__("sys").meta_path.insert(
+        0, _MovedModules()
+    )  # first: a moved package's old submodule path must not load twice
 
 __version__ = "0.1.0"
 
@@ -102,7 +104,15 @@ def register() -> None:
     register_dmc_envs()
 
 
-TRAINABLES = ("SMAC", "SACBaseline", "TD3", "SACFlow", "SACMoE", "SLAC", "Dreamer")  # Tune names = class names in smac_rllib.algorithms
+TRAINABLES = (
+    "SMAC",
+    "SACBaseline",
+    "TD3",
+    "SACFlow",
+    "SACMoE",
+    "SLAC",
+    "Dreamer",
+)  # Tune names = class names in smac_rllib.algorithms
 
 
 def __getattr__(name):  # lazy: `from smac_rllib import SMACConfig` without paying for Ray on every import

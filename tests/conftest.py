@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import smac_rllib  # noqa: E402,F401 -- sets MUJOCO_GL before anything imports dm_control (smac_rllib.headless_gl)
+
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 os.environ.setdefault("WANDB_MODE", "disabled")
 os.environ.setdefault("RAY_DEDUP_LOGS", "0")
@@ -20,8 +21,6 @@ def ray_local():
     """A real local Ray with 4 logical CPUs on this 2-core machine (learners + env runners + driver), one per test
     module: modules that check that a mistake never starts Ray (test_mistakes.py, test_envs.py) see none."""
     import ray
-
-    import smac_rllib
 
     smac_rllib.register()
     if not ray.is_initialized():

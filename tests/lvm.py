@@ -26,7 +26,9 @@ class LinearGaussianLVM:
         return self.weight_M_D.shape[1]
 
     def true_entropy(self) -> torch.Tensor:
-        cov_M_M = self.weight_M_D @ self.weight_M_D.T + self.sigma**2 * torch.eye(self.action_dim, dtype=self.weight_M_D.dtype)
+        cov_M_M = self.weight_M_D @ self.weight_M_D.T + self.sigma**2 * torch.eye(
+            self.action_dim, dtype=self.weight_M_D.dtype
+        )
         return 0.5 * torch.logdet(2 * math.pi * math.e * cov_M_M)
 
     def log_pi(self, a_N_M: torch.Tensor, s_N_D: torch.Tensor) -> torch.Tensor:

@@ -1,13 +1,14 @@
-"""Frozen reference: the pixel update as it was at 58c9715, before the sync-free refactor (docs/design.md §10), kept to hold
-the refactored ``smac_rllib.objectives.pixel_update`` to it (tests/test_pixel_update.py) and to time the two side by side
-(benchmarks/pixel_update_speed.py). Do not "fix" or modernise this file: it is the yardstick.
+"""Frozen reference: the pixel update as it was at 58c9715, before the sync-free refactor (docs/design.md §10), kept to
+hold the refactored ``smac_rllib.objectives.pixel_update`` to it (tests/test_pixel_update.py) and to time the two side
+by side (benchmarks/pixel_update_speed.py). Do not "fix" or modernise this file: it is the yardstick.
 
-The only change from 58c9715: every Gaussian draw reads the pre-drawn noise of ``smac_rllib.objectives.pixel_update.UpdateNoise``
-(the posterior, the particles, the actor, the TD target's next actions) instead of calling ``torch.randn_like``, so both
-versions see identical inputs. The per-step prior sample of the old observe loop, which nothing used, draws nothing
-here (it never influenced a number). Everything else -- the prior head inside the loop, the concatenated GRU input,
-the five boolean-mask gathers, the host-synchronising non-finite check of the RLlib path (here: none, as in the old
-``PixelUpdate``), torch's ``clip_grad_norm_`` per optimizer -- is as it was.
+The only change from 58c9715: every Gaussian draw reads the pre-drawn noise of
+``smac_rllib.objectives.pixel_update.UpdateNoise`` (the posterior, the particles, the actor, the TD target's next
+actions) instead of calling ``torch.randn_like``, so both versions see identical inputs. The per-step prior sample of
+the old observe loop, which nothing used, draws nothing here (it never influenced a number). Everything else -- the
+prior head inside the loop, the concatenated GRU input, the five boolean-mask gathers, the host-synchronising non-finite
+check of the RLlib path (here: none, as in the old ``PixelUpdate``), torch's ``clip_grad_norm_`` per optimizer -- is as
+it was.
 """
 
 from __future__ import annotations
@@ -22,7 +23,14 @@ from smac_rllib.models.critic import frozen
 from smac_rllib.core.distributions import gaussian_log_prob, tanh_log_det_jacobian
 from smac_rllib.models.latent_policy import PolicySample
 from smac_rllib.objectives.pixel_update import (
-    PARTICLE_SPREAD, REWARD_NEXT, TERMINATED_NEXT, WM_LOSS, WM_METRICS, PixelUpdate, autocast, resolve_autocast,
+    PARTICLE_SPREAD,
+    REWARD_NEXT,
+    TERMINATED_NEXT,
+    WM_LOSS,
+    WM_METRICS,
+    PixelUpdate,
+    autocast,
+    resolve_autocast,
 )
 from smac_rllib.core import elbo
 from smac_rllib.models.conv import preprocess_image
@@ -54,7 +62,9 @@ def _observe_projected(rssm, embed_proj_B_T_Hd, action_B_T_A, is_first_B_T, eps_
     state = rssm.initial_state(B, action_B_T_A.device)
     posts, priors = [], []
     for t in range(T):
-        state, prior = _obs_step(rssm, state, action_B_T_A[:, t], embed_proj_B_T_Hd[:, t], is_first_B_T[:, t], eps_B_T_S[:, t])
+        state, prior = _obs_step(
+            rssm, state, action_B_T_A[:, t], embed_proj_B_T_Hd[:, t], is_first_B_T[:, t], eps_B_T_S[:, t]
+        )
         posts.append(state)
         priors.append(prior)
     stack = lambda states: {k: torch.stack([s[k] for s in states], dim=1) for k in ("mean", "std", "stoch", "deter")}  # noqa: E731
@@ -65,16 +75,22 @@ def _world_model_loss(wm, obs, prev_action_B_T_A, reward_B_T, is_first_B_T, eps_
     device = wm.decoder.fc.weight.device
     image = preprocess_image(obs, device)
     embed_B_T_E = wm.encoder(image)
-    post, prior = _observe_projected(wm.rssm, wm.rssm.post_embed_in(embed_B_T_E), prev_action_B_T_A, is_first_B_T, eps_B_T_S)
+    post, prior = _observe_projected(
+        wm.rssm, wm.rssm.post_embed_in(embed_B_T_E), prev_action_B_T_A, is_first_B_T, eps_B_T_S
+    )
     feat_B_T_F = wm.rssm.get_feat(post)
     image_ll = elbo.gaussian_image_log_lik(wm.decoder(feat_B_T_F), image)
     reward_ll = elbo.reward_log_lik(wm.predict_reward(feat_B_T_F), reward_B_T)
     kl = elbo.kl_gaussians(post["mean"], post["std"], prior["mean"], prior["std"])
-    loss = elbo.world_model_elbo_loss(image_ll, reward_ll, kl, free_nats=wm.config.free_nats, kl_scale=wm.config.kl_scale)
+    loss = elbo.world_model_elbo_loss(
+        image_ll, reward_ll, kl, free_nats=wm.config.free_nats, kl_scale=wm.config.kl_scale
+    )
     with torch.no_grad():
         metrics = {
-            "world_model/loss": loss.detach(), "world_model/image_nll": -image_ll.mean(),
-            "world_model/reward_nll": -reward_ll.mean(), "world_model/kl": kl.mean(),
+            "world_model/loss": loss.detach(),
+            "world_model/image_nll": -image_ll.mean(),
+            "world_model/reward_nll": -reward_ll.mean(),
+            "world_model/kl": kl.mean(),
             "world_model/prior_entropy": elbo.gaussian_entropy(prior["std"]).mean(),
             "world_model/post_entropy": elbo.gaussian_entropy(post["std"]).mean(),
         }
@@ -88,8 +104,16 @@ def forward_train(batch, *, world_model, actor, qf, target_qf, settings, device,
     prev_action_B_T_A = torch.cat([torch.zeros_like(action_B_T_A[:, :1]), action_B_T_A[:, :-1]], dim=1)
     with autocast(device, resolve_autocast(settings.autocast, device)):
         wm_loss, wm_metrics, post, embed, feat = _world_model_loss(
-            world_model, batch["obs"], prev_action_B_T_A, batch["rewards"].to(device, torch.float32), is_first_B_T, noise.posterior_B_T_S)
-        latent_K1_B_T_F = _belief_particles(world_model, post, embed, feat, prev_action_B_T_A, is_first_B_T, settings, noise)
+            world_model,
+            batch["obs"],
+            prev_action_B_T_A,
+            batch["rewards"].to(device, torch.float32),
+            is_first_B_T,
+            noise.posterior_B_T_S,
+        )
+        latent_K1_B_T_F = _belief_particles(
+            world_model, post, embed, feat, prev_action_B_T_A, is_first_B_T, settings, noise
+        )
     out = {WM_LOSS: wm_loss.float(), WM_METRICS: wm_metrics}
     K1, B, T = latent_K1_B_T_F.shape[0], *action_B_T_A.shape[:2]
     latent_K1_B_T_F = latent_K1_B_T_F.float()
@@ -142,8 +166,13 @@ def _belief_particles(world_model, post, embed, feat, prev_action_B_T_A, is_firs
         if settings.particle_mode == "history":
             B, T = prev_action_B_T_A.shape[:2]
             repeat = lambda x: x.repeat(K, *([1] * (x.dim() - 1)))  # noqa: E731
-            post_K, _ = _observe_projected(rssm, repeat(rssm.post_embed_in(embed.detach())), repeat(prev_action_B_T_A),
-                                           repeat(is_first_B_T), noise.particles)
+            post_K, _ = _observe_projected(
+                rssm,
+                repeat(rssm.post_embed_in(embed.detach())),
+                repeat(prev_action_B_T_A),
+                repeat(is_first_B_T),
+                noise.particles,
+            )
             post_K = {k: v.reshape(K, B, T, *v.shape[2:]) for k, v in post_K.items()}
             feat_K = rssm.get_feat(post_K)
         else:
@@ -163,11 +192,24 @@ def as_58c9715_layout(update: PixelUpdate) -> PixelUpdate:
 def reference_step(update: PixelUpdate, batch: dict, noise) -> dict:
     """One update of ``update``'s nets and optimizers by the 58c9715 code (fp32/bf16; no fp16 scaler)."""
     device = update.log_alpha.device
-    fwd_out = forward_train(batch, world_model=update.world_model, actor=update.actor, qf=update.qf,
-                            target_qf=update.target_qf, settings=update.settings, device=device, noise=noise)
+    fwd_out = forward_train(
+        batch,
+        world_model=update.world_model,
+        actor=update.actor,
+        qf=update.qf,
+        target_qf=update.target_qf,
+        settings=update.settings,
+        device=device,
+        noise=noise,
+    )
     out = losses.soft_actor_critic_losses(
-        fwd_out, fwd_out[REWARD_NEXT], fwd_out[TERMINATED_NEXT], log_alpha=update.log_alpha,
-        target_entropy=update.target_entropy, discount_B=update.optim.gamma, settings=update.objective,
+        fwd_out,
+        fwd_out[REWARD_NEXT],
+        fwd_out[TERMINATED_NEXT],
+        log_alpha=update.log_alpha,
+        target_entropy=update.target_entropy,
+        discount_B=update.optim.gamma,
+        settings=update.objective,
     )
     total = fwd_out[WM_LOSS] + out.critic + out.actor + out.alpha
     for optimizer in update.optimizers.values():
@@ -181,8 +223,13 @@ def reference_step(update: PixelUpdate, batch: dict, noise) -> dict:
     for optimizer in update.optimizers.values():
         optimizer.step()
     with torch.no_grad():
-        for target, source in zip(update.target_qf.parameters(), update.qf.parameters()):
+        for target, source in zip(update.target_qf.parameters(), update.qf.parameters(), strict=True):
             target.lerp_(source, update.optim.tau)
-    metrics = losses.loss_metrics(fwd_out, out, target_entropy=update.target_entropy,
-                                  num_particles=update.settings.num_particles, settings=update.objective)
+    metrics = losses.loss_metrics(
+        fwd_out,
+        out,
+        target_entropy=update.target_entropy,
+        num_particles=update.settings.num_particles,
+        settings=update.objective,
+    )
     return metrics | fwd_out[WM_METRICS] | norms | {"estimator/particle_feat_std": fwd_out[PARTICLE_SPREAD]}

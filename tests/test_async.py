@@ -50,7 +50,9 @@ def test_may_insert_blocks_only_the_side_that_runs_ahead():
     assert not limiter.may_insert(env_steps_stored=120, updates_done=0, env_steps_in_flight=20, request_env_steps=10)
 
 
-def _simulate(*, update_s: float, step_s: float, ratio: float, runners: int, request: int, learning_starts: int, total: int):
+def _simulate(
+    *, update_s: float, step_s: float, ratio: float, runners: int, request: int, learning_starts: int, total: int
+):
     """Event simulation of runners (one request each in flight) and one learner under the limiter."""
     lead = default_max_lead_env_steps(request, runners)
     limiter = SampleToInsertRatio(ratio, learning_starts, lead)
@@ -61,7 +63,10 @@ def _simulate(*, update_s: float, step_s: float, ratio: float, runners: int, req
         for r in range(runners):  # issue requests the limiter allows
             in_flight = sum(t is not None for t in runner_done_at) * request
             if runner_done_at[r] is None and limiter.may_insert(
-                env_steps_stored=stored, env_steps_in_flight=in_flight, request_env_steps=request, updates_done=updates_done
+                env_steps_stored=stored,
+                env_steps_in_flight=in_flight,
+                request_env_steps=request,
+                updates_done=updates_done,
             ):
                 runner_done_at[r] = now + request * step_s
         next_sample = min((t for t in runner_done_at if t is not None), default=math.inf)
@@ -85,7 +90,9 @@ def _simulate(*, update_s: float, step_s: float, ratio: float, runners: int, req
 
 @pytest.mark.parametrize("update_s", [0.02, 0.0002], ids=["slow_learner", "fast_learner"])
 def test_simulated_ratio_stays_within_the_window_bound(update_s):
-    stamps, lead = _simulate(update_s=update_s, step_s=0.002, ratio=1.0, runners=2, request=10, learning_starts=500, total=12_000)
+    stamps, lead = _simulate(
+        update_s=update_s, step_s=0.002, ratio=1.0, runners=2, request=10, learning_starts=500, total=12_000
+    )
     errors = windowed_ratio_errors(stamps, ratio=1.0, learning_starts=500, window=1000, total_env_steps=12_000)
     assert len(errors) >= 10
     assert max(abs(e) for e in errors) <= lead / 1000 + 1 / 1000 + 1e-9  # the documented bound: lead / W (+ rounding)
@@ -111,8 +118,13 @@ def test_device_metrics_flush_logs_what_direct_logging_logs():
 # --- integration: real env runners and learners ------------------------------------------------------
 def tiny(num_env_runners: int = 1, fragment: int = 10, **training) -> SMACConfig:
     kw = dict(
-        num_particles=4, latent_dim=4, hidden_dim=32, critic_hidden_dim=32, train_batch_size_per_learner=32,
-        num_steps_sampled_before_learning_starts=200, updates_per_env_step=0.25,
+        num_particles=4,
+        latent_dim=4,
+        hidden_dim=32,
+        critic_hidden_dim=32,
+        train_batch_size_per_learner=32,
+        num_steps_sampled_before_learning_starts=200,
+        updates_per_env_step=0.25,
     )
     kw.update(training)
     return (
@@ -152,13 +164,24 @@ def test_async_is_the_default_and_false_keeps_the_synchronous_loop(ray_local, mo
             updates = [int(line.split("update=")[1].split("]")[0]) for line in probes]
             assert updates and all(u % 50 == 0 for u in updates) and updates == sorted(updates), probes[:3]
             assert sys.modules["smac_profiling_aids"].__file__ == str(PROFILING_AIDS)
-            assert PROFILING_AIDS.parent.name == "benchmarks" and not (PROFILING_AIDS.parents[1] / "smac_rllib" / "stack_sampler.py").exists()
+            assert (
+                PROFILING_AIDS.parent.name == "benchmarks"
+                and not (PROFILING_AIDS.parents[1] / "smac_rllib" / "stack_sampler.py").exists()
+            )
 
 
 @pytest.mark.parametrize(
     "training",
-    [dict(num_particles=8, hidden_dim=64, critic_hidden_dim=64, train_batch_size_per_learner=128, updates_per_env_step=0.5),
-     dict(updates_per_env_step=0.1)],
+    [
+        dict(
+            num_particles=8,
+            hidden_dim=64,
+            critic_hidden_dim=64,
+            train_batch_size_per_learner=128,
+            updates_per_env_step=0.5,
+        ),
+        dict(updates_per_env_step=0.1),
+    ],
     ids=["slow_learner", "fast_learner"],
 )
 def test_observed_updates_per_env_step_within_5_percent_over_every_1000_steps(ray_local, training):
@@ -169,7 +192,9 @@ def test_observed_updates_per_env_step_within_5_percent_over_every_1000_steps(ra
             result = algo.train()
         ratio = training["updates_per_env_step"]
         stamps = algo.update_stamps()
-        errors = windowed_ratio_errors(stamps, ratio=ratio, learning_starts=200, window=1000, total_env_steps=algo.env_steps_stored)
+        errors = windowed_ratio_errors(
+            stamps, ratio=ratio, learning_starts=200, window=1000, total_env_steps=algo.env_steps_stored
+        )
         assert len(errors) >= 3
         assert max(abs(e) for e in errors) <= 0.05, errors
         assert len(stamps) == math.floor(ratio * (algo.env_steps_stored - 200) + 1e-9)  # every granted update ran
@@ -209,7 +234,12 @@ def test_checkpoint_holds_the_learner_side_replay_and_counters(ray_local, tmp_pa
 def test_a_killed_env_runner_is_survived(ray_local):
     import ray
 
-    algo = tiny(num_env_runners=2).env_runners(num_env_runners=2).fault_tolerance(restart_failed_env_runners=True).build_algo()
+    algo = (
+        tiny(num_env_runners=2)
+        .env_runners(num_env_runners=2)
+        .fault_tolerance(restart_failed_env_runners=True)
+        .build_algo()
+    )
     try:
         algo.train()
         before = algo.env_steps_stored
@@ -234,9 +264,13 @@ def test_ddp_learners_get_one_shard_each_and_stay_equal(ray_local, tmp_path):
         assert len(sizes) == 2 and min(sizes) > 0 and sum(sizes) == algo.env_steps_stored
         assert algo._async.updates_done > 0
         algo._async.quiesce()
-        states = algo._async._call_all(lambda learner: learner.get_state(components="rl_module")["rl_module"][DEFAULT_MODULE_ID])
+        states = algo._async._call_all(
+            lambda learner: learner.get_state(components="rl_module")["rl_module"][DEFAULT_MODULE_ID]
+        )
         for key in states[0]:
-            np.testing.assert_allclose(np.asarray(states[0][key]), np.asarray(states[1][key]), rtol=1e-5, atol=1e-6, err_msg=key)
+            np.testing.assert_allclose(
+                np.asarray(states[0][key]), np.asarray(states[1][key]), rtol=1e-5, atol=1e-6, err_msg=key
+            )
         algo.save_to_path(str(tmp_path))
     finally:
         algo.stop()

@@ -44,16 +44,26 @@ def _randomize(module: torch.nn.Module, scale: float = 0.3, seed: int = 0) -> No
 
 def _batch(size: int = 8, seed: int = 0) -> MultiAgentBatch:
     rng = np.random.default_rng(seed)
-    data = {"obs": rng.normal(size=(size, 5)).astype(np.float32), "new_obs": rng.normal(size=(size, 5)).astype(np.float32),
-            "actions": rng.uniform(-1, 1, (size, 2)).astype(np.float32), "rewards": rng.uniform(size=size).astype(np.float32),
-            "terminateds": np.arange(size) % 3 == 0, "truncateds": np.zeros(size, bool),
-            "weights": np.ones(size, np.float32), "n_step": np.ones(size, np.int64)}
+    data = {
+        "obs": rng.normal(size=(size, 5)).astype(np.float32),
+        "new_obs": rng.normal(size=(size, 5)).astype(np.float32),
+        "actions": rng.uniform(-1, 1, (size, 2)).astype(np.float32),
+        "rewards": rng.uniform(size=size).astype(np.float32),
+        "terminateds": np.arange(size) % 3 == 0,
+        "truncateds": np.zeros(size, bool),
+        "weights": np.ones(size, np.float32),
+        "n_step": np.ones(size, np.int64),
+    }
     return MultiAgentBatch({DEFAULT_MODULE_ID: SampleBatch(data)}, env_steps=size)
 
 
 def _learner(config):
     spaces = {"__env__": (OBS, ACT), DEFAULT_MODULE_ID: (OBS, ACT)}
-    return config.environment(observation_space=OBS, action_space=ACT).training(train_batch_size_per_learner=8).build_learner(spaces=spaces)
+    return (
+        config.environment(observation_space=OBS, action_space=ACT)
+        .training(train_batch_size_per_learner=8)
+        .build_learner(spaces=spaces)
+    )
 
 
 # --- TD3 -------------------------------------------------------------------------------------------------
@@ -102,7 +112,7 @@ def test_flow_log_det_matches_the_autograd_jacobian(action_dim):
     x, z = torch.randn(5, 4), torch.randn(5, action_dim)
     u, log_det = flow(z, x)
     for i in range(5):
-        jac = torch.autograd.functional.jacobian(lambda zi: flow(zi[None], x[i : i + 1])[0][0], z[i])
+        jac = torch.autograd.functional.jacobian(lambda zi, i=i: flow(zi[None], x[i : i + 1])[0][0], z[i])
         torch.testing.assert_close(log_det[i], torch.linalg.slogdet(jac)[1], atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(flow.inverse(u, x), z, atol=1e-5, rtol=1e-5)
     # the policy's log-likelihood = base density - log|det d tanh(f(z))/dz|, the whole Jacobian by autograd
@@ -110,7 +120,9 @@ def test_flow_log_det_matches_the_autograd_jacobian(action_dim):
     _randomize(policy)
     u, log_prob = policy.pre_tanh_and_log_prob(x, z)
     for i in range(5):
-        jac = torch.autograd.functional.jacobian(lambda zi: torch.tanh(policy.flow(zi[None], x[i : i + 1])[0][0]), z[i])
+        jac = torch.autograd.functional.jacobian(
+            lambda zi, i=i: torch.tanh(policy.flow(zi[None], x[i : i + 1])[0][0]), z[i]
+        )
         base = torch.distributions.Normal(0.0, 1.0).log_prob(z[i]).sum()
         torch.testing.assert_close(log_prob[i], base - torch.linalg.slogdet(jac)[1], atol=1e-4, rtol=1e-4)
     torch.testing.assert_close(policy.log_prob(x, torch.tanh(u)), log_prob, atol=1e-3, rtol=1e-4)
@@ -153,7 +165,8 @@ def test_mixture_samples_follow_its_density_and_the_actor_trains_the_best_expert
     action, _ = policy.rsample(obs.expand(50000, 3))
     edges = np.linspace(-1, 1, 11)
     hist = np.histogram(action.detach().numpy()[:, 0], bins=edges)[0] / 50000
-    # bin probabilities in closed form: sum_k w_k [Phi((atanh(a1) - mu_k) / sigma_k) - Phi((atanh(a0) - mu_k) / sigma_k)]
+    # bin probabilities in closed form:
+    # sum_k w_k [Phi((atanh(a1) - mu_k) / sigma_k) - Phi((atanh(a0) - mu_k) / sigma_k)]
     log_w, mean, log_std = (t.detach()[0] for t in policy.params(obs))
     normal = torch.distributions.Normal(mean[:, 0], log_std[:, 0].exp())
     u_edges = torch.atanh(torch.as_tensor(edges, dtype=torch.float64).clamp(-1 + 1e-12, 1 - 1e-12)).float()
@@ -178,7 +191,9 @@ def test_sac_flow_learner_loss_on_a_fixed_batch():
     fwd = module.forward_train(cols)
     loss = learner.compute_loss_for_module(module_id=DEFAULT_MODULE_ID, config=learner.config, batch=cols, fwd_out=fwd)
     alpha = 0.1
-    y = cols["rewards"] + 0.99 * (~cols["terminateds"]).float() * (fwd["q_next_target_T2_B"].min(0).values - alpha * fwd["logp_next_B"])
+    y = cols["rewards"] + 0.99 * (~cols["terminateds"]).float() * (
+        fwd["q_next_target_T2_B"].min(0).values - alpha * fwd["logp_next_B"]
+    )
     critic = ((fwd["q_pred_T2_B"] - y) ** 2).mean(1).sum()
     actor = (alpha * fwd["logp_B"] - fwd["q_pi_B"]).mean()
     temperature = math.log(alpha) * (-fwd["logp_B"] - (-2.0)).mean()  # target entropy -|A| = -2
@@ -189,11 +204,18 @@ def test_sac_flow_learner_loss_on_a_fixed_batch():
 @pytest.mark.parametrize("obs_dim,action_dim", [(17, 6), (5, 1)])  # cheetah-run, cartpole
 def test_parameter_counts_match_the_papers_statement(obs_dim, action_dim):
     obs, act = gym.spaces.Box(-np.inf, np.inf, (obs_dim,), np.float32), gym.spaces.Box(-1, 1, (action_dim,), np.float32)
-    count = {name: param_counts(config, obs, act) for name, config in {
-        "SMAC": SMACConfig(), "SAC": SACBaselineConfig(), "TD3": TD3Config(),
-        "Flow2": SACFlowConfig().training(flow_blocks=2), "Flow4": SACFlowConfig().training(flow_blocks=4),
-        "MOE5": SACMoEConfig().training(num_experts=5), "MOE10": SACMoEConfig().training(num_experts=10),
-    }.items()}
+    count = {
+        name: param_counts(config, obs, act)
+        for name, config in {
+            "SMAC": SMACConfig(),
+            "SAC": SACBaselineConfig(),
+            "TD3": TD3Config(),
+            "Flow2": SACFlowConfig().training(flow_blocks=2),
+            "Flow4": SACFlowConfig().training(flow_blocks=4),
+            "MOE5": SACMoEConfig().training(num_experts=5),
+            "MOE10": SACMoEConfig().training(num_experts=10),
+        }.items()
+    }
     sac = count["SAC"]["actor"]
     ratio = {name: c["actor"] / sac for name, c in count.items()}
     print({name: (c["actor"], round(ratio[name], 2)) for name, c in count.items()})
@@ -204,15 +226,24 @@ def test_parameter_counts_match_the_papers_statement(obs_dim, action_dim):
 
 
 # --- bad settings --------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("config,message", [
-    (lambda: SACFlowConfig().training(flow_blocks=0), r"flow_blocks=0 must be an integer >= 1 \(the paper's Flow2 / Flow4"),
-    (lambda: SACFlowConfig().training(flow_hidden_dim=-3), r"flow_hidden_dim=-3 must be an integer >= 1 or None"),
-    (lambda: SACMoEConfig().training(num_experts=1), r"num_experts=1 must be an integer >= 2 .*one expert is the SACBaseline"),
-    (lambda: SACMoEConfig().training(num_experts=2.5), r"num_experts=2.5 must be an integer >= 2"),
-    (lambda: TD3Config().training(policy_delay=0), r"policy_delay=0 must be an integer >= 1 \(TD3: 2"),
-    (lambda: TD3Config().training(target_noise=-0.2), r"target_noise=-0.2 must be a number >= 0 \(TD3: 0.2\)"),
-    (lambda: TD3Config().training(exploration_noise="big"), r"exploration_noise='big' must be a number >= 0"),
-])
+@pytest.mark.parametrize(
+    "config,message",
+    [
+        (
+            lambda: SACFlowConfig().training(flow_blocks=0),
+            r"flow_blocks=0 must be an integer >= 1 \(the paper's Flow2 / Flow4",
+        ),
+        (lambda: SACFlowConfig().training(flow_hidden_dim=-3), r"flow_hidden_dim=-3 must be an integer >= 1 or None"),
+        (
+            lambda: SACMoEConfig().training(num_experts=1),
+            r"num_experts=1 must be an integer >= 2 .*one expert is the SACBaseline",
+        ),
+        (lambda: SACMoEConfig().training(num_experts=2.5), r"num_experts=2.5 must be an integer >= 2"),
+        (lambda: TD3Config().training(policy_delay=0), r"policy_delay=0 must be an integer >= 1 \(TD3: 2"),
+        (lambda: TD3Config().training(target_noise=-0.2), r"target_noise=-0.2 must be a number >= 0 \(TD3: 0.2\)"),
+        (lambda: TD3Config().training(exploration_noise="big"), r"exploration_noise='big' must be a number >= 0"),
+    ],
+)
 def test_bad_settings_raise_one_line_errors_naming_the_fix(config, message):
     with pytest.raises(ValueError, match=message) as info:
         config().environment("dmc/cartpole-balance").validate()
@@ -233,7 +264,15 @@ def test_tuned_examples_load_and_validate(monkeypatch):
     assert runs["sac-moe-state-cheetah-run"] == ("SACMoE", 2, {"SACMoEConfig"})
     assert runs["td3-state-cheetah-run"] == ("TD3", 1, {"TD3Config"})
     comparison = {k: v for k, v in runs.items() if k in ("smac", "sac", "td3", "flow2", "flow4", "moe5", "moe10")}
-    assert [v[0] for v in comparison.values()] == ["SMAC", "SACBaseline", "TD3", "SACFlow", "SACFlow", "SACMoE", "SACMoE"]
+    assert [v[0] for v in comparison.values()] == [
+        "SMAC",
+        "SACBaseline",
+        "TD3",
+        "SACFlow",
+        "SACFlow",
+        "SACMoE",
+        "SACMoE",
+    ]
     assert {v[1] for v in comparison.values()} == {10}  # 2 tasks x 5 seeds each
 
 
@@ -245,7 +284,11 @@ def test_paper_pixel_comparison_runs_four_algorithms_on_one_evaluation_protocol(
 
     specs = {spec.name: spec for spec in yaml_loader.load_experiments("tuned_examples/paper_pixel_comparison.yaml")}
     assert {name: spec.run for name, spec in specs.items()} == {
-        "smac": "SMAC", "latent-sac": "SMAC", "slac": "SLAC", "dreamer": "Dreamer"}
+        "smac": "SMAC",
+        "latent-sac": "SMAC",
+        "slac": "SLAC",
+        "dreamer": "Dreamer",
+    }
     for name, spec in specs.items():
         assert spec.num_trials == 5 and sorted(c.seed for c in spec.configs) == [0, 1, 2, 3, 4], name
         for config in spec.configs:
@@ -259,18 +302,25 @@ def test_paper_pixel_comparison_runs_four_algorithms_on_one_evaluation_protocol(
 
 
 # --- integration: 2 iterations on dm_control, checkpoint round trip -----------------------------------------
-@pytest.mark.parametrize("name,config,runners", [  # 1 remote runner: the inference-only module and its weight sync
-    ("TD3", lambda: TD3Config(), 1),
-    ("Flow2", lambda: SACFlowConfig().training(flow_blocks=2), 0),
-    ("MOE5", lambda: SACMoEConfig().training(num_experts=5), 1),
-])
+@pytest.mark.parametrize(
+    "name,config,runners",
+    [  # 1 remote runner: the inference-only module and its weight sync
+        ("TD3", lambda: TD3Config(), 1),
+        ("Flow2", lambda: SACFlowConfig().training(flow_blocks=2), 0),
+        ("MOE5", lambda: SACMoEConfig().training(num_experts=5), 1),
+    ],
+)
 def test_trains_on_dm_control_and_checkpoints_keep_weights(ray_local, tmp_path, name, config, runners):
     algo = (
         config()
         .environment("dmc/cartpole-balance", env_config={"seed": 0})
         .env_runners(num_env_runners=runners, rollout_fragment_length=50, num_cpus_per_env_runner=0.5)
-        .training(hidden_dim=32, train_batch_size_per_learner=32, num_steps_sampled_before_learning_starts=100,
-                  updates_per_env_step=0.1)
+        .training(
+            hidden_dim=32,
+            train_batch_size_per_learner=32,
+            num_steps_sampled_before_learning_starts=100,
+            updates_per_env_step=0.1,
+        )
         .reporting(min_sample_timesteps_per_iteration=200)
         .debugging(seed=0)
         .build_algo()
@@ -287,7 +337,9 @@ def test_trains_on_dm_control_and_checkpoints_keep_weights(ray_local, tmp_path, 
         weights = algo.learner_group.get_weights()[DEFAULT_MODULE_ID]
     finally:
         algo.stop()
-    restored = config().environment("dmc/cartpole-balance").env_runners(num_env_runners=0).training(hidden_dim=32).build_algo()
+    restored = (
+        config().environment("dmc/cartpole-balance").env_runners(num_env_runners=0).training(hidden_dim=32).build_algo()
+    )
     try:
         restored.restore_from_path(str(tmp_path))
         again = restored.learner_group.get_weights()[DEFAULT_MODULE_ID]

@@ -43,7 +43,9 @@ def _cli_env(**extra: str) -> dict[str, str]:
 
 
 def _rllib(*args: str, timeout: float = 300, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([RLLIB, *args], capture_output=True, text=True, timeout=timeout, env=_cli_env(**env), cwd=REPO)
+    return subprocess.run(
+        [RLLIB, *args], capture_output=True, text=True, timeout=timeout, env=_cli_env(**env), cwd=REPO
+    )
 
 
 def _results(trial_dir: str) -> list[dict]:
@@ -56,6 +58,7 @@ def _steps(row: dict) -> float:
 
 
 # --------------------------------------------------------------------------------------------- tuned examples
+
 
 def test_console_script_is_installed():
     assert os.access(RLLIB, os.X_OK), "pip install -e . installs the `rllib` console script"
@@ -88,7 +91,8 @@ def test_sweep_example_is_k_times_latent_dim_times_seeds():
     assert points == {(k, d, s) for k in (8, 16, 32) for d in (8, 16, 32) for s in (0, 1, 2)}
     # its commented-out ASHA block works when enabled
     block = "\n".join(
-        line.replace("  # ", "  ", 1) for line in (REPO / "tuned_examples" / "smac_sweep_k_latent.yaml").read_text().splitlines()
+        line.replace("  # ", "  ", 1)
+        for line in (REPO / "tuned_examples" / "smac_sweep_k_latent.yaml").read_text().splitlines()
         if line.startswith("  # ") and ":" in line and not line.startswith("  # To")
     )
     assert "type: ASHA" in block
@@ -158,6 +162,7 @@ def test_yaml_floats_merge_keys_and_duplicates(tmp_path):
 
 # --------------------------------------------------------------------------------------------- user mistakes
 
+
 def _tiny_with(tmp_path, old: str, new: str) -> str:
     text = TINY.read_text()
     assert old in text
@@ -168,16 +173,46 @@ def _tiny_with(tmp_path, old: str, new: str) -> str:
 
 MISTAKES = {
     # name: (how to make the file or args, what the one line must say)
-    "missing file": (lambda tmp: ["train", "file", "tuned_examples/smac_stat.yaml"], "no such file: tuned_examples/smac_stat.yaml; did you mean tuned_examples/smac_state.yaml?"),
-    "yaml syntax error": (lambda tmp: ["train", "file", _tiny_with(tmp, "    seed: 0\n", "   seed: 0\n")], "mistake.yaml:14:4: YAML syntax error: this line's indentation does not match the lines above it"),
-    "unknown run": (lambda tmp: ["train", "file", _tiny_with(tmp, "run: SMAC", "run: SMACK")], "unknown run 'SMACK'; did you mean 'SMAC'?"),
-    "unknown env": (lambda tmp: ["train", "file", _tiny_with(tmp, "dmc/cartpole-balance", "dmc/cartpole-balanse")], "unknown env 'dmc/cartpole-balanse'; did you mean dmc/cartpole-balance"),
-    "unknown config key": (lambda tmp: ["train", "file", _tiny_with(tmp, "latent_dim: 4", "latent_dims: 4")], "mistake.yaml:22: unknown config key 'latent_dims' for SMAC; did you mean 'latent_dim'?"),
-    "unknown env_config key": (lambda tmp: ["train", "file", _tiny_with(tmp, "time_limit: 1.0", "time_limt: 1.0")], "unknown env_config key 'time_limt'; did you mean 'time_limit'?"),
-    "wrong value type": (lambda tmp: ["train", "file", _tiny_with(tmp, "latent_dim: 4", 'latent_dim: "four"')], "latent_dim='four' has the wrong type: expected an integer"),
-    "K not a power of two": (lambda tmp: ["train", "file", _tiny_with(tmp, "num_particles: 4", "num_particles: 6")], "mistake.yaml:21: num_particles=6 must be 0 or a power of two for estimator='mlmc' (try 4 or 8)"),
-    "bad --config JSON": (lambda tmp: ["train", "file", str(TINY), "--config", "{num_particles: 8}"], "--config is not valid JSON"),
-    "wrong type in --config": (lambda tmp: ["train", "file", str(TINY), "--config", '{"num_particles": "8"}'], "num_particles='8' has the wrong type"),
+    "missing file": (
+        lambda tmp: ["train", "file", "tuned_examples/smac_stat.yaml"],
+        "no such file: tuned_examples/smac_stat.yaml; did you mean tuned_examples/smac_state.yaml?",
+    ),
+    "yaml syntax error": (
+        lambda tmp: ["train", "file", _tiny_with(tmp, "    seed: 0\n", "   seed: 0\n")],
+        "mistake.yaml:14:4: YAML syntax error: this line's indentation does not match the lines above it",
+    ),
+    "unknown run": (
+        lambda tmp: ["train", "file", _tiny_with(tmp, "run: SMAC", "run: SMACK")],
+        "unknown run 'SMACK'; did you mean 'SMAC'?",
+    ),
+    "unknown env": (
+        lambda tmp: ["train", "file", _tiny_with(tmp, "dmc/cartpole-balance", "dmc/cartpole-balanse")],
+        "unknown env 'dmc/cartpole-balanse'; did you mean dmc/cartpole-balance",
+    ),
+    "unknown config key": (
+        lambda tmp: ["train", "file", _tiny_with(tmp, "latent_dim: 4", "latent_dims: 4")],
+        "mistake.yaml:22: unknown config key 'latent_dims' for SMAC; did you mean 'latent_dim'?",
+    ),
+    "unknown env_config key": (
+        lambda tmp: ["train", "file", _tiny_with(tmp, "time_limit: 1.0", "time_limt: 1.0")],
+        "unknown env_config key 'time_limt'; did you mean 'time_limit'?",
+    ),
+    "wrong value type": (
+        lambda tmp: ["train", "file", _tiny_with(tmp, "latent_dim: 4", 'latent_dim: "four"')],
+        "latent_dim='four' has the wrong type: expected an integer",
+    ),
+    "K not a power of two": (
+        lambda tmp: ["train", "file", _tiny_with(tmp, "num_particles: 4", "num_particles: 6")],
+        "mistake.yaml:21: num_particles=6 must be 0 or a power of two for estimator='mlmc' (try 4 or 8)",
+    ),
+    "bad --config JSON": (
+        lambda tmp: ["train", "file", str(TINY), "--config", "{num_particles: 8}"],
+        "--config is not valid JSON",
+    ),
+    "wrong type in --config": (
+        lambda tmp: ["train", "file", str(TINY), "--config", '{"num_particles": "8"}'],
+        "num_particles='8' has the wrong type",
+    ),
     "bad option": (lambda tmp: ["train", "file", str(TINY), "--num-sample", "2"], "unrecognized arguments"),
     "evaluate without a checkpoint": (lambda tmp: ["evaluate", str(tmp)], "no checkpoint under"),
 }
@@ -204,9 +239,24 @@ def test_user_mistake_is_one_line_and_exit_code_2(name, tmp_path, capfd, monkeyp
 
 @pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="a GPU is there to use")
 def test_strict_resources_fails_fast_without_gpu(capfd):
-    code = main(["train", "file", str(TINY), "--config", '{"num_gpus_per_learner": 1}', "--strict-resources", "--storage-path", "/nonexistent"])
+    code = main(
+        [
+            "train",
+            "file",
+            str(TINY),
+            "--config",
+            '{"num_gpus_per_learner": 1}',
+            "--strict-resources",
+            "--storage-path",
+            "/nonexistent",
+        ]
+    )
     err = capfd.readouterr().err.strip().splitlines()
-    assert code == 2 and len(err) == 1 and "asks for 1 GPU(s) per trial (num_gpus_per_learner=1) but 0 are available" in err[0]
+    assert (
+        code == 2
+        and len(err) == 1
+        and "asks for 1 GPU(s) per trial (num_gpus_per_learner=1) but 0 are available" in err[0]
+    )
 
 
 def test_console_script_mistake_prints_exactly_one_stderr_line(tmp_path):
@@ -215,13 +265,14 @@ def test_console_script_mistake_prints_exactly_one_stderr_line(tmp_path):
     proc = _rllib("train", "file", path, "--storage-path", str(tmp_path), timeout=120)
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
-        f"rllib: error: {tmp_path}/mistake.yaml:22: unknown config key 'latent_dimm' for SMAC; did you mean 'latent_dim'? "
-        "(see SMACConfig; all keys: SMACConfig().to_dict())"
+        f"rllib: error: {tmp_path}/mistake.yaml:22: unknown config key 'latent_dimm' for SMAC; did you mean "
+        "'latent_dim'? (see SMACConfig; all keys: SMACConfig().to_dict())"
     ]
     assert "Traceback" not in proc.stdout
 
 
 # --------------------------------------------------------------------------------------------- Ctrl-C
+
 
 def test_first_ctrl_c_checkpoints_running_trials_then_ends_the_loop_second_stops_at_once(monkeypatch, capfd):
     from types import SimpleNamespace
@@ -233,7 +284,10 @@ def test_first_ctrl_c_checkpoints_running_trials_then_ends_the_loop_second_stops
     ended = []
     monkeypatch.setattr(interrupt, "_end_tune_loop", lambda: ended.append(True))
     monkeypatch.setenv("TUNE_DISABLE_SIGINT_HANDLER", "0")
-    a, b, c = (SimpleNamespace(trial_id=i, path=f"/r/{i}", status=s) for i, s in [("a", Trial.RUNNING), ("b", Trial.RUNNING), ("c", Trial.PENDING)])
+    a, b, c = (
+        SimpleNamespace(trial_id=i, path=f"/r/{i}", status=s)
+        for i, s in [("a", Trial.RUNNING), ("b", Trial.RUNNING), ("c", Trial.PENDING)]
+    )
     callback = interrupt.CheckpointOnInterrupt()
     with interrupt.catch_ctrl_c():
         assert os.environ["TUNE_DISABLE_SIGINT_HANDLER"] == "1", "Tune's handler would end the run without checkpoints"
@@ -270,18 +324,34 @@ def test_second_ctrl_c_exits_130_with_the_resume_command(monkeypatch, capfd):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(train, "run_train", interrupted)
-    argv = ["train", "file", "tuned_examples/smac_state.yaml", "--config", '{"num_particles": 8}', "--storage-path", "/tmp/x y"]
+    argv = [
+        "train",
+        "file",
+        "tuned_examples/smac_state.yaml",
+        "--config",
+        '{"num_particles": 8}',
+        "--storage-path",
+        "/tmp/x y",
+    ]
     assert main(argv) == 130
     err = capfd.readouterr().err.strip()
-    assert err == ("rllib: interrupted; continue with: rllib train file tuned_examples/smac_state.yaml "
-                   "--config '{\"num_particles\": 8}' --storage-path '/tmp/x y' --resume")
+    assert err == (
+        "rllib: interrupted; continue with: rllib train file tuned_examples/smac_state.yaml "
+        "--config '{\"num_particles\": 8}' --storage-path '/tmp/x y' --resume"
+    )
 
 
 # --------------------------------------------------------------------------------------------- real runs
 
+
 def _start(args: list[str], **env: str) -> tuple[subprocess.Popen, queue.Queue]:
     proc = subprocess.Popen(
-        [RLLIB, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=_cli_env(**env), cwd=REPO,
+        [RLLIB, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=_cli_env(**env),
+        cwd=REPO,
         start_new_session=True,  # its own process group: killing it takes the local Ray with it
     )
     lines: queue.Queue = queue.Queue()
@@ -327,10 +397,21 @@ def run(tmp_path_factory):
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=60)
-    killed_rows = {d: _results(d) for d in glob.glob(str(storage / "cli-tiny" / "SMAC_*")) if os.path.exists(os.path.join(d, "result.json"))}
-    resumed = _rllib(*args[:5], "--resume", timeout=900)  # train file X --storage-path S (slow only on a loaded machine)
-    return {"storage": storage, "first_out": "".join(first_out), "checkpointed": checkpointed[0],
-            "killed_rows": killed_rows, "resumed": resumed}
+    killed_rows = {
+        d: _results(d)
+        for d in glob.glob(str(storage / "cli-tiny" / "SMAC_*"))
+        if os.path.exists(os.path.join(d, "result.json"))
+    }
+    resumed = _rllib(
+        *args[:5], "--resume", timeout=900
+    )  # train file X --storage-path S (slow only on a loaded machine)
+    return {
+        "storage": storage,
+        "first_out": "".join(first_out),
+        "checkpointed": checkpointed[0],
+        "killed_rows": killed_rows,
+        "resumed": resumed,
+    }
 
 
 def test_train_writes_checkpoints_and_resume_continues_from_them(run):
@@ -375,7 +456,16 @@ def test_ctrl_c_checkpoints_the_running_trial_and_resume_continues_from_it(tmp_p
     path = tmp_path / "tiny.yaml"
     path.write_text(TINY.read_text().replace("checkpoint_frequency: 1", "checkpoint_frequency: 0"))  # at end only
     storage = tmp_path / "results"
-    args = ["train", "file", str(path), "--storage-path", str(storage), "--stop", '{"training_iteration": 5}', "--no-plot"]
+    args = [
+        "train",
+        "file",
+        str(path),
+        "--storage-path",
+        str(storage),
+        "--stop",
+        '{"training_iteration": 5}',
+        "--no-plot",
+    ]
     proc, lines = _start(args)
     out, deadline, sent = [], time.time() + 420, False
     try:
@@ -391,7 +481,9 @@ def test_ctrl_c_checkpoints_the_running_trial_and_resume_continues_from_it(tmp_p
     out = "".join(out)
     assert sent and code == 130, out
     assert "rllib: Ctrl-C: checkpointing every running trial" in out and "Traceback" not in out, out
-    assert "== cli-tiny: interrupted (Ctrl-C) after " in out and ": 1 trial(s), 0 finished, 0 failed, 1 interrupted" in out
+    assert (
+        "== cli-tiny: interrupted (Ctrl-C) after " in out and ": 1 trial(s), 0 finished, 0 failed, 1 interrupted" in out
+    )
     assert "Tuner.restore" not in out, "Tune's own interrupt message is replaced by ours"
 
     (trial_dir,) = glob.glob(str(storage / "cli-tiny" / "SMAC_*"))
@@ -436,7 +528,21 @@ def test_grid_sweep_runs_two_trials_with_wandb_offline(run):
 
 def test_evaluate_checkpoint_with_video(run, tmp_path, capsys):
     video = tmp_path / "eval.mp4"
-    assert main(["evaluate", str(run["storage"] / "cli-tiny"), "--episodes", "1", "--video", str(video), "--video-size", "64"]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                str(run["storage"] / "cli-tiny"),
+                "--episodes",
+                "1",
+                "--video",
+                str(video),
+                "--video-size",
+                "64",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "dmc/cartpole-balance: 1 episode(s), deterministic | return mean" in out
     assert "length mean 100" in out
@@ -464,7 +570,13 @@ def test_plot_mean_and_interval_over_seeds():
     from smac_rllib.cli.plot import group_trials, mean_and_interval
 
     trials = [
-        {"algo": "SMAC", "env": "e", "params": {"num_particles": 8, "seed": s}, "x": np.array([0.0, 10.0]), "y": np.array([0.0, y])}
+        {
+            "algo": "SMAC",
+            "env": "e",
+            "params": {"num_particles": 8, "seed": s},
+            "x": np.array([0.0, 10.0]),
+            "y": np.array([0.0, y]),
+        }
         for s, y in enumerate([8.0, 10.0, 12.0])
     ]
     (members,) = group_trials(trials).values()  # seeds share one line
@@ -484,8 +596,10 @@ def test_rays_worker_pool_notice_stays_out_of_the_terminal_and_other_notices_pas
     monkeypatch.setattr(ray_worker, "print_to_stdstream", lambda data, ignore_prefix: printed.append(data["lines"]))
     quiet_ray_notices()
     quiet_ray_notices()  # idempotent: one filter
-    notice = ("WARNING: 6 PYTHON worker processes have been started on node: abc with address: 127.0.0.1. This could be "
-              "a result of using a large number of actors, or due to tasks blocked in ray.get() calls")
+    notice = (
+        "WARNING: 6 PYTHON worker processes have been started on node: abc with address: 127.0.0.1. This could be "
+        "a result of using a large number of actors, or due to tasks blocked in ray.get() calls"
+    )
     ray_worker.print_to_stdstream({"lines": [notice], "pid": "raylet", "is_err": False}, ignore_prefix=False)
     assert printed == []
     oom = "Task was killed due to the node running low on memory."
@@ -496,10 +610,25 @@ def test_rays_worker_pool_notice_stays_out_of_the_terminal_and_other_notices_pas
 def test_the_pixel_quick_example_prints_only_our_lines(tmp_path):
     """`rllib train file tuned_examples/smac_pixels_quick.yaml` for 2 iterations (warm-up, then updates): stderr
     empty, stdout only the CLI's own lines (no Ray, RLlib, gymnasium or torch warnings)."""
-    proc = subprocess.run([RLLIB, "train", "file", str(REPO / "tuned_examples" / "smac_pixels_quick.yaml"),
-                           "--stop", '{"training_iteration": 2}', "--storage-path", str(tmp_path), "--no-plot", "--no-wandb"],
-                          capture_output=True, text=True, timeout=900, cwd=tmp_path,
-                          env={k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"})
+    proc = subprocess.run(
+        [
+            RLLIB,
+            "train",
+            "file",
+            str(REPO / "tuned_examples" / "smac_pixels_quick.yaml"),
+            "--stop",
+            '{"training_iteration": 2}',
+            "--storage-path",
+            str(tmp_path),
+            "--no-plot",
+            "--no-wandb",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=tmp_path,
+        env={k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"},
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert proc.stderr == "", proc.stderr
     ours = ("== ", "[0] ", "Results:", "Evaluate:", "Resume:", "        ", "")

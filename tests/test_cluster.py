@@ -20,6 +20,7 @@ import types
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import jsonschema
 import pytest
 import yaml
 
@@ -33,6 +34,7 @@ GL_PACKAGES = ("libegl1", "libegl-mesa0", "libgl1-mesa-dri")
 
 # --------------------------------------------------------------------------------------------- YAML checks
 # What `ray up` runs first: prepare_config (defaults, setup-command merge, min/max workers) + validate_config.
+
 
 def prepared(path: str) -> dict:
     from ray.autoscaler._private.util import prepare_config
@@ -57,7 +59,9 @@ def cluster_config_errors(config: dict) -> list[str]:
         schema = json.load(f)
     errors = [
         f"{'.'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}"
-        for e in sorted(jsonschema.Draft7Validator(schema).iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
+        for e in sorted(
+            jsonschema.Draft7Validator(schema).iter_errors(config), key=lambda e: list(map(str, e.absolute_path))
+        )
     ]
     node_types = config.get("available_node_types")
     if isinstance(node_types, dict):
@@ -66,7 +70,11 @@ def cluster_config_errors(config: dict) -> list[str]:
             errors.append("head_node_type: required when available_node_types is set")
         elif head not in node_types:
             errors.append(f"head_node_type: {head!r} is not one of available_node_types {sorted(node_types)}")
-        min_workers = sum(t.get("min_workers", 0) for t in node_types.values() if isinstance(t, dict) and isinstance(t.get("min_workers", 0), int))
+        min_workers = sum(
+            t.get("min_workers", 0)
+            for t in node_types.values()
+            if isinstance(t, dict) and isinstance(t.get("min_workers", 0), int)
+        )
         max_workers = config.get("max_workers")
         if isinstance(max_workers, int) and min_workers > max_workers:
             errors.append(f"max_workers: {max_workers} is smaller than the sum of min_workers ({min_workers})")
@@ -90,22 +98,23 @@ def test_broken_copy_reports_all_its_errors():
     from ray.autoscaler._private.util import validate_config
 
     broken = yaml.safe_load(open(ROOT / "cluster" / "aws.yaml"))
-    broken["max_workers"] = "ten"                                             # wrong type
+    broken["max_workers"] = "ten"  # wrong type
     broken["available_node_types"]["rollout_cpu_spot"]["resources"]["rollout_node"] = 0.5  # resources are integers
     broken["available_node_types"]["rollout_cpu_ondemand"]["min_workers"] = 20
-    del broken["available_node_types"]["rollout_cpu_spot"]["node_config"]    # required
+    del broken["available_node_types"]["rollout_cpu_spot"]["node_config"]  # required
     broken["available_node_types"]["head_gpu_learner"]["instance_type"] = "g5.xlarge"  # unknown key
-    broken["head_node_type"] = "head_gpu"                                     # not a node type
-    broken["setup_commands"] = "pip install ."                                # must be a list
+    broken["head_node_type"] = "head_gpu"  # not a node type
+    broken["setup_commands"] = "pip install ."  # must be a list
 
-    with pytest.raises(Exception):  # what `ray up` shows: only the first problem
+    with pytest.raises(jsonschema.ValidationError):  # what `ray up` shows: only the first problem
         validate_config(copy.deepcopy(broken))
     errors = cluster_config_errors(broken)
     expected = [
         r"^max_workers: 'ten' is not of type 'integer'",
         r"^available_node_types\.rollout_cpu_spot\.resources\.rollout_node: 0\.5 is not of type 'integer'",
         r"^available_node_types\.rollout_cpu_spot: 'node_config' is a required property",
-        r"^available_node_types\.head_gpu_learner: Additional properties are not allowed \('instance_type' was unexpected\)",
+        r"^available_node_types\.head_gpu_learner: Additional properties are not allowed \('instance_type' was "
+        r"unexpected\)",
         r"^setup_commands: 'pip install \.' is not of type 'array'",
         r"^head_node_type: 'head_gpu' is not one of available_node_types",
     ]
@@ -114,14 +123,25 @@ def test_broken_copy_reports_all_its_errors():
     assert len(errors) == len(expected), errors  # min_workers 21 > max_workers 'ten' is not comparable: no extra error
 
     broken["max_workers"] = 10
-    assert any(re.search(r"^max_workers: 10 is smaller than the sum of min_workers \(20\)", e) for e in cluster_config_errors(broken))
+    assert any(
+        re.search(r"^max_workers: 10 is smaller than the sum of min_workers \(20\)", e)
+        for e in cluster_config_errors(broken)
+    )
 
 
 # --------------------------------------------------------------------------------------------- least privilege
 
 ACCESS_SH = ROOT / "cluster" / "access.sh"
-BROAD_GRANTS = ("AmazonEC2FullAccess", "AmazonS3FullAccess", "AdministratorAccess", "roles/compute.admin",
-                "roles/storage.admin", "roles/storage.objectAdmin", "roles/owner", "roles/editor")
+BROAD_GRANTS = (
+    "AmazonEC2FullAccess",
+    "AmazonS3FullAccess",
+    "AdministratorAccess",
+    "roles/compute.admin",
+    "roles/storage.admin",
+    "roles/storage.objectAdmin",
+    "roles/owner",
+    "roles/editor",
+)
 
 
 def _values(node) -> list:
@@ -150,7 +170,9 @@ def test_aws_ray_creates_neither_its_open_security_group_nor_its_full_access_rol
     assert '"IpRanges": [{"CidrIp": "0.0.0.0/0"}]' in ray_aws.read_text(), "what Ray's own group would open"
     config = prepared(str(ROOT / "cluster" / "aws.yaml"))
     types_ = config["available_node_types"]
-    assert all(t["node_config"].get("SecurityGroupIds") for t in types_.values()), "a node type would get Ray's open group"
+    assert all(t["node_config"].get("SecurityGroupIds") for t in types_.values()), (
+        "a node type would get Ray's open group"
+    )
     head = types_[config["head_node_type"]]["node_config"]
     assert head["IamInstanceProfile"] == {"Name": "smac-rllib-head"}
     assert all("IamInstanceProfile" not in t["node_config"] for n, t in types_.items() if n != config["head_node_type"])
@@ -165,11 +187,17 @@ def test_aws_policy_is_scoped_to_the_cluster_and_the_results_prefix():
     assert not [a for a in actions if a.endswith("*")], "no wildcard actions"
     assert all(st["Effect"] == "Allow" for st in statements)
     for st in statements:  # every write is limited to this cluster's instances or the results prefix
-        writes = [a for a in ([st["Action"]] if isinstance(st["Action"], str) else st["Action"]) if not a.split(":")[1].startswith(("Describe", "List", "Get"))]
+        writes = [
+            a
+            for a in ([st["Action"]] if isinstance(st["Action"], str) else st["Action"])
+            if not a.split(":")[1].startswith(("Describe", "List", "Get"))
+        ]
         if writes and st["Resource"] == "*":
             raise AssertionError(f"{st['Sid']}: {writes} on every resource")
     by_sid = {st["Sid"]: st for st in statements}
-    assert by_sid["AutoscalerManagesOnlyThisClustersInstances"]["Condition"] == {"StringEquals": {"aws:ResourceTag/ray-cluster-name": "smac-rllib"}}
+    assert by_sid["AutoscalerManagesOnlyThisClustersInstances"]["Condition"] == {
+        "StringEquals": {"aws:ResourceTag/ray-cluster-name": "smac-rllib"}
+    }
     assert by_sid["ResultsAndCheckpoints"]["Resource"] == "arn:aws:s3:::YOUR_BUCKET/smac/*"
     assert yaml.safe_load((ROOT / "cluster" / "aws.yaml").read_text())["cluster_name"] == "smac-rllib"  # the tag value
 
@@ -190,7 +218,9 @@ def test_gcp_nodes_run_as_least_privilege_accounts_and_workers_have_no_public_ip
     role = yaml.safe_load((ROOT / "cluster" / "iam" / "gcp_autoscaler_role.yaml").read_text())
     permissions = role["includedPermissions"]
     assert permissions and all(p.startswith("compute.") and "*" not in p for p in permissions)
-    assert not [p for p in permissions if p.startswith(("compute.firewalls", "compute.networks.", "compute.projects.setCommon"))]
+    assert not [
+        p for p in permissions if p.startswith(("compute.firewalls", "compute.networks.", "compute.projects.setCommon"))
+    ]
 
 
 def _access(provider: str, **env: str):
@@ -198,12 +228,15 @@ def _access(provider: str, **env: str):
 
     full = {k: v for k, v in os.environ.items() if k not in ("SSH_CIDR", "BUCKET", "PROJECT")}
     full.update(env)
-    return subprocess.run(["bash", str(ACCESS_SH), provider, "--dry-run"], capture_output=True, text=True, env=full, timeout=30)
+    return subprocess.run(
+        ["bash", str(ACCESS_SH), provider, "--dry-run"], capture_output=True, text=True, env=full, timeout=30
+    )
 
 
 @pytest.mark.parametrize("cidr, why", [
     (None, "set SSH_CIDR"), ("0.0.0.0/0", "opens SSH to 4294967296 addresses"), ("10.0.0.0/8", "opens SSH to 16777216"),
-    ("203.0.113.300/32", "not an address byte"), ("my-laptop", "is not an IPv4 CIDR"), ("203.0.113.7/33", "prefix must be <= 32"),
+    ("203.0.113.300/32", "not an address byte"), ("my-laptop", "is not an IPv4 CIDR"),
+    ("203.0.113.7/33", "prefix must be <= 32"),
 ])  # fmt: skip
 def test_access_script_requires_a_narrow_ssh_cidr(cidr, why):
     env = {"BUCKET": "my-bucket", "PROJECT": "p"} | ({"SSH_CIDR": cidr} if cidr else {})
@@ -224,10 +257,15 @@ def test_access_script_opens_ssh_to_the_given_cidr_only():
     assert gcp.returncode == 0, gcp.stderr
     (ssh,) = [line for line in gcp.stdout.splitlines() if "tcp:22" in line]
     assert "--source-ranges 203.0.113.7/32" in ssh and "--target-tags smac-rllib-head" in ssh
-    assert "gs://my-bucket --member serviceAccount:smac-rllib-head@my-project.iam.gserviceaccount.com --role roles/storage.objectAdmin" in gcp.stdout
+    assert (
+        "gs://my-bucket --member serviceAccount:smac-rllib-head@my-project.iam.gserviceaccount.com --role "
+        "roles/storage.objectAdmin" in gcp.stdout
+    )
     assert "projects add-iam-policy-binding" in gcp.stdout and "roles/compute.admin" not in gcp.stdout
     (project_binding,) = [line for line in gcp.stdout.splitlines() if "projects add-iam-policy-binding" in line]
-    assert "projects/my-project/roles/smacRllibAutoscaler" in project_binding, "project-wide: the custom compute role only"
+    assert "projects/my-project/roles/smacRllibAutoscaler" in project_binding, (
+        "project-wide: the custom compute role only"
+    )
 
 
 def _start_commands(config: dict) -> tuple[list[str], list[str]]:
@@ -272,8 +310,11 @@ def test_cloud_node_types_declare_the_placement_resources(path):
     assert head.get("GPU", 0) >= 1 and head.get(LEARNER_RESOURCE) == 1 and ROLLOUT_RESOURCE not in head
     workers = [t["resources"] for n, t in types_.items() if n != config["head_node_type"]]
     assert workers and all(r.get(ROLLOUT_RESOURCE) == 1 and r.get("CPU", 0) > 0 and not r.get("GPU") for r in workers)
-    assert any(t.get("node_config", {}).get("InstanceMarketOptions") or t.get("node_config", {}).get("scheduling", {}).get("provisioningModel") == "SPOT"
-               for t in types_.values()), "an autoscaled spot worker type"
+    assert any(
+        t.get("node_config", {}).get("InstanceMarketOptions")
+        or t.get("node_config", {}).get("scheduling", {}).get("provisioningModel") == "SPOT"
+        for t in types_.values()
+    ), "an autoscaled spot worker type"
 
 
 def test_onprem_gives_the_placement_resources_to_ray_start():
@@ -285,12 +326,19 @@ def test_onprem_gives_the_placement_resources_to_ray_start():
 SECRET_PATTERNS = {
     "AWS access key id": r"AKIA[0-9A-Z]{16}",
     "private key": r"BEGIN [A-Z ]*PRIVATE KEY",
-    "a key value": r"(?i)(api_key|secret_access_key|auth_token|password|WANDB_API_KEY)\s*[:=]\s*['\"]?[A-Za-z0-9/+]{16,}",
+    "a key value": r"(?i)(api_key|secret_access_key|auth_token|password|WANDB_API_KEY)"
+    r"\s*[:=]\s*['\"]?[A-Za-z0-9/+]{16,}",
 }
 
 
-@pytest.mark.parametrize("path", CLUSTER_YAMLS + [str(ROOT / "cluster" / "README.md"), str(ACCESS_SH)]
-                         + sorted(glob.glob(str(ROOT / "cluster" / "iam" / "*"))) + CLUSTER_EXAMPLES, ids=os.path.basename)
+@pytest.mark.parametrize(
+    "path",
+    CLUSTER_YAMLS
+    + [str(ROOT / "cluster" / "README.md"), str(ACCESS_SH)]
+    + sorted(glob.glob(str(ROOT / "cluster" / "iam" / "*")))
+    + CLUSTER_EXAMPLES,
+    ids=os.path.basename,
+)
 def test_no_secrets_in_cluster_files(path):
     text = Path(path).read_text()
     for what, pattern in SECRET_PATTERNS.items():
@@ -309,12 +357,17 @@ def test_cluster_tuned_examples_load_and_ask_for_the_cluster_resources(path):
     for spec in load_experiments(path):  # every grid point validated, as `rllib train file` does
         for config in spec.configs:
             assert config.num_env_runners > 0 and config.custom_resources_per_env_runner.get(ROLLOUT_RESOURCE)
-            learner_side = config.custom_resources_for_main_process if config.num_learners == 0 else config.custom_resources_per_learner
+            learner_side = (
+                config.custom_resources_for_main_process
+                if config.num_learners == 0
+                else config.custom_resources_per_learner
+            )
             assert learner_side.get(LEARNER_RESOURCE), "the learner must ask for the learner node"
             assert config.num_gpus_per_learner > 0
 
 
 # --------------------------------------------------------------------------------------------- multi-node Ray
+
 
 def _node_ids(results) -> list[str]:
     return [r.get() if hasattr(r, "get") else r for r in results]
@@ -370,8 +423,13 @@ def placed_config(num_env_runners: int = 2):
         )
         .learners(num_learners=1, num_cpus_per_learner=1, custom_resources_per_learner={LEARNER_RESOURCE: 0.01})
         .training(
-            num_particles=4, latent_dim=4, hidden_dim=32, critic_hidden_dim=32, train_batch_size_per_learner=32,
-            num_steps_sampled_before_learning_starts=100, updates_per_env_step=0.05,
+            num_particles=4,
+            latent_dim=4,
+            hidden_dim=32,
+            critic_hidden_dim=32,
+            train_batch_size_per_learner=32,
+            num_steps_sampled_before_learning_starts=100,
+            updates_per_env_step=0.05,
         )
         .reporting(min_sample_timesteps_per_iteration=100)
         .fault_tolerance(restart_failed_env_runners=True, env_runner_health_probe_timeout_s=20)
@@ -425,7 +483,9 @@ def _assert_counters_never_go_back(results: list[dict]) -> None:
 def _env_runner_nodes(algo) -> list[str]:
     import ray
 
-    return algo.env_runner_group.foreach_env_runner(lambda r: ray.get_runtime_context().get_node_id(), local_env_runner=False)
+    return algo.env_runner_group.foreach_env_runner(
+        lambda r: ray.get_runtime_context().get_node_id(), local_env_runner=False
+    )
 
 
 class TestPlacedRun:
@@ -444,13 +504,16 @@ class TestPlacedRun:
         assert results[-1]["env_runners"]["num_env_steps_sampled_lifetime"] >= 200
         assert results[-1]["num_updates_lifetime"] > 0
         runner_nodes = _env_runner_nodes(placed_algo)
-        learner_nodes = _node_ids(placed_algo.learner_group.foreach_learner(lambda learner: ray.get_runtime_context().get_node_id()))
-        print(f"\nplacement: head/learner node {cluster.head_id}, rollout node {cluster.rollout.node_id}; "
-              f"env runners on {runner_nodes}, learner on {learner_nodes}")
+        learner_nodes = _node_ids(
+            placed_algo.learner_group.foreach_learner(lambda learner: ray.get_runtime_context().get_node_id())
+        )
+        print(
+            f"\nplacement: head/learner node {cluster.head_id}, rollout node {cluster.rollout.node_id}; "
+            f"env runners on {runner_nodes}, learner on {learner_nodes}"
+        )
         assert runner_nodes == [cluster.rollout.node_id] * 2
         assert learner_nodes == [cluster.head_id]
         _assert_counters_never_go_back(results)
-
 
     def test_killed_env_runner_is_restarted_and_training_continues(self, cluster, placed_algo):
         import ray
@@ -465,14 +528,19 @@ class TestPlacedRun:
 
         results = _train_through(placed_algo, lambda: ray.kill(victim, no_restart=False), until=healthy_again)
         results.append(placed_algo.train())  # and one more full iteration with both runners
-        summary = [(r["training_iteration"], r["fault_tolerance"], r["env_runners"]["num_env_steps_sampled_lifetime"]) for r in results]
+        summary = [
+            (r["training_iteration"], r["fault_tolerance"], r["env_runners"]["num_env_steps_sampled_lifetime"])
+            for r in results
+        ]
         print(f"\nenv runner {victim_id} killed during iteration {before['training_iteration'] + 1}: {summary}")
         assert healthy_again(results[-1]), summary
         _assert_counters_never_go_back([before] + results)
-        assert results[-1]["env_runners"]["num_env_steps_sampled_lifetime"] > before["env_runners"]["num_env_steps_sampled_lifetime"]
+        assert (
+            results[-1]["env_runners"]["num_env_steps_sampled_lifetime"]
+            > before["env_runners"]["num_env_steps_sampled_lifetime"]
+        )
         assert results[-1]["num_updates_lifetime"] > before["num_updates_lifetime"]
         assert _env_runner_nodes(placed_algo) == [cluster.rollout.node_id] * 2
-
 
     def test_rollout_node_removed_and_replaced_training_continues(self, cluster, placed_algo):
         before = placed_algo.train()
@@ -491,11 +559,17 @@ class TestPlacedRun:
 
         results = _train_through(placed_algo, replace_node, until=healthy_again)
         results.append(placed_algo.train())
-        summary = [(r["training_iteration"], r["fault_tolerance"], r["env_runners"]["num_env_steps_sampled_lifetime"]) for r in results]
+        summary = [
+            (r["training_iteration"], r["fault_tolerance"], r["env_runners"]["num_env_steps_sampled_lifetime"])
+            for r in results
+        ]
         print(f"\nrollout node {old_node.node_id} removed, replaced by {cluster.rollout.node_id}: {summary}")
         assert healthy_again(results[-1]), summary
         _assert_counters_never_go_back([before] + results)
-        assert results[-1]["env_runners"]["num_env_steps_sampled_lifetime"] > before["env_runners"]["num_env_steps_sampled_lifetime"]
+        assert (
+            results[-1]["env_runners"]["num_env_steps_sampled_lifetime"]
+            > before["env_runners"]["num_env_steps_sampled_lifetime"]
+        )
         assert _env_runner_nodes(placed_algo) == [cluster.rollout.node_id] * 2
 
 
@@ -524,13 +598,18 @@ def test_sweep_of_two_k_by_two_seeds_with_max_concurrent_trials(cluster, tmp_pat
         "SMAC",
         param_space=param_space,
         tune_config=tune.TuneConfig(max_concurrent_trials=2),
-        run_config=tune.RunConfig(storage_path=str(tmp_path), stop={"training_iteration": 1}, verbose=0, callbacks=[CountRunning()]),
+        run_config=tune.RunConfig(
+            storage_path=str(tmp_path), stop={"training_iteration": 1}, verbose=0, callbacks=[CountRunning()]
+        ),
     )
     grid = tuner.fit()
     assert not grid.errors, grid.errors
     done = sorted((r.config["num_particles"], r.config["seed"]) for r in grid)
     assert done == [(2, 0), (2, 1), (4, 0), (4, 1)]
-    assert all(r.metrics["training_iteration"] == 1 and r.metrics["env_runners"]["num_env_steps_sampled_lifetime"] > 0 for r in grid)
+    assert all(
+        r.metrics["training_iteration"] == 1 and r.metrics["env_runners"]["num_env_steps_sampled_lifetime"] > 0
+        for r in grid
+    )
     events = sorted([(t, 1) for t in started.values()] + [(t, -1) for t in ended.values()], key=lambda e: (e[0], e[1]))
     running = list(itertools.accumulate(delta for _, delta in events))  # trials alive after each start/end
     print(f"\nmost trials running at once: {max(running)} (the learner node has CPUs for 4)")

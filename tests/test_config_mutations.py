@@ -25,7 +25,7 @@ KEYS_PER_FILE = 6  # config keys sampled per file and operation (deterministic)
 
 def _misspell(key: str, rng: random.Random) -> str:
     i = rng.randrange(1, len(key) - 1) if len(key) > 2 else 0
-    swapped = key[:i] + key[i + 1] + key[i] + key[i + 2:] if len(key) > 2 and key[i] != key[i + 1] else key + "s"
+    swapped = key[:i] + key[i + 1] + key[i] + key[i + 2 :] if len(key) > 2 and key[i] != key[i + 1] else key + "s"
     return swapped if swapped != key else key + "s"
 
 
@@ -92,6 +92,8 @@ def test_every_mutation_is_accepted_or_refused_in_one_line(path, tmp_path, monke
         counts["accepted"] += 1
         if must_refuse:
             silent.append(description)
-    print(f"\n{path.name}: {counts}")  # all tuned examples, 2026-11-27: 776 tried, 602 refused, 174 accepted (the drops)
+    print(
+        f"\n{path.name}: {counts}"
+    )  # all tuned examples, 2026-11-27: 776 tried, 602 refused, 174 accepted (the drops)
     assert counts["tried"] >= 5
     assert silent == [], f"{path.name}: accepted without a word: {silent}"

@@ -91,7 +91,9 @@ def test_parts_fit_one_call_with_the_tree():
     gl = sum(f.stat().st_size for f in (ROOT / ".gl").glob("*.deb")) if (ROOT / ".gl").is_dir() else 0
     total = sum(p.stat().st_size for p in paths) + gl
     # The working tree travels too (~2 MiB now); keep 8 MiB of the 64 for it.
-    assert total <= 56 * 2**20, f"parts + .gl = {total / 2**20:.1f} MiB: carry them in two calls (benchmarks/results/gpu/bundle_notes.md)"
+    assert total <= 56 * 2**20, (
+        f"parts + .gl = {total / 2**20:.1f} MiB: carry them in two calls (benchmarks/results/gpu/bundle_notes.md)"
+    )
 
 
 @pytest.mark.parametrize("part", ["A", "B"])
@@ -135,8 +137,14 @@ def _fake_part(path: Path, value: int, extra_files: dict[str, str] | None = None
 
 
 def _install(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
-    e = {**os.environ, "DEVICE_SITE": str(tmp_path / "site"), "DEVICE_PARTS": str(tmp_path / "parts"),
-         "GL_DIR": str(tmp_path / "gl"), "PYTHON": sys.executable, **env}
+    e = {
+        **os.environ,
+        "DEVICE_SITE": str(tmp_path / "site"),
+        "DEVICE_PARTS": str(tmp_path / "parts"),
+        "GL_DIR": str(tmp_path / "gl"),
+        "PYTHON": sys.executable,
+        **env,
+    }
     return subprocess.run(["bash", str(INSTALL), *args], capture_output=True, text=True, env=e, timeout=120)
 
 

@@ -35,7 +35,10 @@ def test_float_frames_are_the_uint8_frames_scaled_to_plus_minus_half():
     from smac_rllib.envs import make_env
 
     kwargs = {"from_pixels": True, "seed": 3, "time_limit": 0.2}
-    raw_env, float_env = make_env("dmc/cartpole-swingup", kwargs), make_env("dmc/cartpole-swingup", {**kwargs, "pixel_format": "float"})
+    raw_env, float_env = (
+        make_env("dmc/cartpole-swingup", kwargs),
+        make_env("dmc/cartpole-swingup", {**kwargs, "pixel_format": "float"}),
+    )
     assert raw_env.observation_space.dtype == np.uint8, "the default (SMAC's) stays raw uint8 frames"
     assert float_env.observation_space.dtype == np.float32 and float_env.observation_space.shape == (64, 64, 3)
     assert (float_env.observation_space.low.min(), float_env.observation_space.high.max()) == (-0.5, 0.5)
@@ -47,7 +50,9 @@ def test_float_frames_are_the_uint8_frames_scaled_to_plus_minus_half():
     for raw, obs in frames:
         assert obs.dtype == np.float32 and obs.shape == (64, 64, 3)
         assert float_env.observation_space.contains(obs)
-        np.testing.assert_array_equal(obs, raw.astype(np.float32) / 255.0 - 0.5)  # the same pixels, RLlib DMCEnv's scale
+        np.testing.assert_array_equal(
+            obs, raw.astype(np.float32) / 255.0 - 0.5
+        )  # the same pixels, RLlib DMCEnv's scale
     assert frames[-1][0].std() > 0 and not np.array_equal(frames[0][0], frames[-1][0]), "real, moving renders"
     ends = np.array([[0, 255]], np.uint8).astype(np.float32) / np.float32(255.0) - np.float32(0.5)
     assert ends.tolist() == [[-0.5, 0.5]]  # the Box bounds are reached exactly
@@ -80,7 +85,10 @@ _MISTAKES = {
     "image_size": ("image_size: 32", "env_config.image_size=32: RLlib's DreamerV3 builds"),
     "pixel_format": ("pixel_format: uint8", "env_config.pixel_format='uint8': RLlib's DreamerV3 takes float"),
     "training_ratio": ("training_ratio: 0", "training_ratio=0 must be > 0"),
-    "capacity": ("replay_buffer_config: {type: EpisodeReplayBuffer, capacity: 10}", "capacity=10 must be >= the batch size 16"),
+    "capacity": (
+        "replay_buffer_config: {type: EpisodeReplayBuffer, capacity: 10}",
+        "capacity=10 must be >= the batch size 16",
+    ),
 }
 
 
@@ -116,8 +124,14 @@ def run(tmp_path_factory):
     storage = tmp_path_factory.mktemp("dreamer_run")
     env = {k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}
     env.update(PYTHONUNBUFFERED="1", MUJOCO_GL="egl")
-    proc = subprocess.run([RLLIB, "train", "file", str(TINY), "--storage-path", str(storage)],
-                          capture_output=True, text=True, timeout=600, env=env, cwd=REPO)
+    proc = subprocess.run(
+        [RLLIB, "train", "file", str(TINY), "--storage-path", str(storage)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=REPO,
+    )
     (trial_dir,) = glob.glob(str(storage / "dreamerv3-tiny" / "DreamerV3_*"))
     return {"proc": proc, "storage": storage, "trial_dir": trial_dir}
 

@@ -53,7 +53,10 @@ def test_imagination_shapes_and_gradients_reach_the_actor_through_the_dynamics_o
     wm = WorldModel(2, WorldModelConfig.preset("tiny"))
     actor = TanhGaussianHead(wm.feat_dim, 2, 16, 2, torch.nn.ELU, head="dreamer")
     N, H = 5, 4
-    start = {"stoch": torch.randn(N, wm.rssm.stoch_size), "deter": torch.randn(N, wm.rssm.deter_size, requires_grad=True)}
+    start = {
+        "stoch": torch.randn(N, wm.rssm.stoch_size),
+        "deter": torch.randn(N, wm.rssm.deter_size, requires_grad=True),
+    }
     for p in wm.parameters():
         p.requires_grad_(False)
     feat_H1_N_F, log_pi_H_N = imagine_ahead(wm.rssm, actor, start, H)
@@ -66,8 +69,11 @@ def test_imagination_shapes_and_gradients_reach_the_actor_through_the_dynamics_o
 
 
 def _learner():
-    config = (DreamerConfig().environment("dmc/cartpole-swingup", env_config={"from_pixels": True, "fast_render": True, "seed": 0})
-              .training(**{k: v for k, v in TINY.items()}, imagine_horizon=3))
+    config = (
+        DreamerConfig()
+        .environment("dmc/cartpole-swingup", env_config={"from_pixels": True, "fast_render": True, "seed": 0})
+        .training(**{k: v for k, v in TINY.items()}, imagine_horizon=3)
+    )
     return config, config.build_learner(spaces=SPACES)
 
 
@@ -77,13 +83,21 @@ def test_one_learner_update_trains_world_model_value_and_actor():
     module = learner.module[DEFAULT_MODULE_ID]
     assert not hasattr(module, "qf") and not hasattr(module, "log_alpha")
     before = {k: v.detach().clone() for k, v in module.state_dict().items()}
-    results = learner.update(batch=MultiAgentBatch({DEFAULT_MODULE_ID: SampleBatch(fake_sequences())}, env_steps=18),
-                             timesteps={"num_env_steps_sampled_lifetime": 10_000})
+    results = learner.update(
+        batch=MultiAgentBatch({DEFAULT_MODULE_ID: SampleBatch(fake_sequences())}, env_steps=18),
+        timesteps={"num_env_steps_sampled_lifetime": 10_000},
+    )
     after = module.state_dict()
     for prefix in ("world_model.encoder", "world_model.rssm", "world_model.decoder", "value", "actor"):
         assert any(not torch.equal(before[k], v) for k, v in after.items() if k.startswith(prefix)), prefix
     metrics = results[DEFAULT_MODULE_ID]
-    for key in ("world_model/loss", "dreamer/actor_loss", "dreamer/value_loss", "dreamer/return_mean", "gradients/actor_global_norm"):
+    for key in (
+        "world_model/loss",
+        "dreamer/actor_loss",
+        "dreamer/value_loss",
+        "dreamer/return_mean",
+        "gradients/actor_global_norm",
+    ):
         assert math.isfinite(metrics[key].peek()), key
 
 
@@ -91,16 +105,26 @@ def test_config_names_the_fix():
     state = DreamerConfig().environment("dmc/cartpole-swingup")
     assert any("pixels only" in e for e in state.smac_errors())
     pixels = DreamerConfig().environment("dmc/cartpole-swingup", env_config={"from_pixels": True})
-    assert pixels.copy().training(imagine_horizon=0).smac_errors() == ["imagine_horizon=0 must be an integer >= 1 (reference: 15)"]
-    assert pixels.copy().training(return_lambda=1.5).smac_errors() == ["return_lambda=1.5 must be in [0, 1] (reference: 0.95)"]
+    assert pixels.copy().training(imagine_horizon=0).smac_errors() == [
+        "imagine_horizon=0 must be an integer >= 1 (reference: 15)"
+    ]
+    assert pixels.copy().training(return_lambda=1.5).smac_errors() == [
+        "return_lambda=1.5 must be in [0, 1] (reference: 0.95)"
+    ]
 
 
 def test_dreamer_trains_and_its_checkpoint_restores_and_trains_on(ray_local, tmp_path):
     def tiny_run():
-        return (DreamerConfig().environment("dmc/cartpole-swingup", env_config={"from_pixels": True, "fast_render": True, "seed": 0})
-                .training(**TINY, imagine_horizon=3, num_steps_sampled_before_learning_starts=100, updates_per_env_step=0.03)
-                .env_runners(num_env_runners=0, rollout_fragment_length=50)
-                .reporting(min_sample_timesteps_per_iteration=150).debugging(seed=0))
+        return (
+            DreamerConfig()
+            .environment("dmc/cartpole-swingup", env_config={"from_pixels": True, "fast_render": True, "seed": 0})
+            .training(
+                **TINY, imagine_horizon=3, num_steps_sampled_before_learning_starts=100, updates_per_env_step=0.03
+            )
+            .env_runners(num_env_runners=0, rollout_fragment_length=50)
+            .reporting(min_sample_timesteps_per_iteration=150)
+            .debugging(seed=0)
+        )
 
     algo = tiny_run().build_algo()
     try:
@@ -121,6 +145,8 @@ def test_dreamer_trains_and_its_checkpoint_restores_and_trains_on(ray_local, tmp
         theirs = restored.learner_group._learner.module[DEFAULT_MODULE_ID].state_dict()
         assert all(torch.equal(theirs[k], v) for k, v in weights.items())
         result = restored.train()
-        assert result["num_updates_lifetime"] > 0 and math.isfinite(result["learners"][DEFAULT_MODULE_ID]["dreamer/value_loss"])
+        assert result["num_updates_lifetime"] > 0 and math.isfinite(
+            result["learners"][DEFAULT_MODULE_ID]["dreamer/value_loss"]
+        )
     finally:
         restored.stop()

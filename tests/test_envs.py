@@ -80,8 +80,10 @@ def test_pixel_observation(pixel_env):
 
 
 def test_image_size_camera_and_render():
-    env = make_env("dmc/cartpole-swingup", {"from_pixels": True, "image_size": 32, "render_mode": "rgb_array",
-                                            "render_size": 48, "fast_render": True})
+    env = make_env(
+        "dmc/cartpole-swingup",
+        {"from_pixels": True, "image_size": 32, "render_mode": "rgb_array", "render_size": 48, "fast_render": True},
+    )
     obs, _ = env.reset(seed=0)
     assert obs.shape == (32, 32, 3)
     frame = env.render()
@@ -175,7 +177,7 @@ def test_end_flags_pure():
 def test_time_limit_truncates():
     env = make_env("dmc/cartpole-balance", {"seed": 0})
     env.reset()
-    for t in range(1, 1001):
+    for t in range(1, 1001):  # noqa: B007 -- t is read after the loop
         _, _, terminated, truncated, info = env.step(np.zeros(1, np.float32))
         if terminated or truncated:
             break
@@ -210,8 +212,11 @@ def test_non_finite_reward_and_observation_raise():
     env = make_env("dmc/cartpole-swingup", {"seed": 0})
     env.reset()
     env.dm_env.task.get_observation = lambda physics: {"position": np.full(3, np.inf), "velocity": np.zeros(2)}
-    with pytest.raises(FloatingPointError, match=r"dmc/cartpole-swingup returned a non-finite observation "
-                                                  r"\(position\) at step 1"):
+    with pytest.raises(
+        FloatingPointError,
+        match=r"dmc/cartpole-swingup returned a non-finite observation "
+        r"\(position\) at step 1",
+    ):
         env.step(np.zeros(1, np.float32))
 
 
@@ -277,8 +282,11 @@ def test_names_and_parse():
 
 @pytest.mark.parametrize(
     "name, suggestion",
-    [("dmc/cheetah-walk", "did you mean dmc/cheetah-run?"), ("dmc/chetah-run", "did you mean dmc/cheetah-run?"),
-     ("dmc/cartpol-swingup", "dmc/cartpole-swingup")],
+    [
+        ("dmc/cheetah-walk", "did you mean dmc/cheetah-run?"),
+        ("dmc/chetah-run", "did you mean dmc/cheetah-run?"),
+        ("dmc/cartpol-swingup", "dmc/cartpole-swingup"),
+    ],
 )
 def test_unknown_env_suggests_close_matches(name, suggestion):
     with pytest.raises(ValueError) as err:
@@ -292,8 +300,16 @@ def test_unknown_env_config_key():
         make_env("dmc/cheetah-run", {"image_sise": 64})
     with pytest.raises(ValueError, match="vector_entry_point"):
         make_env("dmc/cheetah-run", {"num_envs": 4})
-    assert {"from_pixels", "image_size", "camera_id", "action_repeat", "fast_render", "pixel_noise_std",
-            "sensor_missing_prob", "seed"} <= set(ENV_CONFIG_KEYS)
+    assert {
+        "from_pixels",
+        "image_size",
+        "camera_id",
+        "action_repeat",
+        "fast_render",
+        "pixel_noise_std",
+        "sensor_missing_prob",
+        "seed",
+    } <= set(ENV_CONFIG_KEYS)
 
 
 def test_list_cli(capsys):
@@ -315,7 +331,9 @@ def test_register_with_tune_and_gymnasium():
     first = env.reset()[0]
     np.testing.assert_array_equal(first, make_env("dmc/cartpole-swingup", {"seed": 3}).reset()[0])
     # Distinct seeds per env runner and per sub-env.
-    obs = [creator(EnvContext({"seed": 3}, worker_index=w, vector_index=v)).reset()[0] for w, v in [(1, 0), (2, 0), (1, 1)]]
+    obs = [
+        creator(EnvContext({"seed": 3}, worker_index=w, vector_index=v)).reset()[0] for w, v in [(1, 0), (2, 0), (1, 1)]
+    ]
     assert not any(np.array_equal(first, o) for o in obs)
     assert len({derive_seed(3, w, v) for w in range(4) for v in range(4)}) == 16
     # RLlib builds a runner's sub-envs from one EnvContext (vector_index 0), as this SyncVectorEnv does.
@@ -335,6 +353,8 @@ def test_gl_backend_guard_names_the_fix():
         "from smac_rllib.envs import make_env\n"
         "make_env('dmc/cartpole-swingup', {'from_pixels': True})\n"
     )
-    env = {k: v for k, v in os.environ.items() if k not in ("MUJOCO_GL", "PYOPENGL_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY")}
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("MUJOCO_GL", "PYOPENGL_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY")
+    }
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0 and "Export MUJOCO_GL=egl" in proc.stderr

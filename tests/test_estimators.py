@@ -69,7 +69,7 @@ def test_nested_is_a_lower_bound_increasing_in_k_and_converging(lvm):
         m, se = _mean_se(est.nested_entropy(lvm.log_w(k, N if k < 64 else N // 8, gen)))
         assert m < h_true + 3 * se, (k, m, h_true)
         means.append(m)
-    assert all(b > a for a, b in zip(means, means[1:])), means  # Prop. 2: increasing in K
+    assert all(b > a for a, b in zip(means, means[1:], strict=False)), means  # Prop. 2: increasing in K
     assert h_true - means[0] > 1.0  # K = 0 is the conditional entropy, far below
     assert h_true - means[-1] < 0.1 * (h_true - means[0])  # approaches H as K grows (gap ~5% at K=256)
     assert h_true - means[-1] > 0  # ... from below
@@ -225,5 +225,7 @@ def test_marginal_q_closed_form():
 def test_dispatch_names_the_valid_estimators():
     log_w = torch.randn(5, 2)
     torch.testing.assert_close(est.entropy_estimate(log_w, "mlmc"), est.mlmc_entropy(log_w))
-    with pytest.raises(ValueError, match=r"estimator='foo' is unknown; use one of \['iwae', 'mlmc', 'naive', 'nested'\]"):
+    with pytest.raises(
+        ValueError, match=r"estimator='foo' is unknown; use one of \['iwae', 'mlmc', 'naive', 'nested'\]"
+    ):
         est.entropy_estimate(log_w, "foo")

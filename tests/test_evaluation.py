@@ -29,6 +29,7 @@ EVAL_RETURN = "evaluation/env_runners/episode_return_mean"
 
 # --------------------------------------------------------------------------------------------- tuned examples
 
+
 @pytest.mark.parametrize("path", TUNED_EXAMPLES, ids=lambda p: p.name)
 def test_tuned_example_dry_run_evaluates_the_deterministic_policy(path, capsys):
     import smac_rllib
@@ -47,12 +48,20 @@ def test_tuned_example_dry_run_evaluates_the_deterministic_policy(path, capsys):
     for spec in specs:
         for config in spec.configs:
             assert config.evaluation_interval >= 1 and config.evaluation_duration_unit == "episodes"
-            assert config.get_evaluation_config_object().explore is False, "evaluation acts with the deterministic policy"
+            assert config.get_evaluation_config_object().explore is False, (
+                "evaluation acts with the deterministic policy"
+            )
             steps = config.evaluation_interval * config.min_sample_timesteps_per_iteration
-            if path.name in ("smac_pixels_quick.yaml", "smac_state_quick.yaml", "smac_pixels_learns.yaml"):  # laptop runs: a denser cadence, stated in their comments
+            if path.name in (
+                "smac_pixels_quick.yaml",
+                "smac_state_quick.yaml",
+                "smac_pixels_learns.yaml",
+            ):  # laptop runs: a denser cadence, stated in their comments
                 continue
             if getattr(config, "is_pixels", False) or (config.env_config or {}).get("from_pixels"):
-                assert steps * action_repeat(config.to_dict()) == 10_000 and config.evaluation_duration == 5  # reference
+                assert (
+                    steps * action_repeat(config.to_dict()) == 10_000 and config.evaluation_duration == 5
+                )  # reference
             else:
                 assert steps == 10_000 and config.evaluation_duration == 10  # pytorch_sac
 
@@ -72,9 +81,15 @@ def test_evaluation_metric_needs_evaluation_and_is_the_schedulers_default(tmp_pa
     tiny = (REPO / "tests" / "data" / "tiny.yaml").read_text()
     no_eval = "\n".join(line for line in tiny.splitlines() if "evaluation" not in line) + "\n"
     (tmp_path / "no_eval.yaml").write_text(no_eval)
-    with pytest.raises(UserError, match="is reported only when the experiment evaluates; add `evaluation_interval: 10`"):
-        load_experiments(str(tmp_path / "no_eval.yaml"), Overrides(stop={"evaluation/env_runners/episode_return_mean": 100}))
-    (spec,) = load_experiments(str(REPO / "tests" / "data" / "tiny.yaml"), Overrides(stop={"evaluation/episode_reward_mean": 100}))
+    with pytest.raises(
+        UserError, match="is reported only when the experiment evaluates; add `evaluation_interval: 10`"
+    ):
+        load_experiments(
+            str(tmp_path / "no_eval.yaml"), Overrides(stop={"evaluation/env_runners/episode_return_mean": 100})
+        )
+    (spec,) = load_experiments(
+        str(REPO / "tests" / "data" / "tiny.yaml"), Overrides(stop={"evaluation/episode_reward_mean": 100})
+    )
     assert spec.stop == {EVAL_RETURN: 100}  # old key translated
     assert parse_scheduler({"type": "ASHA"}, "x.yaml", evaluates=True)["metric"] == EVAL_RETURN
     assert parse_scheduler({"type": "ASHA"}, "x.yaml")["metric"] == "env_runners/episode_return_mean"
@@ -87,6 +102,7 @@ def test_evaluation_metric_needs_evaluation_and_is_the_schedulers_default(tmp_pa
 
 # --------------------------------------------------------------------------------------------- real evaluations
 
+
 def _tiny_state(algo: str):
     from smac_rllib.algorithms import SACBaselineConfig, SMACConfig
 
@@ -96,12 +112,21 @@ def _tiny_state(algo: str):
         config = SACBaselineConfig().training(hidden_dim=16)
     return (
         config.environment("dmc/cartpole-balance", env_config={"time_limit": 0.5})  # 50-step episodes
-        .training(updates_per_env_step=0.1, train_batch_size_per_learner=16, num_steps_sampled_before_learning_starts=50,
-                  initial_alpha=0.1)
+        .training(
+            updates_per_env_step=0.1,
+            train_batch_size_per_learner=16,
+            num_steps_sampled_before_learning_starts=50,
+            initial_alpha=0.1,
+        )
         .env_runners(num_env_runners=0, rollout_fragment_length=50)
         .reporting(min_sample_timesteps_per_iteration=50)
-        .evaluation(evaluation_interval=1, evaluation_duration=1, evaluation_duration_unit="episodes",
-                    evaluation_num_env_runners=0, evaluation_config={"explore": False})
+        .evaluation(
+            evaluation_interval=1,
+            evaluation_duration=1,
+            evaluation_duration_unit="episodes",
+            evaluation_num_env_runners=0,
+            evaluation_config={"explore": False},
+        )
         .debugging(seed=0)
     )
 
@@ -121,7 +146,11 @@ def test_state_run_reports_a_deterministic_evaluation_with_the_learners_weights(
     algo = _tiny_state(algo_name).evaluation(evaluation_interval=2).build_algo()
     try:
         runner = algo.eval_env_runner  # evaluation_num_env_runners=0: a local eval runner, not the training one
-        assert runner is not None and runner is not algo.env_runner and algo.eval_env_runner_group.num_remote_env_runners() == 0
+        assert (
+            runner is not None
+            and runner is not algo.env_runner
+            and algo.eval_env_runner_group.num_remote_env_runners() == 0
+        )
         assert runner.config.explore is False and runner.config.in_evaluation
         results = [algo.train() for _ in range(3)]
         # Every 2nd iteration evaluates; RLlib repeats that evaluation's metrics in the next one (without the marker).
@@ -137,7 +166,8 @@ def test_state_run_reports_a_deterministic_evaluation_with_the_learners_weights(
         assert math.isfinite(result["evaluation"]["env_runners"]["episode_return_mean"])
         _assert_eval_runner_has_learner_weights(algo, runner.module.get_state())
         assert math.isfinite(result["env_runners"]["episode_return_mean"])  # the training return stays reported
-        # Deterministic: same weights, same evaluation seed (RLlib re-seeds the eval env each evaluation) -> same return.
+        # Deterministic: same weights, same evaluation seed (RLlib re-seeds the eval env each evaluation)
+        # -> same return.
         first = algo.evaluate()["env_runners"]["episode_return_mean"]
         assert algo.evaluate()["env_runners"]["episode_return_mean"] == first
     finally:
@@ -150,13 +180,27 @@ def _tiny_pixels():
     return (
         SMACConfig()
         .environment("dmc/cartpole-swingup", env_config={"from_pixels": True, "fast_render": True, "time_limit": 1.0})
-        .training(world_model_preset="tiny", pixel_hidden_dim=32, actor_layers=2, critic_layers=2, batch_size_B=3,
-                  batch_length_T=6, num_particles=4, num_steps_sampled_before_learning_starts=50, updates_per_env_step=0.03,
-                  initial_alpha=0.1)
+        .training(
+            world_model_preset="tiny",
+            pixel_hidden_dim=32,
+            actor_layers=2,
+            critic_layers=2,
+            batch_size_B=3,
+            batch_length_T=6,
+            num_particles=4,
+            num_steps_sampled_before_learning_starts=50,
+            updates_per_env_step=0.03,
+            initial_alpha=0.1,
+        )
         .env_runners(num_env_runners=0, rollout_fragment_length=50)
         .reporting(min_sample_timesteps_per_iteration=50)  # one 50-step (100-frame) episode per iteration
-        .evaluation(evaluation_interval=1, evaluation_duration=1, evaluation_duration_unit="episodes",
-                    evaluation_num_env_runners=1, evaluation_config={"explore": False})
+        .evaluation(
+            evaluation_interval=1,
+            evaluation_duration=1,
+            evaluation_duration_unit="episodes",
+            evaluation_num_env_runners=1,
+            evaluation_config={"explore": False},
+        )
         .debugging(seed=0)
     )
 
@@ -195,10 +239,15 @@ def test_pixel_evaluation_is_deterministic(pixel_algo):
 
 # --------------------------------------------------------------------------------------------- reporting
 
+
 def _row(it: int, train: float, evaluation: float | None = None, repeated: bool = False) -> dict:
     """A result row as RLlib 2.60 writes it; ``repeated``: the iteration after an evaluation, which repeats it."""
-    row = {"training_iteration": it, "time_total_s": 10.0 * it, "time_this_iter_s": 10.0,
-           "env_runners": {"num_env_steps_sampled_lifetime": 1000 * it, "episode_return_mean": train}}
+    row = {
+        "training_iteration": it,
+        "time_total_s": 10.0 * it,
+        "time_this_iter_s": 10.0,
+        "env_runners": {"num_env_steps_sampled_lifetime": 1000 * it, "episode_return_mean": train},
+    }
     if evaluation is not None:
         row["evaluation"] = {"env_runners": {"episode_return_mean": evaluation}}
         if not repeated:
@@ -218,8 +267,12 @@ def test_progress_line_shows_the_evaluation_return_first():
     from smac_rllib.cli.progress import format_result
 
     assert "| return eval 52.0, train 40.0 |" in format_result("0", _row(2, 40.0, 52.0))
-    assert "| return eval 52.0 (it 2), train 41.0 |" in format_result("0", _row(3, 41.0, 52.0, repeated=True), last_eval=(52.0, 2))
-    assert "| return eval 52.0 (earlier), train 41.0 |" in format_result("0", _row(3, 41.0, 52.0, repeated=True))  # after a resume
+    assert "| return eval 52.0 (it 2), train 41.0 |" in format_result(
+        "0", _row(3, 41.0, 52.0, repeated=True), last_eval=(52.0, 2)
+    )
+    assert "| return eval 52.0 (earlier), train 41.0 |" in format_result(
+        "0", _row(3, 41.0, 52.0, repeated=True)
+    )  # after a resume
     assert "| return eval -, train 40.0 |" in format_result("0", _row(1, 40.0))
 
 
@@ -227,17 +280,42 @@ def test_summary_reports_last_and_best_evaluation_return_and_table1_statistic(tm
     from smac_rllib.cli.progress import print_summary
 
     results = []
-    pixels = {"env": "dmc/finger-spin", "num_particles": 32, "env_config": {"from_pixels": True, "pixel_noise_std": 0.01}}
+    pixels = {
+        "env": "dmc/finger-spin",
+        "num_particles": 32,
+        "env_config": {"from_pixels": True, "pixel_noise_std": 0.01},
+    }
     for seed, evals in enumerate([(300.0, 500.0, 450.0), (320.0, 480.0, 700.0)]):
-        rows = [_row(1, 10.0), _row(2, 20.0, evals[0]), _row(3, 30.0, evals[0], repeated=True), _row(4, 40.0, evals[1]),
-                _row(5, 50.0, evals[1], repeated=True), _row(6, 60.0, evals[2]), _row(7, 70.0, evals[2], repeated=True)]
+        rows = [
+            _row(1, 10.0),
+            _row(2, 20.0, evals[0]),
+            _row(3, 30.0, evals[0], repeated=True),
+            _row(4, 40.0, evals[1]),
+            _row(5, 50.0, evals[1], repeated=True),
+            _row(6, 60.0, evals[2]),
+            _row(7, 70.0, evals[2], repeated=True),
+        ]
         params = {**pixels, "seed": seed}
         trial = _trial(tmp_path, f"SMAC_0000{seed}_seed={seed}", rows, params)
-        results.append(SimpleNamespace(metrics={**rows[-1], "config": params}, path=str(trial), error=None, checkpoint=None,
-                                       config={**params, "evaluation_interval": 2}))
+        results.append(
+            SimpleNamespace(
+                metrics={**rows[-1], "config": params},
+                path=str(trial),
+                error=None,
+                checkpoint=None,
+                config={**params, "evaluation_interval": 2},
+            )
+        )
     no_eval = _trial(tmp_path, "SMAC_00009", [_row(1, 5.0)], {"env": "dmc/finger-spin"})
-    results.append(SimpleNamespace(metrics=_row(1, 5.0), path=str(no_eval), error=None, checkpoint=None,
-                                   config={"env": "dmc/finger-spin", "evaluation_interval": None}))
+    results.append(
+        SimpleNamespace(
+            metrics=_row(1, 5.0),
+            path=str(no_eval),
+            error=None,
+            checkpoint=None,
+            config={"env": "dmc/finger-spin", "evaluation_interval": None},
+        )
+    )
     print_summary("exp", str(tmp_path), results, 0.0, "resume", None)
     out = capsys.readouterr().out
     # seed 0: best 500 at env step 4,000 (= frame 8,000 at action repeat 2), last 450 at 6,000 (not its repeat at 7,000)
@@ -253,8 +331,12 @@ def test_plot_defaults_to_the_evaluation_return_and_falls_back_to_the_training_r
     from smac_rllib.cli.plot import load_trials, metric_label, run_plot
 
     evaluated = tmp_path / "evaluated"
-    _trial(evaluated, "SMAC_00000", [_row(1, 10.0), _row(2, 20.0, 30.0), _row(3, 25.0, 30.0, repeated=True), _row(4, 40.0, 50.0)],
-           {"env": "dmc/x"})
+    _trial(
+        evaluated,
+        "SMAC_00000",
+        [_row(1, 10.0), _row(2, 20.0, 30.0), _row(3, 25.0, 30.0, repeated=True), _row(4, 40.0, 50.0)],
+        {"env": "dmc/x"},
+    )
     metric, (trial,) = load_trials(str(evaluated))
     assert metric == EVAL_RETURN and list(trial["y"]) == [30.0, 50.0] and list(trial["x"]) == [2000.0, 4000.0]
     assert metric_label(metric) == "evaluation return (deterministic policy)"
@@ -278,15 +360,25 @@ def test_summary_offers_resume_only_where_a_resume_can_continue(tmp_path, capsys
     would repeat it); one that failed after training some iterations gets the resume command."""
     from smac_rllib.cli.progress import print_summary
 
-    early = SimpleNamespace(metrics={}, path=str(tmp_path / "early"), error=ValueError("bad env_config key"), checkpoint=None,
-                            config={"env": "dmc/x"})
+    early = SimpleNamespace(
+        metrics={},
+        path=str(tmp_path / "early"),
+        error=ValueError("bad env_config key"),
+        checkpoint=None,
+        config={"env": "dmc/x"},
+    )
     print_summary("exp", str(tmp_path), [early], 0.0, "rllib train file x.yaml --resume", None)
     out = capsys.readouterr().out
     assert "Resume:" not in out and "Fix:         the failed trial(s) stopped before their first iteration" in out
     assert f"(curves: rllib plot {tmp_path}; TensorBoard event files too)" in out and "tensorboard --logdir" not in out
     trial = _trial(tmp_path, "SMAC_00001", [_row(1, 5.0), _row(2, 6.0)], {"env": "dmc/x"})
-    late = SimpleNamespace(metrics=_row(2, 6.0), path=str(trial), error=RuntimeError("worker died"), checkpoint=None,
-                           config={"env": "dmc/x"})
+    late = SimpleNamespace(
+        metrics=_row(2, 6.0),
+        path=str(trial),
+        error=RuntimeError("worker died"),
+        checkpoint=None,
+        config={"env": "dmc/x"},
+    )
     print_summary("exp", str(tmp_path), [late], 0.0, "rllib train file x.yaml --resume", None)
     assert "Resume:      rllib train file x.yaml --resume" in capsys.readouterr().out
 

@@ -39,30 +39,50 @@ def _config(algo: str, env: str, env_config: dict | None = None, seed: int = 0):
         config = getattr(algorithms, f"{algo}Config")().training(hidden_dim=16)
     return (
         config.environment(env, env_config=env_config or {})
-        .training(updates_per_env_step=0.1, train_batch_size_per_learner=16, num_steps_sampled_before_learning_starts=100,
-                  initial_alpha=0.1, async_learning=False)
+        .training(
+            updates_per_env_step=0.1,
+            train_batch_size_per_learner=16,
+            num_steps_sampled_before_learning_starts=100,
+            initial_alpha=0.1,
+            async_learning=False,
+        )
         .env_runners(num_env_runners=0, rollout_fragment_length=50)
         .reporting(min_sample_timesteps_per_iteration=200)
-        .evaluation(evaluation_interval=1, evaluation_duration=1, evaluation_duration_unit="episodes",
-                    evaluation_num_env_runners=0, evaluation_config={"explore": False})
+        .evaluation(
+            evaluation_interval=1,
+            evaluation_duration=1,
+            evaluation_duration_unit="episodes",
+            evaluation_num_env_runners=0,
+            evaluation_config={"explore": False},
+        )
         .debugging(seed=seed)
     )
 
 
-@pytest.mark.parametrize("algo,env,env_config,episode_len", [
-    ("SMAC", "HalfCheetah-v5", {"max_episode_steps": 100}, 100),  # gymnasium's own limit, shortened through gym.make
-    ("SMAC", "Pendulum-v1", {}, 200),
-    ("SACBaseline", "Pendulum-v1", {}, 200),
-    ("TD3", "Pendulum-v1", {}, 200),
-    ("SACFlow", "Pendulum-v1", {}, 200),
-    ("SACMoE", "Pendulum-v1", {}, 200),
-])
+@pytest.mark.parametrize(
+    "algo,env,env_config,episode_len",
+    [
+        (
+            "SMAC",
+            "HalfCheetah-v5",
+            {"max_episode_steps": 100},
+            100,
+        ),  # gymnasium's own limit, shortened through gym.make
+        ("SMAC", "Pendulum-v1", {}, 200),
+        ("SACBaseline", "Pendulum-v1", {}, 200),
+        ("TD3", "Pendulum-v1", {}, 200),
+        ("SACFlow", "Pendulum-v1", {}, 200),
+        ("SACMoE", "Pendulum-v1", {}, 200),
+    ],
+)
 def test_trains_and_evaluates_on_a_gymnasium_env(ray_local, algo, env, env_config, episode_len):
     built = _config(algo, env, env_config).build_algo()
     try:
         result = built.train()
         assert result["env_runners"]["num_env_steps_sampled_lifetime"] >= 200
-        assert result["num_updates_lifetime"] == math.floor(0.1 * (result["env_runners"]["num_env_steps_sampled_lifetime"] - 100) + 1e-9)
+        assert result["num_updates_lifetime"] == math.floor(
+            0.1 * (result["env_runners"]["num_env_steps_sampled_lifetime"] - 100) + 1e-9
+        )
         evaluation = result["evaluation"]["env_runners"]
         assert evaluation["episode_len_mean"] == episode_len, "the env's episode limit, as for dmc/..."
         assert math.isfinite(evaluation["episode_return_mean"])
@@ -74,6 +94,7 @@ def test_trains_and_evaluates_on_a_gymnasium_env(ray_local, algo, env, env_confi
 
 def test_the_seed_fixes_the_gymnasium_episodes(ray_local):
     """The same seed gives the same warm-up episode (env reset and uniform actions), another seed another one."""
+
     def first_return(seed: int) -> float:
         built = _config("SMAC", "Pendulum-v1", seed=seed).evaluation(evaluation_interval=None).build_algo()
         try:
@@ -92,14 +113,20 @@ def test_envs_smac_cannot_learn_from_are_refused_before_ray(tmp_path):
     if "SmacTestImageObs-v0" not in gym.registry:
         gym.register("SmacTestImageObs-v0", entry_point="tests.test_gymnasium:ImageObsEnv")
     base = "x:\n  run: SMAC\n  env: {env}\n  stop: {{training_iteration: 1}}\n  config:\n    num_env_runners: 0\n"
-    for env, expect in (("SmacTestImageObs-v0", "learns from a flat vector of observations (a 1-D Box)"),
-                        ("CartPole-v1", "needs a continuous (Box) action space")):
+    for env, expect in (
+        ("SmacTestImageObs-v0", "learns from a flat vector of observations (a 1-D Box)"),
+        ("CartPole-v1", "needs a continuous (Box) action space"),
+    ):
         path = tmp_path / f"{env}.yaml"
         path.write_text(base.format(env=env))
         with pytest.raises(UserError, match=re.escape(expect)):
             load_experiments(str(path))
     path = tmp_path / "ok.yaml"
-    path.write_text(base.format(env="HalfCheetah-v5").replace("    num_env_runners: 0\n", "    num_env_runners: 0\n    env_config: {max_episode_steps: 100}\n"))
+    path.write_text(
+        base.format(env="HalfCheetah-v5").replace(
+            "    num_env_runners: 0\n", "    num_env_runners: 0\n    env_config: {max_episode_steps: 100}\n"
+        )
+    )
     (spec,) = load_experiments(str(path))
     assert spec.configs[0].env == "HalfCheetah-v5" and spec.configs[0].env_config == {"max_episode_steps": 100}
 

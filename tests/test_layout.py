@@ -31,15 +31,18 @@ def _import_graph() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
     for name, path in modules.items():
         tree = ast.parse(path.read_text())
         package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-        at_load = {id(n) for n in tree.body} | {id(n) for block in tree.body if isinstance(block, (ast.If, ast.Try))
-                                               for n in block.body}
+        at_load = {id(n) for n in tree.body} | {
+            id(n) for block in tree.body if isinstance(block, (ast.If, ast.Try)) for n in block.body
+        }
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
                 base = node.module or ""
                 if node.level:
-                    base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                    base = ".".join(
+                        package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else [])
+                    )
                 targets = [base] + [f"{base}.{a.name}" for a in node.names]
             else:
                 continue
@@ -94,7 +97,9 @@ def test_imports_go_one_way_and_close_no_circle():
 
 
 def test_no_file_over_450_lines_and_the_profiling_aids_are_outside_the_package():
-    long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py") if (n := len(p.read_text().splitlines())) > 450}
+    long = {
+        str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py") if (n := len(p.read_text().splitlines())) > 450
+    }
     assert long == {}
     assert not (PACKAGE / "stack_sampler.py").exists()
     assert (PACKAGE.parent / "benchmarks" / "stack_sampler.py").is_file()
@@ -107,26 +112,49 @@ def test_every_moved_module_path_imports_as_the_new_module():
         assert importlib.import_module(old) is importlib.import_module(new), old
 
 
-@pytest.mark.parametrize("old, name, new", [
-    # one-module baselines before they became RLlib-style folders
-    ("smac_rllib.algorithms.baselines.td3", "TD3TorchLearner", "smac_rllib.algorithms.baselines.td3.td3_learner"),
-    ("smac_rllib.algorithms.baselines.td3", "TD3TorchRLModule", "smac_rllib.algorithms.baselines.td3.td3_rl_module"),
-    ("smac_rllib.algorithms.td3", "TD3Config", "smac_rllib.algorithms.baselines.td3.td3"),
-    ("smac_rllib.algorithms.sac_baseline", "SACBaselineTorchLearner",
-     "smac_rllib.algorithms.baselines.sac_baseline.sac_baseline_learner"),
-    ("smac_rllib.algorithms.baselines.sac_baseline", "SACBaselineCatalog",
-     "smac_rllib.algorithms.baselines.sac_baseline.sac_baseline_rl_module"),
-    ("smac_rllib.algorithms.baselines.sac_flow", "SACFlowTorchRLModule",
-     "smac_rllib.algorithms.baselines.sac_flow.sac_flow_rl_module"),
-    ("smac_rllib.algorithms.sac_moe", "SACMoETorchRLModule", "smac_rllib.algorithms.baselines.sac_moe.sac_moe_rl_module"),
-    ("smac_rllib.algorithms.policy_sac", "PolicySACTorchLearner",
-     "smac_rllib.algorithms.baselines.policy_sac.policy_sac_learner"),
-    # the speed layer before it became one package
-    ("smac_rllib.training.lean_update", "CachedTrainModeMixin", "smac_rllib.training.fast_update.train_mode"),
-    ("smac_rllib.algorithms.lean_update", "LeanMetricsLogger", "smac_rllib.training.fast_update.lean_update"),
-    ("smac_rllib.training.captured_update", "GraphedUpdate", "smac_rllib.training.fast_update.captured_update"),
-    ("smac_rllib.algorithms.replay_learner", "DeviceMetrics", "smac_rllib.training.fast_update.device_metrics"),
-])
+@pytest.mark.parametrize(
+    "old, name, new",
+    [
+        # one-module baselines before they became RLlib-style folders
+        ("smac_rllib.algorithms.baselines.td3", "TD3TorchLearner", "smac_rllib.algorithms.baselines.td3.td3_learner"),
+        (
+            "smac_rllib.algorithms.baselines.td3",
+            "TD3TorchRLModule",
+            "smac_rllib.algorithms.baselines.td3.td3_rl_module",
+        ),
+        ("smac_rllib.algorithms.td3", "TD3Config", "smac_rllib.algorithms.baselines.td3.td3"),
+        (
+            "smac_rllib.algorithms.sac_baseline",
+            "SACBaselineTorchLearner",
+            "smac_rllib.algorithms.baselines.sac_baseline.sac_baseline_learner",
+        ),
+        (
+            "smac_rllib.algorithms.baselines.sac_baseline",
+            "SACBaselineCatalog",
+            "smac_rllib.algorithms.baselines.sac_baseline.sac_baseline_rl_module",
+        ),
+        (
+            "smac_rllib.algorithms.baselines.sac_flow",
+            "SACFlowTorchRLModule",
+            "smac_rllib.algorithms.baselines.sac_flow.sac_flow_rl_module",
+        ),
+        (
+            "smac_rllib.algorithms.sac_moe",
+            "SACMoETorchRLModule",
+            "smac_rllib.algorithms.baselines.sac_moe.sac_moe_rl_module",
+        ),
+        (
+            "smac_rllib.algorithms.policy_sac",
+            "PolicySACTorchLearner",
+            "smac_rllib.algorithms.baselines.policy_sac.policy_sac_learner",
+        ),
+        # the speed layer before it became one package
+        ("smac_rllib.training.lean_update", "CachedTrainModeMixin", "smac_rllib.training.fast_update.train_mode"),
+        ("smac_rllib.algorithms.lean_update", "LeanMetricsLogger", "smac_rllib.training.fast_update.lean_update"),
+        ("smac_rllib.training.captured_update", "GraphedUpdate", "smac_rllib.training.fast_update.captured_update"),
+        ("smac_rllib.algorithms.replay_learner", "DeviceMetrics", "smac_rllib.training.fast_update.device_metrics"),
+    ],
+)
 def test_a_checkpoints_old_class_path_unpickles_as_the_class(old, name, new):
     """What a checkpoint holds: a pickle that names the class by the module path it had then (a GLOBAL opcode)."""
     assert pickle.loads(f"c{old}\n{name}\n.".encode()) is getattr(importlib.import_module(new), name)

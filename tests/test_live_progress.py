@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 
-import pytest
 
 from smac_rllib.training.off_policy import LIVE_PROGRESS_FILE, LiveProgress
 from smac_rllib.cli.live import LiveWatcher, eta_to_stop, format_live
@@ -34,7 +33,14 @@ def test_live_progress_waits_for_the_period(tmp_path, monkeypatch):
 
 def test_eta_from_the_projected_iteration_length():
     # 50 of 200 updates in 100 s: the iteration lasts 400 s, 300 s are left; 1000 steps per iteration
-    record = {"training_iteration": 3, "elapsed_s": 100.0, "updates_done": 50, "updates_planned": 200, "env_steps_stored": 3000, "s_per_update": 2.0}
+    record = {
+        "training_iteration": 3,
+        "elapsed_s": 100.0,
+        "updates_done": 50,
+        "updates_planned": 200,
+        "env_steps_stored": 3000,
+        "s_per_update": 2.0,
+    }
     last = {"training_iteration": 2, "env_runners": {"num_env_steps_sampled_lifetime": 2000}, "time_total_s": 500.0}
     assert eta_to_stop(record, {"num_env_steps_sampled_lifetime": 5000}, last) == "18m20s"  # 300 s + 2 x 400 s
     assert eta_to_stop(record, {"training_iteration": 4}, last) == "11m40s"  # 300 s + 1 x 400 s
@@ -49,7 +55,14 @@ class _Trial:
 
 
 def test_watcher_prints_each_new_record_once_and_not_after_the_iteration_reported(tmp_path):
-    record = {"time": 1.0, "training_iteration": 2, "elapsed_s": 40.0, "updates_done": 10, "updates_planned": 40, "env_steps_stored": 10}
+    record = {
+        "time": 1.0,
+        "training_iteration": 2,
+        "elapsed_s": 40.0,
+        "updates_done": 10,
+        "updates_planned": 40,
+        "env_steps_stored": 10,
+    }
     (tmp_path / LIVE_PROGRESS_FILE).write_text(json.dumps(record))
     watcher = LiveWatcher(every_s=0)
     trials = [_Trial(str(tmp_path))]
@@ -69,16 +82,24 @@ def test_a_long_iteration_prints_progress_lines_through_the_cli(tmp_path):
     from pathlib import Path
 
     text = (Path(__file__).parent / "data" / "tiny.yaml").read_text()
-    for old, new in (("updates_per_env_step: 0.05", "updates_per_env_step: 2.0"), ("hidden_dim: 16", "hidden_dim: 256"),
-                     ("min_sample_timesteps_per_iteration: 100", "min_sample_timesteps_per_iteration: 600"),
-                     ("training_iteration: 3", "training_iteration: 1")):
+    for old, new in (
+        ("updates_per_env_step: 0.05", "updates_per_env_step: 2.0"),
+        ("hidden_dim: 16", "hidden_dim: 256"),
+        ("min_sample_timesteps_per_iteration: 100", "min_sample_timesteps_per_iteration: 600"),
+        ("training_iteration: 3", "training_iteration: 1"),
+    ):
         assert old in text
         text = text.replace(old, new)
     (tmp_path / "slow.yaml").write_text(text)
     env = dict(os.environ, SMAC_LIVE_PROGRESS_S="1", MUJOCO_GL="egl", RAY_AUTH_MODE="disabled", WANDB_MODE="offline")
     rllib = str(Path(sys.executable).parent / "rllib")
-    out = subprocess.run([rllib, "train", "file", str(tmp_path / "slow.yaml"), "--storage-path", str(tmp_path / "runs"), "--wandb"],
-                         env=env, capture_output=True, text=True, timeout=240)
+    out = subprocess.run(
+        [rllib, "train", "file", str(tmp_path / "slow.yaml"), "--storage-path", str(tmp_path / "runs"), "--wandb"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     live = [line for line in out.stdout.splitlines() if " running " in line]
     assert len(live) >= 2, out.stdout

@@ -93,8 +93,11 @@ class Mistake:
 def big_grid(n: int = 150) -> str:
     """A grid of 3 x ``n`` points (estimator varies slowest): num_particles=6 is wrong for the last third only
     (mlmc needs a power of two), past the first 256 points."""
-    return cfg(f"latent_dim: {{grid_search: {list(range(1, n + 1))}}}", "num_particles: 6",
-               "estimator: {grid_search: [nested, naive, mlmc]}")
+    return cfg(
+        f"latent_dim: {{grid_search: {list(range(1, n + 1))}}}",
+        "num_particles: 6",
+        "estimator: {grid_search: [nested, naive, mlmc]}",
+    )
 
 
 # "billion laughs": 10 lines that expand to 10**9 values (memory and time without a cap)
@@ -109,40 +112,82 @@ MISTAKES: dict[str, Mistake] = {
     "gamma above 1": Mistake(cfg("gamma: 1.5"), expect="gamma=1.5 must be in (0, 1]"),
     "tau 0": Mistake(cfg("tau: 0"), expect="tau=0 must be in (0, 1]"),
     "tau above 1": Mistake(cfg("tau: 2"), expect="tau=2 must be in (0, 1]"),
-    "batch size 0": Mistake(cfg("train_batch_size_per_learner: 0"), expect="train_batch_size_per_learner=0 must be >= 1"),
-    "num_env_runners negative": Mistake(cfg("num_env_runners: -1"), expect="num_env_runners=-1 must be >= 0"),
-    "rollout_fragment_length 0": Mistake(cfg("rollout_fragment_length: 0"), expect="rollout_fragment_length=0 must be >= 1"),
-    "replay capacity below batch": Mistake(
-        cfg("replay_buffer_config: {type: EpisodeReplayBuffer, capacity: 8}"), expect="capacity=8 must be >= the batch size"
+    "batch size 0": Mistake(
+        cfg("train_batch_size_per_learner: 0"), expect="train_batch_size_per_learner=0 must be >= 1"
     ),
-    "replay capacity 0": Mistake(cfg("replay_buffer_config: {type: EpisodeReplayBuffer, capacity: 0}"), expect="capacity=0"),
-    "min_sample_timesteps negative": Mistake(cfg("min_sample_timesteps_per_iteration: -5"), expect="min_sample_timesteps_per_iteration=-5 must be >= 0"),
-    "evaluation_interval negative": Mistake(cfg("evaluation_interval: -1"), expect="evaluation_interval=-1 must be >= 0"),
+    "num_env_runners negative": Mistake(cfg("num_env_runners: -1"), expect="num_env_runners=-1 must be >= 0"),
+    "rollout_fragment_length 0": Mistake(
+        cfg("rollout_fragment_length: 0"), expect="rollout_fragment_length=0 must be >= 1"
+    ),
+    "replay capacity below batch": Mistake(
+        cfg("replay_buffer_config: {type: EpisodeReplayBuffer, capacity: 8}"),
+        expect="capacity=8 must be >= the batch size",
+    ),
+    "replay capacity 0": Mistake(
+        cfg("replay_buffer_config: {type: EpisodeReplayBuffer, capacity: 0}"), expect="capacity=0"
+    ),
+    "min_sample_timesteps negative": Mistake(
+        cfg("min_sample_timesteps_per_iteration: -5"), expect="min_sample_timesteps_per_iteration=-5 must be >= 0"
+    ),
+    "evaluation_interval negative": Mistake(
+        cfg("evaluation_interval: -1"), expect="evaluation_interval=-1 must be >= 0"
+    ),
     "evaluation_duration 0": Mistake(cfg("evaluation_duration: 0"), expect="evaluation_duration=0"),
     "num_learners negative": Mistake(cfg("num_learners: -1"), expect="num_learners=-1 must be >= 0"),
-    "num_gpus_per_learner negative": Mistake(cfg("num_gpus_per_learner: -1"), expect="num_gpus_per_learner=-1 must be >= 0"),
-    "num_cpus_per_env_runner negative": Mistake(cfg("num_cpus_per_env_runner: -1"), expect="num_cpus_per_env_runner=-1 must be >= 0"),
-    "num_envs_per_env_runner 0": Mistake(cfg("num_envs_per_env_runner: 0"), expect="num_envs_per_env_runner=0 must be >= 1"),
+    "num_gpus_per_learner negative": Mistake(
+        cfg("num_gpus_per_learner: -1"), expect="num_gpus_per_learner=-1 must be >= 0"
+    ),
+    "num_cpus_per_env_runner negative": Mistake(
+        cfg("num_cpus_per_env_runner: -1"), expect="num_cpus_per_env_runner=-1 must be >= 0"
+    ),
+    "num_envs_per_env_runner 0": Mistake(
+        cfg("num_envs_per_env_runner: 0"), expect="num_envs_per_env_runner=0 must be >= 1"
+    ),
     "n_step 0": Mistake(cfg("n_step: 0"), expect="n_step=0 must be >= 1"),
     "grad_clip negative": Mistake(cfg("grad_clip: -1.0"), expect="grad_clip=-1.0 must be > 0"),
     "seed negative": Mistake(cfg("seed: -1"), expect="seed=-1 must be in [0, 2**32)"),
-    "target_network_update_freq negative": Mistake(cfg("target_network_update_freq: -1"), expect="target_network_update_freq=-1 must be >= 0"),
-    "min_time_s negative": Mistake(cfg("min_time_s_per_iteration: -1"), expect="min_time_s_per_iteration=-1 must be >= 0"),
-    "evaluation_num_env_runners negative": Mistake(cfg("evaluation_num_env_runners: -2"), expect="evaluation_num_env_runners=-2 must be >= 0"),
-    "metrics smoothing 0": Mistake(cfg("metrics_num_episodes_for_smoothing: 0"), expect="metrics_num_episodes_for_smoothing=0 must be >= 1"),
-    "learning starts negative (SMAC's own)": Mistake(cfg("num_steps_sampled_before_learning_starts: -1"), expect="num_steps_sampled_before_learning_starts=-1"),
-    "updates_per_env_step 0 (SMAC's own)": Mistake(cfg("updates_per_env_step: 0"), expect="updates_per_env_step=0 must be > 0"),
+    "target_network_update_freq negative": Mistake(
+        cfg("target_network_update_freq: -1"), expect="target_network_update_freq=-1 must be >= 0"
+    ),
+    "min_time_s negative": Mistake(
+        cfg("min_time_s_per_iteration: -1"), expect="min_time_s_per_iteration=-1 must be >= 0"
+    ),
+    "evaluation_num_env_runners negative": Mistake(
+        cfg("evaluation_num_env_runners: -2"), expect="evaluation_num_env_runners=-2 must be >= 0"
+    ),
+    "metrics smoothing 0": Mistake(
+        cfg("metrics_num_episodes_for_smoothing: 0"), expect="metrics_num_episodes_for_smoothing=0 must be >= 1"
+    ),
+    "learning starts negative (SMAC's own)": Mistake(
+        cfg("num_steps_sampled_before_learning_starts: -1"), expect="num_steps_sampled_before_learning_starts=-1"
+    ),
+    "updates_per_env_step 0 (SMAC's own)": Mistake(
+        cfg("updates_per_env_step: 0"), expect="updates_per_env_step=0 must be > 0"
+    ),
     "torch_num_threads negative": Mistake(cfg("torch_num_threads: -1"), expect="torch_num_threads=-1 must be >= 0"),
-    "nonfinite updates 0": Mistake(cfg("max_consecutive_nonfinite_updates: 0"), expect="max_consecutive_nonfinite_updates=0 must be >= 1"),
-    "evaluation_config gamma": Mistake(cfg("evaluation_config: {explore: false, gamma: 2}"), expect="evaluation_config.gamma=2 must be in (0, 1]"),
+    "nonfinite updates 0": Mistake(
+        cfg("max_consecutive_nonfinite_updates: 0"), expect="max_consecutive_nonfinite_updates=0 must be >= 1"
+    ),
+    "evaluation_config gamma": Mistake(
+        cfg("evaluation_config: {explore: false, gamma: 2}"), expect="evaluation_config.gamma=2 must be in (0, 1]"
+    ),
     # ---- NaN / inf anywhere
     "gamma NaN": Mistake(cfg("gamma: .nan"), expect="gamma=nan is not a finite number"),
     "tau inf": Mistake(cfg("tau: .inf"), expect="tau=inf is not a finite number"),
-    "inf capacity": Mistake(cfg("replay_buffer_config: {type: EpisodeReplayBuffer, capacity: .inf}"), expect="replay_buffer_config.capacity=inf is not a finite number"),
-    "NaN in a grid": Mistake(cfg("actor_lr: {grid_search: [0.0003, .nan]}"), expect="actor_lr=nan is not a finite number"),
-    "NaN in env_config": Mistake(envc("pixel_noise_std: .nan, from_pixels: true"), expect="env_config.pixel_noise_std=nan is not a finite number"),
+    "inf capacity": Mistake(
+        cfg("replay_buffer_config: {type: EpisodeReplayBuffer, capacity: .inf}"),
+        expect="replay_buffer_config.capacity=inf is not a finite number",
+    ),
+    "NaN in a grid": Mistake(
+        cfg("actor_lr: {grid_search: [0.0003, .nan]}"), expect="actor_lr=nan is not a finite number"
+    ),
+    "NaN in env_config": Mistake(
+        envc("pixel_noise_std: .nan, from_pixels: true"), expect="env_config.pixel_noise_std=nan is not a finite number"
+    ),
     "NaN in --config": Mistake(args=("--config", '{"gamma": NaN}'), expect="gamma=nan is not a finite number"),
-    "inf in --stop": Mistake(args=("--stop", '{"training_iteration": Infinity}'), expect="training_iteration=inf is not a finite number"),
+    "inf in --stop": Mistake(
+        args=("--stop", '{"training_iteration": Infinity}'), expect="training_iteration=inf is not a finite number"
+    ),
     # ---- env_config of the dmc envs
     "action_repeat 0": Mistake(envc("action_repeat: 0"), expect="env_config.action_repeat=0 must be an integer >= 1"),
     "time_limit 0": Mistake(cfg("env_config: {time_limit: 0}"), expect="env_config.time_limit=0 must be > 0"),
@@ -150,110 +195,268 @@ MISTAKES: dict[str, Mistake] = {
     "env seed too big": Mistake(envc("seed: 4294967296"), expect="env_config.seed=4294967296 must be in [0, 2**32)"),
     "camera_id out of range": Mistake(envc("from_pixels: true, camera_id: 99"), expect="env_config.camera_id=99"),
     "camera_id negative": Mistake(envc("from_pixels: true, camera_id: -1"), expect="env_config.camera_id=-1"),
-    "pixel noise negative": Mistake(envc("from_pixels: true, pixel_noise_std: -0.1"), expect="pixel_noise_std=-0.1 must be"),
-    "sensor missing above 1": Mistake(envc("from_pixels: true, sensor_missing_prob: 1.5"), expect="sensor_missing_prob=1.5 must be a probability in [0, 1]"),
+    "pixel noise negative": Mistake(
+        envc("from_pixels: true, pixel_noise_std: -0.1"), expect="pixel_noise_std=-0.1 must be"
+    ),
+    "sensor missing above 1": Mistake(
+        envc("from_pixels: true, sensor_missing_prob: 1.5"),
+        expect="sensor_missing_prob=1.5 must be a probability in [0, 1]",
+    ),
     "sensor missing without pixels": Mistake(envc("sensor_missing_prob: 0.05"), expect="set from_pixels: true"),
-    "camera_id without pixels": Mistake(envc("camera_id: 1"), expect="camera_id applies to pixel observations only; set from_pixels: true"),
-    "image_size without pixels": Mistake(envc("image_size: 64"), expect="image_size applies to pixel observations only"),
-    "image_size 0": Mistake(envc("from_pixels: true, image_size: 0"), expect="env_config.image_size=0 must be an integer >= 1"),
+    "camera_id without pixels": Mistake(
+        envc("camera_id: 1"), expect="camera_id applies to pixel observations only; set from_pixels: true"
+    ),
+    "image_size without pixels": Mistake(
+        envc("image_size: 64"), expect="image_size applies to pixel observations only"
+    ),
+    "image_size 0": Mistake(
+        envc("from_pixels: true, image_size: 0"), expect="env_config.image_size=0 must be an integer >= 1"
+    ),
     "render_mode unknown": Mistake(envc("render_mode: human"), expect="render_mode='human'"),
     "render_size 0": Mistake(envc("render_size: 0"), expect="env_config.render_size=0 must be an integer >= 1"),
     "from_pixels as a string": Mistake(envc('from_pixels: "false"'), expect="without quotes"),
-    "integer setting beyond int32": Mistake(cfg("hidden_dim: 1e12"), expect="hidden_dim=1e+12 is beyond any size a run can use"),
-    "fragment that never ends": Mistake(cfg("rollout_fragment_length: 1000000000000"), expect="rollout_fragment_length=1e+12 is beyond"),
-    "an env runner per CPU x 1000": Mistake(cfg("num_env_runners: 2000"), expect="a local Ray runs at most 8x oversubscribed"),
-    # keys that do nothing, values RLlib would take as another choice, contradictions (a configuration checked as a whole)
-    "old-stack num_gpus": Mistake(cfg("num_gpus: 1"), expect="num_gpus=1 is an RLlib old-API-stack setting this algorithm never reads; use num_gpus_per_learner"),
-    "old-stack train_batch_size": Mistake(cfg("train_batch_size: 64"), expect="train_batch_size=64 is an RLlib old-API-stack setting"),
-    "old-stack model": Mistake(cfg("model: {fcnet_hiddens: [64]}"), expect="model={'fcnet_hiddens': [64]} is an RLlib old-API-stack setting"),
-    "replay type not read": Mistake(cfg("replay_buffer_config: {type: PrioritizedEpisodeReplayBuffer, capacity: 1000}"), expect="replay_buffer_config.type='PrioritizedEpisodeReplayBuffer' is not read"),
-    "pixel key in a state run": Mistake(cfg("world_model_preset: tiny"), expect="world_model_preset='tiny' is a pixel setting (Alg. 2) and this run learns from states"),
-    "state key in a pixel run": Mistake(cfg("env_config: {time_limit: 1.0, from_pixels: true}"), expect="latent_dim=4 does nothing in a pixel run"),
-    "evaluation_interval inside evaluation_config": Mistake(cfg("evaluation_config: {explore: false, evaluation_interval: 5}"), expect="RLlib reads evaluation_interval only at the top of config"),
-    "placement strategy in lower case": Mistake(cfg("placement_strategy: pack"), expect="placement_strategy='pack' is not a value RLlib knows (PACK, SPREAD, STRICT_PACK, STRICT_SPREAD); write 'PACK'"),
-    "duration unit capitalized": Mistake(cfg("evaluation_duration_unit: Episodes"), expect="evaluation_duration_unit='Episodes' is not a value RLlib knows"),
-    "stop at zero": Mistake(BASE.replace("stop: {training_iteration: 2}", "stop: {training_iteration: 0}"), expect="stop criterion training_iteration=0 ends the run before its first iteration"),
-    "evaluation on pixels, training on states": Mistake(cfg("evaluation_config: {explore: false, env_config: {from_pixels: true}}"), expect="evaluation_config.env_config.from_pixels=True evaluates on pixels a policy trained on states"),
-    "time_limit below one step": Mistake(cfg("env_config: {time_limit: 0.001}"), expect="env_config.time_limit=0.001 is shorter than one agent step"),
-    "time_limit meant in steps": Mistake(cfg("env_config: {time_limit: 5000}"), expect="is 500,000 agent steps of dmc/cartpole-balance: no episode would end"),
+    "integer setting beyond int32": Mistake(
+        cfg("hidden_dim: 1e12"), expect="hidden_dim=1e+12 is beyond any size a run can use"
+    ),
+    "fragment that never ends": Mistake(
+        cfg("rollout_fragment_length: 1000000000000"), expect="rollout_fragment_length=1e+12 is beyond"
+    ),
+    "an env runner per CPU x 1000": Mistake(
+        cfg("num_env_runners: 2000"), expect="a local Ray runs at most 8x oversubscribed"
+    ),
+    # keys that do nothing, values RLlib would take as another choice,
+    # contradictions (a configuration checked as a whole)
+    "old-stack num_gpus": Mistake(
+        cfg("num_gpus: 1"),
+        expect="num_gpus=1 is an RLlib old-API-stack setting this algorithm never reads; use num_gpus_per_learner",
+    ),
+    "old-stack train_batch_size": Mistake(
+        cfg("train_batch_size: 64"), expect="train_batch_size=64 is an RLlib old-API-stack setting"
+    ),
+    "old-stack model": Mistake(
+        cfg("model: {fcnet_hiddens: [64]}"), expect="model={'fcnet_hiddens': [64]} is an RLlib old-API-stack setting"
+    ),
+    "replay type not read": Mistake(
+        cfg("replay_buffer_config: {type: PrioritizedEpisodeReplayBuffer, capacity: 1000}"),
+        expect="replay_buffer_config.type='PrioritizedEpisodeReplayBuffer' is not read",
+    ),
+    "pixel key in a state run": Mistake(
+        cfg("world_model_preset: tiny"),
+        expect="world_model_preset='tiny' is a pixel setting (Alg. 2) and this run learns from states",
+    ),
+    "state key in a pixel run": Mistake(
+        cfg("env_config: {time_limit: 1.0, from_pixels: true}"), expect="latent_dim=4 does nothing in a pixel run"
+    ),
+    "evaluation_interval inside evaluation_config": Mistake(
+        cfg("evaluation_config: {explore: false, evaluation_interval: 5}"),
+        expect="RLlib reads evaluation_interval only at the top of config",
+    ),
+    "placement strategy in lower case": Mistake(
+        cfg("placement_strategy: pack"),
+        expect="placement_strategy='pack' is not a value RLlib knows (PACK, SPREAD, STRICT_PACK, STRICT_SPREAD); write "
+        "'PACK'",
+    ),
+    "duration unit capitalized": Mistake(
+        cfg("evaluation_duration_unit: Episodes"),
+        expect="evaluation_duration_unit='Episodes' is not a value RLlib knows",
+    ),
+    "stop at zero": Mistake(
+        BASE.replace("stop: {training_iteration: 2}", "stop: {training_iteration: 0}"),
+        expect="stop criterion training_iteration=0 ends the run before its first iteration",
+    ),
+    "evaluation on pixels, training on states": Mistake(
+        cfg("evaluation_config: {explore: false, env_config: {from_pixels: true}}"),
+        expect="evaluation_config.env_config.from_pixels=True evaluates on pixels a policy trained on states",
+    ),
+    "time_limit below one step": Mistake(
+        cfg("env_config: {time_limit: 0.001}"), expect="env_config.time_limit=0.001 is shorter than one agent step"
+    ),
+    "time_limit meant in steps": Mistake(
+        cfg("env_config: {time_limit: 5000}"),
+        expect="is 500,000 agent steps of dmc/cartpole-balance: no episode would end",
+    ),
     "checkpoint score on an evaluation that never runs": Mistake(
-        BASE.replace("  max_failures: 0\n", "  max_failures: 0\n  checkpoint_config: {checkpoint_score_attribute: evaluation/env_runners/episode_return_mean}\n")
-        .replace("    evaluation_interval: 2\n", ""), expect="checkpoint_score_attribute 'evaluation/env_runners/episode_return_mean' is reported only when the experiment evaluates"),
-    "--resume with nothing to resume": Mistake(args=("--resume", "--storage-path", "{dir}"), expect="--resume: nothing to resume, no Tune experiment state in"),
-    "plot into a text file": Mistake(command=("plot", "{dir}"), args=("--out", "curves.txt"), expect="--out curves.txt: write the plot to a .png"),
-    "storage on an unknown URI scheme": Mistake(args=("--storage-path", "ftp://host/runs"), expect="storage path ftp://host/runs: Tune cannot write to ftp://"),
-    "grid_search misspelled": Mistake(cfg("latent_dim: {grid_serch: [4, 8]}"), expect="latent_dim: {grid_serch: [...]} is not a search space (Tune reads grid_search only)"),
-    "grid-search inside env_config": Mistake(cfg("env_config: {time_limit: {grid-search: [1.0, 2.0]}}"), expect="env_config.time_limit: {grid-search: [...]} is not a search space"),
-    "a sampled Tune space": Mistake(cfg("actor_lr: {loguniform: [1e-4, 1e-3]}"), expect="actor_lr: {loguniform: [...]} is not a search space"),
-    "training_intensity instead of updates_per_env_step": Mistake(cfg("training_intensity: 2"), expect="training_intensity=2 is RLlib SAC's replay ratio, which this loop never reads; use updates_per_env_step"),
+        BASE.replace(
+            "  max_failures: 0\n",
+            "  max_failures: 0\n  checkpoint_config: {checkpoint_score_attribute: "
+            "evaluation/env_runners/episode_return_mean}\n",
+        ).replace("    evaluation_interval: 2\n", ""),
+        expect="checkpoint_score_attribute 'evaluation/env_runners/episode_return_mean' is reported only when the "
+        "experiment evaluates",
+    ),
+    "--resume with nothing to resume": Mistake(
+        args=("--resume", "--storage-path", "{dir}"), expect="--resume: nothing to resume, no Tune experiment state in"
+    ),
+    "plot into a text file": Mistake(
+        command=("plot", "{dir}"), args=("--out", "curves.txt"), expect="--out curves.txt: write the plot to a .png"
+    ),
+    "storage on an unknown URI scheme": Mistake(
+        args=("--storage-path", "ftp://host/runs"), expect="storage path ftp://host/runs: Tune cannot write to ftp://"
+    ),
+    "grid_search misspelled": Mistake(
+        cfg("latent_dim: {grid_serch: [4, 8]}"),
+        expect="latent_dim: {grid_serch: [...]} is not a search space (Tune reads grid_search only)",
+    ),
+    "grid-search inside env_config": Mistake(
+        cfg("env_config: {time_limit: {grid-search: [1.0, 2.0]}}"),
+        expect="env_config.time_limit: {grid-search: [...]} is not a search space",
+    ),
+    "a sampled Tune space": Mistake(
+        cfg("actor_lr: {loguniform: [1e-4, 1e-3]}"), expect="actor_lr: {loguniform: [...]} is not a search space"
+    ),
+    "training_intensity instead of updates_per_env_step": Mistake(
+        cfg("training_intensity: 2"),
+        expect="training_intensity=2 is RLlib SAC's replay ratio, which this loop never reads; "
+        "use updates_per_env_step",
+    ),
     "n-step returns": Mistake(cfg("n_step: 3"), expect="n_step=3 cannot be honoured"),
-    "async metric in a synchronous run": Mistake(BASE.replace("stop: {training_iteration: 2}", "stop: {async/updates_per_s: 100}").replace("    seed: 0\n", "    seed: 0\n    async_learning: false\n"), expect="'async/updates_per_s' is reported by the asynchronous loop only"),
-    "learner metric of a module that does not exist": Mistake(BASE.replace("stop: {training_iteration: 2}", "stop: {learners/default_polcy/critic/loss: 0.1}"), expect="names learner module 'default_polcy', which no result holds"),
-    "SMAC on a discrete env": Mistake(exp("env: CartPole-v1").replace("    env_config: {time_limit: 1.0}\n", ""), expect="needs a continuous (Box) action space"),
+    "async metric in a synchronous run": Mistake(
+        BASE.replace("stop: {training_iteration: 2}", "stop: {async/updates_per_s: 100}").replace(
+            "    seed: 0\n", "    seed: 0\n    async_learning: false\n"
+        ),
+        expect="'async/updates_per_s' is reported by the asynchronous loop only",
+    ),
+    "learner metric of a module that does not exist": Mistake(
+        BASE.replace("stop: {training_iteration: 2}", "stop: {learners/default_polcy/critic/loss: 0.1}"),
+        expect="names learner module 'default_polcy', which no result holds",
+    ),
+    "SMAC on a discrete env": Mistake(
+        exp("env: CartPole-v1").replace("    env_config: {time_limit: 1.0}\n", ""),
+        expect="needs a continuous (Box) action space",
+    ),
     # ---- stop criteria that no result contains
     "stop typo": Mistake(exp("stop: {training_iterations: 5}"), expect="did you mean 'training_iteration'?"),
-    "stop nested typo": Mistake(exp("stop: {env_runners/episode_return_meen: 100}"), expect="did you mean 'env_runners/episode_return_mean'?"),
-    "stop unknown group": Mistake(exp("stop: {env_runner/num_env_steps_sampled_lifetime: 1000}"), expect="did you mean 'env_runners/num_env_steps_sampled_lifetime'?"),
-    "stop typo in --stop": Mistake(args=("--stop", '{"training_iteratoin": 5}'), expect="did you mean 'training_iteration'?"),
+    "stop nested typo": Mistake(
+        exp("stop: {env_runners/episode_return_meen: 100}"), expect="did you mean 'env_runners/episode_return_mean'?"
+    ),
+    "stop unknown group": Mistake(
+        exp("stop: {env_runner/num_env_steps_sampled_lifetime: 1000}"),
+        expect="did you mean 'env_runners/num_env_steps_sampled_lifetime'?",
+    ),
+    "stop typo in --stop": Mistake(
+        args=("--stop", '{"training_iteratoin": 5}'), expect="did you mean 'training_iteration'?"
+    ),
     "stop NaN": Mistake(exp("stop: {training_iteration: .nan}"), expect="not a finite number"),
     "stop string bool": Mistake(exp('stop: {training_iteration: "5"}'), expect="must be a number"),
     # ---- Tune: scheduler, grid_search, big grids, experiment keys
-    "ASHA grace_period 0": Mistake(exp("scheduler: {type: ASHA, grace_period: 0}"), expect="grace_period=0 must be an integer >= 1"),
+    "ASHA grace_period 0": Mistake(
+        exp("scheduler: {type: ASHA, grace_period: 0}"), expect="grace_period=0 must be an integer >= 1"
+    ),
     "ASHA mode": Mistake(exp("scheduler: {type: ASHA, mode: maximize}"), expect="mode='maximize'; use 'max' or 'min'"),
-    "ASHA reduction_factor 1": Mistake(exp("scheduler: {type: ASHA, reduction_factor: 1}"), expect="reduction_factor=1 must be > 1"),
+    "ASHA reduction_factor 1": Mistake(
+        exp("scheduler: {type: ASHA, reduction_factor: 1}"), expect="reduction_factor=1 must be > 1"
+    ),
     "ASHA max_t 0": Mistake(exp("scheduler: {type: ASHA, max_t: 0}"), expect="max_t=0 must be an integer >= 1"),
-    "ASHA max_t null": Mistake(exp("scheduler: {type: ASHA, max_t: null}"), expect="max_t=None must be an integer >= 1"),
-    "ASHA grace above max_t": Mistake(exp("scheduler: {type: ASHA, grace_period: 20, max_t: 10}"), expect="grace_period=20 must be <= max_t=10"),
-    "ASHA metric typo": Mistake(exp("scheduler: {type: ASHA, metric: env_runners/episode_return_meen}"), expect="did you mean 'env_runners/episode_return_mean'?"),
-    "ASHA time_attr typo": Mistake(exp("scheduler: {type: ASHA, time_attr: training_iterations}"), expect="did you mean 'training_iteration'?"),
+    "ASHA max_t null": Mistake(
+        exp("scheduler: {type: ASHA, max_t: null}"), expect="max_t=None must be an integer >= 1"
+    ),
+    "ASHA grace above max_t": Mistake(
+        exp("scheduler: {type: ASHA, grace_period: 20, max_t: 10}"), expect="grace_period=20 must be <= max_t=10"
+    ),
+    "ASHA metric typo": Mistake(
+        exp("scheduler: {type: ASHA, metric: env_runners/episode_return_meen}"),
+        expect="did you mean 'env_runners/episode_return_mean'?",
+    ),
+    "ASHA time_attr typo": Mistake(
+        exp("scheduler: {type: ASHA, time_attr: training_iterations}"), expect="did you mean 'training_iteration'?"
+    ),
     "grid_search empty": Mistake(cfg("latent_dim: {grid_search: []}"), expect="needs a non-empty list"),
     "grid_search not a list": Mistake(cfg("latent_dim: {grid_search: 8}"), expect="needs a non-empty list"),
     "grid_search a mapping": Mistake(cfg("latent_dim: {grid_search: {a: 8}}"), expect="needs a non-empty list"),
-    "grid_search bad value past 256 points": Mistake(big_grid(), expect="num_particles=6 must be 0 or a power of two for estimator='mlmc'"),
-    "grid_search with a sibling key": Mistake(cfg("latent_dim: {grid_search: [4, 8], values: [16]}"), expect="grid_search must be the only key"),
+    "grid_search bad value past 256 points": Mistake(
+        big_grid(), expect="num_particles=6 must be 0 or a power of two for estimator='mlmc'"
+    ),
+    "grid_search with a sibling key": Mistake(
+        cfg("latent_dim: {grid_search: [4, 8], values: [16]}"), expect="grid_search must be the only key"
+    ),
     "grid over 10000 trials": Mistake(big_grid(4000), expect="more than 10,000"),
     "num_samples 0": Mistake(exp("num_samples: 0"), expect="num_samples=0 must be an integer >= 1"),
-    "max_concurrent_trials 0": Mistake(exp("max_concurrent_trials: 0"), expect="max_concurrent_trials=0 must be an integer >= 1"),
-    "max_concurrent_trials true": Mistake(exp("max_concurrent_trials: true"), expect="max_concurrent_trials=True must be an integer >= 1"),
-    "checkpoint_at_end string": Mistake(exp('checkpoint_config: {checkpoint_at_end: "false"}'), expect="checkpoint_at_end='false' must be true or false"),
-    "checkpoint_score_order": Mistake(exp("checkpoint_config: {checkpoint_score_order: up}"), expect="checkpoint_score_order='up'; use 'max' or 'min'"),
-    "checkpoint_score_attribute typo": Mistake(exp("checkpoint_config: {checkpoint_score_attribute: training_iterations}"), expect="did you mean 'training_iteration'?"),
+    "max_concurrent_trials 0": Mistake(
+        exp("max_concurrent_trials: 0"), expect="max_concurrent_trials=0 must be an integer >= 1"
+    ),
+    "max_concurrent_trials true": Mistake(
+        exp("max_concurrent_trials: true"), expect="max_concurrent_trials=True must be an integer >= 1"
+    ),
+    "checkpoint_at_end string": Mistake(
+        exp('checkpoint_config: {checkpoint_at_end: "false"}'), expect="checkpoint_at_end='false' must be true or false"
+    ),
+    "checkpoint_score_order": Mistake(
+        exp("checkpoint_config: {checkpoint_score_order: up}"), expect="checkpoint_score_order='up'; use 'max' or 'min'"
+    ),
+    "checkpoint_score_attribute typo": Mistake(
+        exp("checkpoint_config: {checkpoint_score_attribute: training_iterations}"),
+        expect="did you mean 'training_iteration'?",
+    ),
     "max_failures -2": Mistake(exp("max_failures: -2"), expect="max_failures=-2 must be an integer >= -1"),
     # ---- command-line arguments
     "--seed negative": Mistake(args=("--seed", "-1"), expect="argument --seed: -1 must be in [0, 2**32)"),
     "--seed too big": Mistake(args=("--seed", str(2**32)), expect="argument --seed: 4294967296 must be in [0, 2**32)"),
     "--seed not a number": Mistake(args=("--seed", "one"), expect="argument --seed: 'one' is not an integer"),
     "--storage-path a file": Mistake(args=("--storage-path", "{file}"), expect="is a file"),
-    "--storage-path not writable": Mistake(args=("--storage-path", "/proc/smac_rllib_results"), expect="cannot write to /proc"),
-    "--config env typo": Mistake(args=("--config", '{"env": "dmc/cartpole-balanse"}'), expect="did you mean dmc/cartpole-balance"),
-    "--config string bool": Mistake(args=("--config", '{"twin_q": "false"}'), expect="twin_q='false' has the wrong type"),
-    "--config string bool in evaluation_config": Mistake(args=("--config", '{"evaluation_config": {"explore": "false"}}'), expect="evaluation_config.explore='false' has the wrong type"),
+    "--storage-path not writable": Mistake(
+        args=("--storage-path", "/proc/smac_rllib_results"), expect="cannot write to /proc"
+    ),
+    "--config env typo": Mistake(
+        args=("--config", '{"env": "dmc/cartpole-balanse"}'), expect="did you mean dmc/cartpole-balance"
+    ),
+    "--config string bool": Mistake(
+        args=("--config", '{"twin_q": "false"}'), expect="twin_q='false' has the wrong type"
+    ),
+    "--config string bool in evaluation_config": Mistake(
+        args=("--config", '{"evaluation_config": {"explore": "false"}}'),
+        expect="evaluation_config.explore='false' has the wrong type",
+    ),
     "--num-samples 0": Mistake(args=("--num-samples", "0"), expect="--num-samples 0 must be >= 1"),
     "--config not an object": Mistake(args=("--config", "[1]"), expect="--config must be a JSON object"),
-    "second --config has the mistake": Mistake(args=("--config", '{"gamma": 0.9}', "--config", '{"tau": 0}'), expect="tau=0 must be in (0, 1]"),
-    "string bool for a SMAC setting": Mistake(cfg('mlmc_average_level0: "false"'), expect="mlmc_average_level0='false' has the wrong type"),
-    "string bool for wandb.log_config": Mistake(exp('wandb: {log_config: "no"}'), expect="wandb.log_config='no' must be true or false"),
+    "second --config has the mistake": Mistake(
+        args=("--config", '{"gamma": 0.9}', "--config", '{"tau": 0}'), expect="tau=0 must be in (0, 1]"
+    ),
+    "string bool for a SMAC setting": Mistake(
+        cfg('mlmc_average_level0: "false"'), expect="mlmc_average_level0='false' has the wrong type"
+    ),
+    "string bool for wandb.log_config": Mistake(
+        exp('wandb: {log_config: "no"}'), expect="wandb.log_config='no' must be true or false"
+    ),
     "wandb mode": Mistake(exp("wandb: {mode: offlin}"), expect="wandb.mode='offlin'; use online, offline or disabled"),
     "storage_path in the file is a file": Mistake(exp("storage_path: a_file/results"), expect="a_file is a file"),
-    "evaluate --episodes 0": Mistake(command=("evaluate", "{dir}"), args=("--episodes", "0"), expect="argument --episodes: 0 must be >= 1"),
-    "evaluate --video-size 0": Mistake(command=("evaluate", "{dir}"), args=("--video-size", "0"), expect="argument --video-size: 0 must be in [16, 4097)"),
-    "evaluate --seed negative": Mistake(command=("evaluate", "{dir}"), args=("--seed", "-5"), expect="argument --seed: -5 must be in [0, 2**32)"),
+    "evaluate --episodes 0": Mistake(
+        command=("evaluate", "{dir}"), args=("--episodes", "0"), expect="argument --episodes: 0 must be >= 1"
+    ),
+    "evaluate --video-size 0": Mistake(
+        command=("evaluate", "{dir}"),
+        args=("--video-size", "0"),
+        expect="argument --video-size: 0 must be in [16, 4097)",
+    ),
+    "evaluate --seed negative": Mistake(
+        command=("evaluate", "{dir}"), args=("--seed", "-5"), expect="argument --seed: -5 must be in [0, 2**32)"
+    ),
     # ---- YAML robustness
     "non-UTF-8 bytes": Mistake(b"tiny:\n  run: SMAC\xff\xfe\n", expect="not UTF-8 text"),
-    "NUL byte": Mistake(BASE.replace("run: SMAC", "run: SMAC\x00"), expect="mistake.yaml:3: the file contains the control character U+0000"),
+    "NUL byte": Mistake(
+        BASE.replace("run: SMAC", "run: SMAC\x00"),
+        expect="mistake.yaml:3: the file contains the control character U+0000",
+    ),
     "billion laughs": Mistake(BILLION_LAUGHS, expect="aliases"),
     "deep nesting (flow)": Mistake("tiny: " + "[" * 5000 + "]" * 5000 + "\n", expect="nested deeper than"),
-    "deep nesting (block)": Mistake("tiny:\n" + "".join(" " * i + f"k{i}:\n" for i in range(1, 200)), expect="nested deeper than"),
-    "recursive alias": Mistake(cfg("x: &loop [1, *loop]"), expect="an alias refers to the mapping or list that contains it"),
-    "deep through aliases": Mistake("".join(f"a{i}: &a{i} " + "[" * 30 + (f"*a{i - 1}" if i else "1") + "]" * 30 + "\n" for i in range(5)),
-                                    expect="nested deeper than 64 levels through '*' aliases"),
+    "deep nesting (block)": Mistake(
+        "tiny:\n" + "".join(" " * i + f"k{i}:\n" for i in range(1, 200)), expect="nested deeper than"
+    ),
+    "recursive alias": Mistake(
+        cfg("x: &loop [1, *loop]"), expect="an alias refers to the mapping or list that contains it"
+    ),
+    "deep through aliases": Mistake(
+        "".join(f"a{i}: &a{i} " + "[" * 30 + (f"*a{i - 1}" if i else "1") + "]" * 30 + "\n" for i in range(5)),
+        expect="nested deeper than 64 levels through '*' aliases",
+    ),
     "list as a mapping key": Mistake("? [a, b]\n: 1\n", expect="mapping key"),
     "mapping as a config key": Mistake(cfg("{a: 1}: 2"), expect="mapping key"),
     "null config key": Mistake(cfg("~: 2"), expect="config key None"),
     "number config key": Mistake(cfg("5: 2"), expect="config key 5"),
     "number stop key": Mistake(exp("stop: {5: 2}"), expect="stop criterion 5"),
     "file too big": Mistake(lambda: BASE + "#" * (2 * 2**20) + "\n", expect="larger than"),
-    "python tag": Mistake(cfg("gamma: !!python/object/apply:os.system [true]"), expect="tags like !!python/... are not allowed"),
+    "python tag": Mistake(
+        cfg("gamma: !!python/object/apply:os.system [true]"), expect="tags like !!python/... are not allowed"
+    ),
     "two documents": Mistake(BASE + "---\n" + BASE, expect="one YAML document"),
     "top-level list": Mistake("- run: SMAC\n", expect="expected a mapping"),
 }
@@ -314,28 +517,49 @@ def _dry_run(tmp_path, capfd, text: str, *args: str) -> str:
 
 
 def test_config_overrides_env_and_two_configs_merge_in_order(tmp_path, capfd):
-    out = _dry_run(tmp_path, capfd, BASE, "--config", '{"env": "dmc/cartpole-swingup", "num_particles": 8}',
-                   "--config", '{"latent_dim": {"grid_search": [2, 4]}, "num_particles": 16}')
+    out = _dry_run(
+        tmp_path,
+        capfd,
+        BASE,
+        "--config",
+        '{"env": "dmc/cartpole-swingup", "num_particles": 8}',
+        "--config",
+        '{"latent_dim": {"grid_search": [2, 4]}, "num_particles": 16}',
+    )
     assert "tiny: SMAC on dmc/cartpole-swingup, 2 trial(s)" in out, out
 
     from smac_rllib.cli.train import _json_args
     from smac_rllib.cli.yaml_loader import Overrides, load_experiments
 
-    overrides = Overrides(config=_json_args(['{"env": "dmc/cartpole-swingup", "num_particles": 8, "env_config": {"seed": 1}}',
-                                             '{"num_particles": 16, "env_config": {"time_limit": 2.0}}'], "--config"))
+    overrides = Overrides(
+        config=_json_args(
+            [
+                '{"env": "dmc/cartpole-swingup", "num_particles": 8, "env_config": {"seed": 1}}',
+                '{"num_particles": 16, "env_config": {"time_limit": 2.0}}',
+            ],
+            "--config",
+        )
+    )
     (spec,) = load_experiments(str(tmp_path / "ok.yaml"), overrides)
     assert {(c.env, c.num_particles) for c in spec.configs} == {("dmc/cartpole-swingup", 16)}, "the later --config wins"
     assert spec.configs[0].env_config == {"seed": 1, "time_limit": 2.0}, "nested mappings merge"
 
 
 def test_grid_larger_than_256_points_is_validated_and_counted_in_full(tmp_path, capfd):
-    out = _dry_run(tmp_path, capfd, cfg("latent_dim: {grid_search: %s}" % list(range(1, 151)), "estimator: {grid_search: [nested, naive, mlmc]}"),
-                   "--num-samples", "2")
+    out = _dry_run(
+        tmp_path,
+        capfd,
+        cfg("latent_dim: {grid_search: %s}" % list(range(1, 151)), "estimator: {grid_search: [nested, naive, mlmc]}"),
+        "--num-samples",
+        "2",
+    )
     assert "tiny: SMAC on dmc/cartpole-balance, 900 trial(s)" in out, out
 
 
 def test_pixel_keys_with_from_pixels_in_a_grid_are_fine(tmp_path, capfd):
-    text = cfg("env_config: {time_limit: 1.0, from_pixels: true, camera_id: 1, pixel_noise_std: {grid_search: [0.0, 0.05]}}")
+    text = cfg(
+        "env_config: {time_limit: 1.0, from_pixels: true, camera_id: 1, pixel_noise_std: {grid_search: [0.0, 0.05]}}"
+    )
     assert "2 trial(s)" in _dry_run(tmp_path, capfd, without_state_keys(text))
 
 
@@ -347,10 +571,13 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.mark.parametrize("address, expect", [
-    (None, "no Ray cluster answers at 127.0.0.1:{port} (Connection refused"),
-    ("head-node", "--address 'head-node' must be host:port"),
-])
+@pytest.mark.parametrize(
+    "address, expect",
+    [
+        (None, "no Ray cluster answers at 127.0.0.1:{port} (Connection refused"),
+        ("head-node", "--address 'head-node' must be host:port"),
+    ],
+)
 def test_address_with_nothing_behind_it_is_one_line_within_seconds(address, expect, tmp_path, capfd):
     """Ray itself retries an address without a cluster forever (seen: > 2 min of GCS warnings)."""
     import ray
@@ -388,7 +615,13 @@ def test_autocast_null_is_what_the_config_documents_and_a_wrong_type_still_is_re
     pixels = '{"env_config": {"from_pixels": true, "time_limit": 1.0}, "autocast": null, "world_model_preset": "tiny"}'
     out = _dry_run(tmp_path, capfd, without_state_keys(BASE), "--config", pixels)
     assert "tiny: SMAC on dmc/cartpole-balance, 1 trial(s)" in out, out
-    assert SMACConfig().environment("dmc/cartpole-balance", env_config={"from_pixels": True}).training(autocast=None).smac_errors() == []
+    assert (
+        SMACConfig()
+        .environment("dmc/cartpole-balance", env_config={"from_pixels": True})
+        .training(autocast=None)
+        .smac_errors()
+        == []
+    )
     path = tmp_path / "bad.yaml"
     path.write_text(without_state_keys(BASE))
     code = run_cli(["train", "file", str(path), "--config", pixels.replace("null", "3"), "--dry-run"])
@@ -400,22 +633,40 @@ def test_a_gymnasium_env_config_key_the_env_does_not_take_is_refused_before_ray(
     """``env: Pendulum-v1`` with an ``env_config`` key Pendulum does not take: one line naming the key and the env, exit
     2, before Ray starts (it used to start Ray and fail inside the trial); a key it takes (``g``) passes."""
     path = tmp_path / "gym.yaml"
-    path.write_text(BASE.replace("env: dmc/cartpole-balance", "env: Pendulum-v1").replace("env_config: {time_limit: 1.0}", "env_config: {gravity: 9.8}"))
+    path.write_text(
+        BASE.replace("env: dmc/cartpole-balance", "env: Pendulum-v1").replace(
+            "env_config: {time_limit: 1.0}", "env_config: {gravity: 9.8}"
+        )
+    )
     code = run_cli(["train", "file", str(path), "--dry-run"])
     _, err = capfd.readouterr()
-    assert code == 2 and "env_config key 'gravity' is not an argument of 'Pendulum-v1'" in err and len(err.strip().splitlines()) == 1, err
-    path.write_text(BASE.replace("env: dmc/cartpole-balance", "env: Pendulum-v1").replace("env_config: {time_limit: 1.0}", "env_config: {g: 9.8}"))
+    assert (
+        code == 2
+        and "env_config key 'gravity' is not an argument of 'Pendulum-v1'" in err
+        and len(err.strip().splitlines()) == 1
+    ), err
+    path.write_text(
+        BASE.replace("env: dmc/cartpole-balance", "env: Pendulum-v1").replace(
+            "env_config: {time_limit: 1.0}", "env_config: {g: 9.8}"
+        )
+    )
     assert run_cli(["train", "file", str(path), "--dry-run"]) == 0, capfd.readouterr().err
 
 
 _LONG_RUN = '{"env_runners/num_env_steps_sampled_lifetime": 100000000000}'
 
 
-@pytest.mark.parametrize("override, stop, largest", [
-    ('{"hidden_dim": 200000}', None, "the largest term is the networks (80,0"),
-    ('{"replay_buffer_config": {"type": "EpisodeReplayBuffer", "capacity": 10000000000}}', _LONG_RUN,
-     "the largest term is the replay buffer (10,000,000,000 steps)"),
-])
+@pytest.mark.parametrize(
+    "override, stop, largest",
+    [
+        ('{"hidden_dim": 200000}', None, "the largest term is the networks (80,0"),
+        (
+            '{"replay_buffer_config": {"type": "EpisodeReplayBuffer", "capacity": 10000000000}}',
+            _LONG_RUN,
+            "the largest term is the replay buffer (10,000,000,000 steps)",
+        ),
+    ],
+)
 def test_a_trial_that_cannot_fit_in_memory_is_refused_before_ray(tmp_path, capfd, override, stop, largest):
     """A width, or a replay capacity that a long run fills, whose memory exceeds the machine's: exit 2 and one line
     naming the largest term and the setting to lower (cli/memory.py: networks counted on the meta device, replay at its
@@ -428,7 +679,9 @@ def test_a_trial_that_cannot_fit_in_memory_is_refused_before_ray(tmp_path, capfd
     code = run_cli(["train", "file", str(path), "--config", override, "--dry-run"] + (["--stop", stop] if stop else []))
     _, err = capfd.readouterr()
     assert code == 2 and len(err.strip().splitlines()) == 1, err
-    assert "one trial needs ~" in err and "more than this machine's" in err and largest in err and "; lower " in err, err
+    assert "one trial needs ~" in err and "more than this machine's" in err and largest in err and "; lower " in err, (
+        err
+    )
 
 
 def test_resume_into_an_experiment_of_another_algorithm_is_refused(tmp_path, capfd):
@@ -449,8 +702,15 @@ def test_plot_out_a_directory_writes_curves_png_into_it(tmp_path, capfd):
 
     trial = tmp_path / "exp" / "SMAC_abcde_00000"
     trial.mkdir(parents=True)
-    rows = [{"training_iteration": i, "env_runners": {"num_env_steps_sampled_lifetime": 1000 * i, "episode_return_mean": 10.0 * i},
-             "config": {"seed": 0}, "time_total_s": i} for i in (1, 2, 3)]
+    rows = [
+        {
+            "training_iteration": i,
+            "env_runners": {"num_env_steps_sampled_lifetime": 1000 * i, "episode_return_mean": 10.0 * i},
+            "config": {"seed": 0},
+            "time_total_s": i,
+        }
+        for i in (1, 2, 3)
+    ]
     (trial / "result.json").write_text("".join(json.dumps(r) + "\n" for r in rows))
     out_dir = tmp_path / "figures"
     out_dir.mkdir()
@@ -474,9 +734,12 @@ def test_a_pixel_update_too_big_for_a_cpu_learner_names_its_activations():
     from smac_rllib.algorithms import SMACConfig
     from smac_rllib.cli.memory import GiB, memory_error
 
-    config = (SMACConfig().environment("dmc/cartpole-balance", env_config={"from_pixels": True, "time_limit": 1.0})
-              .training(batch_size_B=2000, batch_length_T=50, num_particles=32, world_model_preset="tiny"))
-    (term, (size, key)), = config.update_memory_terms().items()
+    config = (
+        SMACConfig()
+        .environment("dmc/cartpole-balance", env_config={"from_pixels": True, "time_limit": 1.0})
+        .training(batch_size_B=2000, batch_length_T=50, num_particles=32, world_model_preset="tiny")
+    )
+    ((term, (size, key)),) = config.update_memory_terms().items()
     assert term.startswith("one update's activations (3,300,000 latent rows of width 300)") and size > 100 * GiB
     message = memory_error(config, available=64 * GiB)
     assert message and "the largest term is one update's activations" in message and "lower batch_size_B" in message

@@ -29,8 +29,9 @@ def test_tanh_gaussian_log_prob_matches_torch_transformed_distribution():
 
 def test_tanh_gaussian_density_integrates_to_one_on_the_square():
     grid_G_A, cell_area = mm.grid_points(400)
-    log_p_G = mm.tanh_gaussian_log_prob(mm.atanh_clamped(grid_G_A.double()), torch.tensor([0.3, -0.2]).double(),
-                                        torch.tensor([-0.5, -1.0]).double())
+    log_p_G = mm.tanh_gaussian_log_prob(
+        mm.atanh_clamped(grid_G_A.double()), torch.tensor([0.3, -0.2]).double(), torch.tensor([-0.5, -1.0]).double()
+    )
     assert abs(log_p_G.exp().sum().item() * cell_area - 1) < 1e-3
 
 
@@ -49,12 +50,14 @@ def test_reward_is_maximal_at_the_four_centres():
 
 def test_mode_fractions_and_count_on_hand_made_samples():
     c = mm.mode_centres()
-    samples_N_A = torch.cat([
-        c[0].expand(50, 2),  # exactly on mode 0
-        (c[1] + torch.tensor([0.1, -0.1])).expand(30, 2),  # 0.14 from mode 1: inside the 0.2 radius
-        (c[2] + torch.tensor([0.3, 0.0])).expand(15, 2),  # 0.3 from mode 2: outside
-        c[3].expand(5, 2),  # on mode 3, but only 5%
-    ])
+    samples_N_A = torch.cat(
+        [
+            c[0].expand(50, 2),  # exactly on mode 0
+            (c[1] + torch.tensor([0.1, -0.1])).expand(30, 2),  # 0.14 from mode 1: inside the 0.2 radius
+            (c[2] + torch.tensor([0.3, 0.0])).expand(15, 2),  # 0.3 from mode 2: outside
+            c[3].expand(5, 2),  # on mode 3, but only 5%
+        ]
+    )
     fractions_M = mm.mode_fractions(samples_N_A, c, radius=0.2)
     torch.testing.assert_close(fractions_M, torch.tensor([0.5, 0.3, 0.0, 0.05]))
     assert mm.count_modes(fractions_M, min_fraction=0.1) == 2
@@ -148,7 +151,10 @@ def test_benchmark_driver_writes_rows_and_reads_finished_runs_back(tmp_path):
     rows = list(csv.DictReader(open(tmp_path / "multimodal.csv")))
     assert [(r["K"], r["seed"], r["steps"]) for r in rows] == [("2", "0", "20"), ("2", "1", "20")]
     run0 = json.loads((tmp_path / "runs" / "K2_seed0" / "multimodal.json").read_text())
-    assert float(rows[0]["lvp_kl"]) == run0["lvp"]["kl_to_target"] and int(rows[0]["lvp_modes"]) == run0["lvp"]["modes_covered"]
+    assert (
+        float(rows[0]["lvp_kl"]) == run0["lvp"]["kl_to_target"]
+        and int(rows[0]["lvp_modes"]) == run0["lvp"]["modes_covered"]
+    )
     bench.main(args)
     assert list(csv.DictReader(open(tmp_path / "multimodal.csv"))) == rows  # read back: nothing re-ran
     table = (tmp_path / "multimodal.md").read_text()

@@ -21,8 +21,11 @@ def _write_run(out: Path, algo: str, seed: int, evals: list[float]) -> None:
     with open(trial / "result.json", "w") as f:
         for it in range(1, 2 * len(evals) + 1):  # evaluation every 2 iterations; the others repeat the last one
             value = evals[(it - 1) // 2] if it >= 2 else None
-            result = {"training_iteration": it, "time_total_s": 10.0 * it,
-                      "env_runners": {"num_env_steps_sampled_lifetime": 500 * it}}
+            result = {
+                "training_iteration": it,
+                "time_total_s": 10.0 * it,
+                "env_runners": {"num_env_steps_sampled_lifetime": 500 * it},
+            }
             if value is not None:
                 result["evaluation"] = {"env_runners": {"episode_return_mean": value, "num_episodes_lifetime": 5}}
             f.write(json.dumps(result) + "\n")
@@ -33,9 +36,16 @@ def test_summary_reads_evaluations_and_decides_the_bar(tmp_path):
     _write_run(tmp_path, "LatentSAC", 0, [10.0, 20.0, 25.0])
     rows = plc.curves(tmp_path, "cartpole-swingup", action_repeat=8, eval_every=2)
     assert [(r["algo"], r["frames"], r["eval_return"]) for r in rows] == [
-        ("SMAC", 8000, 10.0), ("SMAC", 16000, 200.0), ("SMAC", 24000, 620.0),
-        ("LatentSAC", 8000, 10.0), ("LatentSAC", 16000, 20.0), ("LatentSAC", 24000, 25.0)]
-    plc.summarize(rows, tmp_path, "cartpole-swingup", ROOT / "tuned_examples" / "smac_pixels_learns.yaml", {"time_total_s": 3600})
+        ("SMAC", 8000, 10.0),
+        ("SMAC", 16000, 200.0),
+        ("SMAC", 24000, 620.0),
+        ("LatentSAC", 8000, 10.0),
+        ("LatentSAC", 16000, 20.0),
+        ("LatentSAC", 24000, 25.0),
+    ]
+    plc.summarize(
+        rows, tmp_path, "cartpole-swingup", ROOT / "tuned_examples" / "smac_pixels_learns.yaml", {"time_total_s": 3600}
+    )
     written = list(csv.DictReader(open(tmp_path / "pixel_learning_cartpole_swingup.csv")))
     assert list(written[0]) == ["algo", "seed", "frames", "eval_return"] and len(written) == 6
     md = (tmp_path / "pixel_learning_cartpole_swingup.md").read_text()
@@ -43,7 +53,9 @@ def test_summary_reads_evaluations_and_decides_the_bar(tmp_path):
     assert "| LatentSAC | 0 | 3 | 10.0 (8000) | 25.0 (24000) | 25.0 | 2.5 | no |" in md
     assert (tmp_path / "pixel_learning_cartpole_swingup.png").stat().st_size > 1000
     assert plc.finished(tmp_path / "pixel_learning_runs" / "cartpole-swingup" / "SMAC_s0", {"training_iteration": 6})
-    assert not plc.finished(tmp_path / "pixel_learning_runs" / "cartpole-swingup" / "SMAC_s0", {"training_iteration": 7})
+    assert not plc.finished(
+        tmp_path / "pixel_learning_runs" / "cartpole-swingup" / "SMAC_s0", {"training_iteration": 7}
+    )
 
 
 def test_gpu_learning_window_rows_and_summary(tmp_path):
@@ -55,6 +67,8 @@ def test_gpu_learning_window_rows_and_summary(tmp_path):
     run = tmp_path / "pixel_learning_runs" / "cartpole-swingup" / "SMAC_s0"
     rows = glw.learning_rows(run, "SMAC", 0, action_repeat=2, eval_every=2, card="NVIDIA H100 80GB HBM3")
     assert [(r["frames"], r["eval_return"], r["card"], r["wall_s"]) for r in rows] == [
-        (2000, 10.0, "NVIDIA H100 80GB HBM3", 20.0), (4000, 200.0, "NVIDIA H100 80GB HBM3", 40.0)]
+        (2000, 10.0, "NVIDIA H100 80GB HBM3", 20.0),
+        (4000, 200.0, "NVIDIA H100 80GB HBM3", 40.0),
+    ]
     facts = glw.summary(run, action_repeat=2)
     assert facts["frames"] == 4000 and facts["wall_s"] == 40.0 and facts["frames_per_s"] == 100.0

@@ -1,5 +1,5 @@
-"""The pixel update as pure torch (smac_rllib/objectives/pixel_update.py): equal to the RLlib learner's update, importable
-and benchmarkable without Ray (the GPU device has no ray, dm_control or gymnasium)."""
+"""The pixel update as pure torch (smac_rllib/objectives/pixel_update.py): equal to the RLlib learner's update,
+importable and benchmarkable without Ray (the GPU device has no ray, dm_control or gymnasium)."""
 
 from __future__ import annotations
 
@@ -33,8 +33,10 @@ def test_one_update_through_rllib_equals_pixel_update():
     data = fake_sequences()
     for step in range(2):  # two updates: Adam's moments and the target critics carry over
         torch.manual_seed(100 + step)
-        results = learner.update(batch=MultiAgentBatch({DEFAULT_MODULE_ID: SampleBatch(data)}, env_steps=18),
-                                 timesteps={"num_env_steps_sampled_lifetime": 10_000})
+        results = learner.update(
+            batch=MultiAgentBatch({DEFAULT_MODULE_ID: SampleBatch(data)}, env_steps=18),
+            timesteps={"num_env_steps_sampled_lifetime": 10_000},
+        )
         torch.manual_seed(100 + step)
         metrics = pure.step({k: torch.from_numpy(v) for k, v in data.items()})
     theirs, ours = module.state_dict(), pure.state_dict()
@@ -53,9 +55,11 @@ def test_one_update_through_rllib_equals_pixel_update():
 def test_gpu_learner_benchmark_runs_on_cpu_without_ray(tmp_path):
     """benchmarks/gpu_learner.py with `ray` made unimportable, at tiny sizes: the rows and the ratio come out."""
     code = (
-        "import sys, runpy; sys.modules['ray'] = None; sys.modules['gymnasium'] = None; sys.modules['dm_control'] = None\n"
-        f"sys.argv = ['gpu_learner.py', '--device', 'cpu', '--sizes', '4x8', '--preset', 'tiny', '--num-particles', '4',"
-        f" '--iters', '1', '--warmup', '1', '--precisions', 'fp32', '--compile-modes', 'eager', '--out', {str(tmp_path)!r}]\n"
+        "import sys, runpy; sys.modules['ray'] = None; sys.modules['gymnasium'] = None;"
+        " sys.modules['dm_control'] = None\n"
+        "sys.argv = ['gpu_learner.py', '--device', 'cpu', '--sizes', '4x8', '--preset', 'tiny', '--num-particles', '4',"
+        " '--iters', '1', '--warmup', '1', '--precisions', 'fp32', '--compile-modes', 'eager',"
+        f" '--out', {str(tmp_path)!r}]\n"
         "runpy.run_path('benchmarks/gpu_learner.py', run_name='__main__')\n"
         "assert not any(m == 'ray' or m.startswith('ray.') for m in sys.modules if sys.modules[m] is not None)\n"
     )
@@ -76,10 +80,34 @@ def test_rllib_learner_overhead_benchmark_runs_on_cpu(tmp_path):
     renderer process (``--render-procs 0,1p,1``: the device plan's test of GL rendering on the learner's GPU against
     the runners' CPU load; Mesa EGL here), all in a Ray worker process as in a live run (``--in-ray-task``)."""
     proc = subprocess.run(
-        [sys.executable, "benchmarks/gpu_rllib_learner.py", "--device", "cpu", "--preset", "tiny", "--sizes", "4x8",
-         "--num-particles", "4", "--iters", "1", "--warmup", "1", "--profile-iters", "1", "--render-procs", "0,1p,1", "--in-ray-task",
-         "--out", str(tmp_path)],
-        cwd=ROOT, capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            "benchmarks/gpu_rllib_learner.py",
+            "--device",
+            "cpu",
+            "--preset",
+            "tiny",
+            "--sizes",
+            "4x8",
+            "--num-particles",
+            "4",
+            "--iters",
+            "1",
+            "--warmup",
+            "1",
+            "--profile-iters",
+            "1",
+            "--render-procs",
+            "0,1p,1",
+            "--in-ray-task",
+            "--out",
+            str(tmp_path),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = list(csv.DictReader(open(tmp_path / "gpu_rllib_learner.csv")))
     modes = ["bare", "bare + h2d", "rllib", "rllib + replay", "rllib async threads"]
@@ -102,9 +130,13 @@ def _pure_update(num_particles: int, seed: int = 0, **settings):
     from smac_rllib.objectives.pixel_update import PixelSettings, build_nets
 
     torch.manual_seed(seed)
-    world_model, actor, qf = build_nets(2, world_model_preset="tiny", pixel_hidden_dim=16, actor_layers=2, critic_layers=2)
+    world_model, actor, qf = build_nets(
+        2, world_model_preset="tiny", pixel_hidden_dim=16, actor_layers=2, critic_layers=2
+    )
     settings = PixelSettings(num_particles=num_particles, autocast=None, **settings)
-    return PixelUpdate(world_model, actor, qf, 0.0, settings=settings, objective=ObjectiveSettings(td_entropy="conditional"))
+    return PixelUpdate(
+        world_model, actor, qf, 0.0, settings=settings, objective=ObjectiveSettings(td_entropy="conditional")
+    )
 
 
 def _batch(seed: int = 0) -> dict:
@@ -120,8 +152,12 @@ def _noise(update, batch, seed):
 
 
 def _optimizer_state(update) -> dict:
-    return {(name, i, k): v for name, opt in update.optimizers.items() for i, st in enumerate(opt.state.values())
-            for k, v in st.items()}
+    return {
+        (name, i, k): v
+        for name, opt in update.optimizers.items()
+        for i, st in enumerate(opt.state.values())
+        for k, v in st.items()
+    }
 
 
 import pytest  # noqa: E402
@@ -145,7 +181,9 @@ def test_refactored_update_equals_the_58c9715_update_on_the_same_noise(num_parti
         ours, theirs = new.step(batch, noise), reference_step(old, batch, noise)
         assert set(theirs) <= set(ours) and float(ours["nonfinite_update"]) == 0.0
         for key, value in theirs.items():
-            torch.testing.assert_close(torch.as_tensor(ours[key]), torch.as_tensor(value), rtol=1e-5, atol=1e-6, msg=key)
+            torch.testing.assert_close(
+                torch.as_tensor(ours[key]), torch.as_tensor(value), rtol=1e-5, atol=1e-6, msg=key
+            )
     for key, value in old.state_dict().items():
         torch.testing.assert_close(new.state_dict()[key], value, rtol=1e-5, atol=1e-6, msg=key)
     ours_opt, theirs_opt = _optimizer_state(new), _optimizer_state(old)
@@ -157,7 +195,8 @@ def test_refactored_update_equals_the_58c9715_update_on_the_same_noise(num_parti
 
 def test_a_nan_reward_skips_the_update_on_the_device_and_is_counted():
     """A NaN in the rewards: weights, Adam moments and step counts unchanged, ``nonfinite_update`` = 1; the target
-    critics move toward the unchanged critics only (Polyak runs, as in the RLlib learners); the next finite update steps."""
+    critics move toward the unchanged critics only (Polyak runs, as in the RLlib learners); the next finite update
+    steps."""
     update = _pure_update(4)
     update.step(_batch(0))
     before = {k: v.clone() for k, v in update.state_dict().items() if not k.startswith("target_qf")}
@@ -183,7 +222,10 @@ class _NoSync(torch.utils._python_dispatch.TorchDispatchMode):
         if name in self.FORBIDDEN:
             raise AssertionError(f"host sync in the update: aten.{func.__name__}")
         if name in ("index", "index_put", "index_put_") and any(
-                isinstance(i, torch.Tensor) and i.dtype == torch.bool for i in (args[1] if len(args) > 1 else []) if i is not None):
+            isinstance(i, torch.Tensor) and i.dtype == torch.bool
+            for i in (args[1] if len(args) > 1 else [])
+            if i is not None
+        ):
             raise AssertionError(f"boolean index in the update: aten.{func.__name__}")
         if name in ("_to_copy", "copy_") and any(isinstance(a, torch.Tensor) and a.device.type == "meta" for a in args):
             raise AssertionError(f"copy to an unexpected device: aten.{func.__name__}")
@@ -206,9 +248,9 @@ def test_one_update_has_no_host_sync(num_particles, mode):
 
 
 def test_one_rllib_learner_update_has_no_host_sync():
-    """The RLlib pixel learner's update as its update thread runs it (asynchronous loop: metrics stay on the device until
-    the period's flush) under the same probe: forward, losses, the one backward, the non-finite flag and streak counter,
-    the foreach clip, the fused Adam steps skipped on the device, Polyak and the metric pushes."""
+    """The RLlib pixel learner's update as its update thread runs it (asynchronous loop: metrics stay on the device
+    until the period's flush) under the same probe: forward, losses, the one backward, the non-finite flag and streak
+    counter, the foreach clip, the fused Adam steps skipped on the device, Polyak and the metric pushes."""
     config = pixel_config(num_particles=4)
     learner = config.build_learner(spaces=SPACES)
     data = {k: torch.from_numpy(v) for k, v in fake_sequences().items()}
@@ -223,8 +265,8 @@ def test_one_rllib_learner_update_has_no_host_sync():
 
 
 def test_masked_losses_ignore_nan_outside_the_mask_in_value_and_gradient():
-    """``masked_mean`` and the masked ``critic_loss`` (smac_rllib/objectives/losses.py): the closed form on the valid entries, and a
-    NaN or inf outside the mask reaches neither the value nor the gradient (``where``, not ``0 *``)."""
+    """``masked_mean`` and the masked ``critic_loss`` (smac_rllib/objectives/losses.py): the closed form on the valid
+    entries, and a NaN or inf outside the mask reaches neither the value nor the gradient (``where``, not ``0 *``)."""
     from smac_rllib.objectives.losses import critic_loss, masked_mean
 
     valid_B = torch.tensor([[True, False, True], [True, True, False]])
@@ -245,8 +287,10 @@ def _two_updates(learner, data, seed: int):
     results = None
     for step in range(2):
         torch.manual_seed(seed + step)
-        results = learner.update(batch=MultiAgentBatch({DEFAULT_MODULE_ID: SampleBatch(dict(data))}, env_steps=18),
-                                 timesteps={"num_env_steps_sampled_lifetime": 10_000})
+        results = learner.update(
+            batch=MultiAgentBatch({DEFAULT_MODULE_ID: SampleBatch(dict(data))}, env_steps=18),
+            timesteps={"num_env_steps_sampled_lifetime": 10_000},
+        )
     return results
 
 
@@ -278,10 +322,16 @@ def test_captured_learner_path_equals_the_eager_one_on_the_cpu():
     _assert_same_weights_and_adam_state(eager, captured)
     mine, yours = ours[DEFAULT_MODULE_ID], theirs[DEFAULT_MODULE_ID]
     keys = [k for k in yours if "/" in k]  # the loss diagnostics, world-model metrics and gradient norms
-    assert {"critic/loss", "world_model/loss", "gradients/critic_global_norm", "estimator/particle_feat_std"} <= set(keys)
+    assert {"critic/loss", "world_model/loss", "gradients/critic_global_norm", "estimator/particle_feat_std"} <= set(
+        keys
+    )
     for key in keys:
         assert math.isclose(mine[key].peek(), yours[key].peek(), rel_tol=1e-5, abs_tol=1e-6), key
-    assert ours[ALL_MODULES_KEY]["nonfinite_updates_skipped"].peek() == theirs[ALL_MODULES_KEY]["nonfinite_updates_skipped"].peek() == 0
+    assert (
+        ours[ALL_MODULES_KEY]["nonfinite_updates_skipped"].peek()
+        == theirs[ALL_MODULES_KEY]["nonfinite_updates_skipped"].peek()
+        == 0
+    )
     captured.set_state(eager.get_state())  # a restore: the update (and its graph) is built again before the next replay
     assert DEFAULT_MODULE_ID not in captured._updates
 
@@ -292,7 +342,9 @@ def test_learner_capture_switch_resolves_and_refuses_in_one_line():
     cpu, cuda = torch.device("cpu"), torch.device("cuda")
     assert resolve_capture("auto", cpu) == "off" and resolve_capture("off", cuda) == "off"
     assert resolve_capture("graph", cuda) == "graph" and resolve_capture("auto", cuda, autocast="fp16") == "off"
-    with pytest.raises(CaptureUnavailable, match=r"^learner_capture='graph' needs a CUDA learner .*use 'auto' or 'off'"):
+    with pytest.raises(
+        CaptureUnavailable, match=r"^learner_capture='graph' needs a CUDA learner .*use 'auto' or 'off'"
+    ):
         resolve_capture("graph", cpu)
     with pytest.raises(CaptureUnavailable, match="fp16"):
         resolve_capture("graph+compile", cuda, autocast="fp16")
@@ -314,9 +366,11 @@ def test_gpu_graph_benchmark_runs_on_cpu_without_ray(tmp_path):
     CPU: the checks run their eager/static halves (equal, replays move the weights, a NaN reward is skipped, a restore
     re-captures) and the eager rows come out with the issue's columns; graph rows need CUDA and are left out here."""
     code = (
-        "import sys, runpy; sys.modules['ray'] = None; sys.modules['gymnasium'] = None; sys.modules['dm_control'] = None\n"
+        "import sys, runpy; sys.modules['ray'] = None; sys.modules['gymnasium'] = None;"
+        " sys.modules['dm_control'] = None\n"
         "sys.argv = ['gpu_graph.py', '--device', 'cpu', '--preset', 'tiny', '--sizes', '4x8', '--num-particles', '4',"
-        f" '--iters', '1', '--warmup', '1', '--precisions', 'fp32', '--check-size', '4x8', '--out', {str(tmp_path)!r}]\n"
+        " '--iters', '1', '--warmup', '1', '--precisions', 'fp32', '--check-size', '4x8',"
+        f" '--out', {str(tmp_path)!r}]\n"
         "runpy.run_path('benchmarks/gpu_graph.py', run_name='__main__')\n"
         "assert not any(m == 'ray' or m.startswith('ray.') for m in sys.modules if sys.modules[m] is not None)\n"
     )
@@ -324,8 +378,17 @@ def test_gpu_graph_benchmark_runs_on_cpu_without_ray(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = list(csv.DictReader(open(tmp_path / "pixel_update.csv")))
     assert [(r["variant"], r["mode"]) for r in rows] == [("k0", "eager"), ("k4_history", "eager"), ("k4_step", "eager")]
-    assert {"card", "preset", "batch", "variant", "mode", "precision", "s_per_update", "launches_per_update",
-            "gpu_ms_per_update"} <= set(rows[0])
+    assert {
+        "card",
+        "preset",
+        "batch",
+        "variant",
+        "mode",
+        "precision",
+        "s_per_update",
+        "launches_per_update",
+        "gpu_ms_per_update",
+    } <= set(rows[0])
     assert all(r["error"] == "" and float(r["s_per_update"]) > 0 and int(r["launches_per_update"]) > 100 for r in rows)
     checks = (tmp_path / "checks.md").read_text()
     assert "param 0.00e+00" in checks and "nonfinite_update = 1, weights/moments/steps unchanged: True" in checks
@@ -334,22 +397,31 @@ def test_gpu_graph_benchmark_runs_on_cpu_without_ray(tmp_path):
 class PixelRLlibOracle(SACTorchLearner):
     """RLlib's own update path as the test oracle for pixel SMAC: the module's training forward, RLlib's
     ``compute_gradients`` (one backward of the sum), ``clip_gradients`` per optimizer (alpha excluded, as the
-    reference), ``apply_gradients`` with its finite checks, ``DQNLearner``'s Polyak averaging through the state dicts."""
+    reference), ``apply_gradients`` with its finite checks, ``DQNLearner``'s Polyak averaging through the state
+    dicts."""
 
     def configure_optimizers_for_module(self, module_id, config=None) -> None:
         module = self._module[module_id].unwrapped()
-        for name, params, lr in [("world_model", list(module.world_model.parameters()), config.world_model_lr),
-                                 ("critic", list(module.qf.parameters()), config.critic_lr),
-                                 ("actor", list(module.actor.parameters()), config.actor_lr),
-                                 ("alpha", [module.log_alpha], config.alpha_lr)]:
-            self.register_optimizer(module_id=module_id, optimizer_name=name, optimizer=adam(params), params=params,
-                                    lr_or_lr_schedule=lr)
+        for name, params, lr in [
+            ("world_model", list(module.world_model.parameters()), config.world_model_lr),
+            ("critic", list(module.qf.parameters()), config.critic_lr),
+            ("actor", list(module.actor.parameters()), config.actor_lr),
+            ("alpha", [module.log_alpha], config.alpha_lr),
+        ]:
+            self.register_optimizer(
+                module_id=module_id, optimizer_name=name, optimizer=adam(params), params=params, lr_or_lr_schedule=lr
+            )
 
     def compute_loss_for_module(self, *, module_id, config, batch, fwd_out):
         out = losses.soft_actor_critic_losses(
-            fwd_out, fwd_out[pixel_update.REWARD_NEXT], fwd_out[pixel_update.TERMINATED_NEXT],
-            log_alpha=self._module[module_id].unwrapped().log_alpha, target_entropy=float(self.target_entropy[module_id]),
-            discount_B=config.gamma, settings=losses.ObjectiveSettings.from_config(config))
+            fwd_out,
+            fwd_out[pixel_update.REWARD_NEXT],
+            fwd_out[pixel_update.TERMINATED_NEXT],
+            log_alpha=self._module[module_id].unwrapped().log_alpha,
+            target_entropy=float(self.target_entropy[module_id]),
+            discount_B=config.gamma,
+            settings=losses.ObjectiveSettings.from_config(config),
+        )
         return fwd_out[pixel_update.WM_LOSS] + out.critic + out.actor + out.alpha
 
     compute_gradients = TorchLearner.compute_gradients

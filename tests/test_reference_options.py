@@ -82,7 +82,10 @@ def _fixed_forward(monkeypatch, **training):
     batch = {k: torch.from_numpy(v) for k, v in fake_sequences().items()}
     B, T = batch["is_first"].shape
     feat_dim = module.world_model.feat_dim
-    latents = torch.randn(3, B, T, feat_dim, generator=torch.Generator().manual_seed(0)) + torch.arange(3.0)[:, None, None, None]
+    latents = (
+        torch.randn(3, B, T, feat_dim, generator=torch.Generator().manual_seed(0))
+        + torch.arange(3.0)[:, None, None, None]
+    )
     monkeypatch.setattr(pixel_update, "belief_particles", lambda *args: latents)
     monkeypatch.setattr(torch, "randn_like", torch.zeros_like)
     monkeypatch.setattr(torch, "randn", torch.zeros)  # UpdateNoise.draw: every pre-drawn normal is zero
@@ -93,13 +96,17 @@ def _fixed_forward(monkeypatch, **training):
 
 @pytest.mark.parametrize("critic_particles", ["all", "s0"])
 def test_critic_particles_targets_by_hand(monkeypatch, critic_particles):
-    module, batch, latents, out = _fixed_forward(monkeypatch, critic_particles=critic_particles, td_entropy="conditional")
+    module, batch, latents, out = _fixed_forward(
+        monkeypatch, critic_particles=critic_particles, td_entropy="conditional"
+    )
     R = 3 if critic_particles == "all" else 1
     valid = ~batch["is_first"][:, 1:].bool()
     with torch.no_grad():
         for r in range(R):
             q_pred = module.qf(latents[r], batch[Columns.ACTIONS].float())[..., :-1][:, valid]
-            torch.testing.assert_close(out[Q_PRED][:, r][:, valid], q_pred)  # Q(s_r,t, a_t) for particle r (grid, masked)
+            torch.testing.assert_close(
+                out[Q_PRED][:, r][:, valid], q_pred
+            )  # Q(s_r,t, a_t) for particle r (grid, masked)
             mean, log_std = module.actor.params(latents[r])
             next_action = torch.tanh(mean)  # zero noise: a'_r = tanh(mean of pi(.|s_r,t+1))
             q_next = module.target_qf(latents[r], next_action)[..., 1:][:, valid]
@@ -120,7 +127,9 @@ def test_own_first_log_weights_put_each_particles_own_latent_first():
     for r in range(4):
         others = [j for j in range(4) if j != r]
         for row, j in enumerate([r] + others):
-            expected = gaussian_log_prob(u_R_B_A[r], mean_K1_B_A[j], log_std_K1_B_A[j]) - tanh_log_det_jacobian(u_R_B_A[r])
+            expected = gaussian_log_prob(u_R_B_A[r], mean_K1_B_A[j], log_std_K1_B_A[j]) - tanh_log_det_jacobian(
+                u_R_B_A[r]
+            )
             torch.testing.assert_close(log_w_K1_R_B[row, r], expected, rtol=1e-3, atol=1e-3)
 
 
@@ -202,7 +211,11 @@ def test_sac_baseline_critic_loss_is_mse_by_hand():
         "weights": torch.ones(8),
     }
     for kind in ("mse", "huber"):
-        config = SACBaselineConfig().environment(observation_space=obs, action_space=act).training(hidden_dim=16, critic_loss=kind)
+        config = (
+            SACBaselineConfig()
+            .environment(observation_space=obs, action_space=act)
+            .training(hidden_dim=16, critic_loss=kind)
+        )
         learner = config.build_learner(spaces=spaces)
         module = learner.module[DEFAULT_MODULE_ID]
         fwd_out = module.forward_train(batch)
@@ -213,7 +226,9 @@ def test_sac_baseline_critic_loss_is_mse_by_hand():
         target = (batch[Columns.REWARDS] + 0.99 * not_done * soft_next).detach()
         fn = torch.nn.functional.mse_loss if kind == "mse" else torch.nn.functional.huber_loss
         for key, q in (("qf_loss", fwd_out["qf_preds"]), ("qf_twin_loss", fwd_out["qf_twin_preds"])):
-            torch.testing.assert_close(learner._temp_losses[(DEFAULT_MODULE_ID, key)], fn(q, target), msg=f"{kind} {key}")
+            torch.testing.assert_close(
+                learner._temp_losses[(DEFAULT_MODULE_ID, key)], fn(q, target), msg=f"{kind} {key}"
+            )
 
 
 # --- fp16 with a grad scaler (CPU autocast here; the GPU path is the same code) ----------------------------
@@ -248,7 +263,9 @@ def test_uniform_warm_up_is_exact(ray_local, algo, num_env_runners):
     algo_ = (
         config.environment("dmc/cartpole-balance", env_config={"seed": 0})
         .env_runners(num_env_runners=num_env_runners, rollout_fragment_length=fragment, num_cpus_per_env_runner=0.5)
-        .training(train_batch_size_per_learner=16, num_steps_sampled_before_learning_starts=warm_up, updates_per_env_step=0.1)
+        .training(
+            train_batch_size_per_learner=16, num_steps_sampled_before_learning_starts=warm_up, updates_per_env_step=0.1
+        )
         .reporting(min_sample_timesteps_per_iteration=1)  # one training_step per iteration
         .debugging(seed=0)
         .build_algo()
@@ -285,8 +302,10 @@ def test_fp16_skips_a_non_finite_update_and_goes_on():
     skipped = 0
     for data in (bad, good, bad, good):  # the skipped update must not leave the scaler half-stepped
         before = {k: v.detach().clone() for k, v in module.state_dict().items()}
-        results = learner.update(batch=MultiAgentBatch({DEFAULT_MODULE_ID: SampleBatch(data)}, env_steps=18),
-                                 timesteps={"num_env_steps_sampled_lifetime": 10_000})
+        results = learner.update(
+            batch=MultiAgentBatch({DEFAULT_MODULE_ID: SampleBatch(data)}, env_steps=18),
+            timesteps={"num_env_steps_sampled_lifetime": 10_000},
+        )
         after = module.state_dict()
         skipped += results[ALL_MODULES]["nonfinite_updates_skipped"].peek()  # per-update count
         if data is bad:

@@ -35,7 +35,9 @@ pytestmark = pytest.mark.timeout(900)
 
 def _env(ray_tmp: str, sys_tmp: str, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("WANDB_", "RAY_ENABLE_WINDOWS"))}
-    env.update(WANDB_API_KEY=FAKE_KEY, WANDB_MODE="offline", RAY_TMPDIR=ray_tmp, TMPDIR=sys_tmp, PYTHONUNBUFFERED="1", **extra)
+    env.update(
+        WANDB_API_KEY=FAKE_KEY, WANDB_MODE="offline", RAY_TMPDIR=ray_tmp, TMPDIR=sys_tmp, PYTHONUNBUFFERED="1", **extra
+    )
     return env
 
 
@@ -83,7 +85,9 @@ def _ray_listeners(ray_tmp: str) -> list[str]:
 
 def _files_containing(root: str, needle: bytes) -> list[str]:
     hits = []
-    for path in glob.glob(os.path.join(root, "**", "*"), recursive=True) + glob.glob(os.path.join(root, "**", ".*"), recursive=True):
+    for path in glob.glob(os.path.join(root, "**", "*"), recursive=True) + glob.glob(
+        os.path.join(root, "**", ".*"), recursive=True
+    ):
         if os.path.isfile(path) and not os.path.islink(path):
             try:
                 with open(path, "rb") as f:
@@ -107,9 +111,26 @@ def killed(tmp_path_factory):
     # machine), and with tiny.yaml's num_to_keep: 2 the snapshot's checkpoint could be deleted before the kill.
     keep_all = storage / "tiny_keep_all.yaml"
     keep_all.write_text(TINY.read_text().replace("num_to_keep: 2", "num_to_keep: 100"))
-    args = ["train", "file", str(keep_all), "--storage-path", str(storage), "--no-plot", "--wandb", "--stop", '{"training_iteration": 8}']
-    proc = subprocess.Popen([RLLIB, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPO,
-                            start_new_session=True)
+    args = [
+        "train",
+        "file",
+        str(keep_all),
+        "--storage-path",
+        str(storage),
+        "--no-plot",
+        "--wandb",
+        "--stop",
+        '{"training_iteration": 8}',
+    ]
+    proc = subprocess.Popen(
+        [RLLIB, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        cwd=REPO,
+        start_new_session=True,
+    )
     out, listeners, processes, checkpointed = [], [], "", None
     try:
         deadline = time.time() + 400
@@ -135,8 +156,9 @@ def killed(tmp_path_factory):
     killed_rows = _results(trial_dir)
 
     # The run may have gone on past checkpoint_000001 before the kill (iterations take ~0.5 s), and Tune's experiment
-    # snapshot may not know the newest checkpoints on disk yet (all are kept: keep_all above). `--resume` starts from the snapshot's checkpoint: that
-    # one loses its marker, and so does every newer one, so the newest complete checkpoint is older than it.
+    # snapshot may not know the newest checkpoints on disk yet (all are kept: keep_all above). `--resume` starts from
+    # the snapshot's checkpoint: that one loses its marker, and so does every newer one, so the newest complete
+    # checkpoint is older than it.
     from smac_rllib.cli.checkpoints import incomplete_reason
 
     (newest,) = snapshot_checkpoints(storage / "cli-tiny")
@@ -149,10 +171,23 @@ def killed(tmp_path_factory):
     staging = os.path.join(trial_dir, ".checkpoint_tmp_000002_4242")
     os.makedirs(staging)
     Path(staging, "algorithm_state.pkl").write_bytes(b"\x80\x05 half a pickle")
-    yield {"storage": storage, "args": args, "env": env, "ray_tmp": ray_tmp, "sys_tmp": sys_tmp, "trial_dir": trial_dir,
-           "out": "".join(out), "listeners": listeners, "processes": processes, "left_in_tmp": left_in_tmp,
-           "killed_rows": killed_rows, "staging": staging, "newest": newest, "previous": previous,
-           "previous_iteration": int(previous[-6:]) + 1}  # checkpoint_k holds iteration k + 1 (checkpoint_frequency 1)
+    yield {
+        "storage": storage,
+        "args": args,
+        "env": env,
+        "ray_tmp": ray_tmp,
+        "sys_tmp": sys_tmp,
+        "trial_dir": trial_dir,
+        "out": "".join(out),
+        "listeners": listeners,
+        "processes": processes,
+        "left_in_tmp": left_in_tmp,
+        "killed_rows": killed_rows,
+        "staging": staging,
+        "newest": newest,
+        "previous": previous,
+        "previous_iteration": int(previous[-6:]) + 1,
+    }  # checkpoint_k holds iteration k + 1 (checkpoint_frequency 1)
     shutil.rmtree(ray_tmp, ignore_errors=True)
     shutil.rmtree(sys_tmp, ignore_errors=True)
 
@@ -176,7 +211,11 @@ def test_evaluate_skips_the_incomplete_checkpoint_and_says_so(killed, capsys):
     assert main(["evaluate", killed["newest"]]) == 2  # named explicitly: refused
     err = capsys.readouterr().err.strip().splitlines()
     newest_name = os.path.basename(killed["newest"])
-    assert len(err) == 1 and f"{newest_name} is incomplete" in err[0] and f"newest complete one is {killed['previous']}" in err[0]
+    assert (
+        len(err) == 1
+        and f"{newest_name} is incomplete" in err[0]
+        and f"newest complete one is {killed['previous']}" in err[0]
+    )
 
 
 def test_evaluate_checks_the_video_path_and_size_before_any_episode(killed, tmp_path, capsys):
@@ -186,8 +225,14 @@ def test_evaluate_checks_the_video_path_and_size_before_any_episode(killed, tmp_
     cases = [
         ([f"{a_file}/eval.mp4"], "is a file, not a directory"),
         ([str(tmp_path)], "use a .mp4 (or .gif) file name"),
-        ([str(tmp_path / "eval.mp4"), "--video-size", "65"], "an mp4 (H.264, yuv420p) needs an even frame size, e.g. 66"),
-        ([str(tmp_path / "eval.mp4"), "--video-size", "1024"], "--video-size 1024: dmc/cartpole-balance renders at most 640 pixels"),
+        (
+            [str(tmp_path / "eval.mp4"), "--video-size", "65"],
+            "an mp4 (H.264, yuv420p) needs an even frame size, e.g. 66",
+        ),
+        (
+            [str(tmp_path / "eval.mp4"), "--video-size", "1024"],
+            "--video-size 1024: dmc/cartpole-balance renders at most 640 pixels",
+        ),
     ]
     if os.getuid() != 0:  # root writes anywhere
         locked = tmp_path / "locked"
@@ -204,18 +249,28 @@ def test_evaluate_checks_the_video_path_and_size_before_any_episode(killed, tmp_
 def test_resume_continues_from_the_last_complete_checkpoint_and_says_which(killed):
     trial_dir = killed["trial_dir"]
     assert killed["killed_rows"][-1]["training_iteration"] >= 2
-    resumed = subprocess.run([RLLIB, *killed["args"][:6], "--resume"], capture_output=True, text=True, env=killed["env"],
-                             cwd=REPO, timeout=600)
+    resumed = subprocess.run(
+        [RLLIB, *killed["args"][:6], "--resume"],
+        capture_output=True,
+        text=True,
+        env=killed["env"],
+        cwd=REPO,
+        timeout=600,
+    )
     out = resumed.stdout
     assert resumed.returncode == 0, out[-3000:] + resumed.stderr[-3000:]
     assert f"removed {killed['staging']} (a checkpoint the interrupted run had not finished writing)" in out
     assert not os.path.exists(killed["staging"])
-    assert (f"started  {trial_dir}, restoring from {killed['previous']} ({os.path.basename(killed['newest'])} is incomplete "
-            "(no checkpoint_complete.json" in out), out
+    assert (
+        f"started  {trial_dir}, restoring from {killed['previous']} ({os.path.basename(killed['newest'])} is "
+        "incomplete (no checkpoint_complete.json" in out
+    ), out
     rows = _results(trial_dir)
     restart = next(i for i, r in enumerate(rows) if i > 0 and r["iterations_since_restore"] == 1)
     after = killed["previous_iteration"] + 1
-    assert rows[restart]["training_iteration"] == after, "continued after the last complete checkpoint, not the incomplete one"
+    assert rows[restart]["training_iteration"] == after, (
+        "continued after the last complete checkpoint, not the incomplete one"
+    )
     assert rows[restart]["env_runners"]["num_env_steps_sampled_lifetime"] == 100 * after
     assert rows[-1]["training_iteration"] == 8
     killed["resumed"] = out
@@ -245,6 +300,7 @@ def test_local_ray_listens_on_loopback_only(killed):
 
 
 # --------------------------------------------------------------------------------------------- a kill during a save
+
 
 class _Toy:
     """A Trainable whose second save dies half-way (``os._exit``: no ``finally``, no atexit, like SIGKILL)."""
@@ -282,7 +338,9 @@ def test_a_kill_during_a_save_leaves_no_copy_in_the_system_temp_dir(ray_local, t
     bases = (AtomicCheckpoints, _Toy, tune.Trainable) if mode == "atomic" else (_Toy, tune.Trainable)
     cls = type("Toy", bases, {})
     storage = StorageContext(storage_path=str(tmp_path / "results"), experiment_dir_name="exp", trial_dir_name="trial")
-    actor = ray.remote(num_cpus=0, runtime_env={"env_vars": {"TMPDIR": str(sys_tmp)}})(cls).remote(config={}, storage=storage)
+    actor = ray.remote(num_cpus=0, runtime_env={"env_vars": {"TMPDIR": str(sys_tmp)}})(cls).remote(
+        config={}, storage=storage
+    )
     ray.get(actor.train.remote())
     ray.get(actor.save.remote())
     ray.get(actor.train.remote())
@@ -312,13 +370,16 @@ def test_truncated_file_makes_a_checkpoint_incomplete(tmp_path):
         write_marker(str(d), iteration=i + 1)
     (trial / "checkpoint_000002" / "learner_group" / "state.pkl").write_bytes(b"x" * 10)  # cut short
     (trial / "checkpoint_000001" / "learner_group" / "state.pkl").unlink()
-    assert incomplete_reason(str(trial / "checkpoint_000002")) == "learner_group/state.pkl has 10 bytes, 1000 were written"
+    assert (
+        incomplete_reason(str(trial / "checkpoint_000002")) == "learner_group/state.pkl has 10 bytes, 1000 were written"
+    )
     assert incomplete_reason(str(trial / "checkpoint_000001")) == "learner_group/state.pkl is missing"
     chosen, skipped = restorable(str(trial / "checkpoint_000002"))
     assert chosen == str(trial / "checkpoint_000000") and "checkpoint_000002 is incomplete" in skipped
 
 
 # --------------------------------------------------------------------------------------------- pickles from others
+
 
 @pytest.mark.skipif(os.getuid() != 0, reason="chown to another user needs root")
 def test_checkpoint_of_another_user_is_refused_without_trust(tmp_path, capsys):
@@ -329,7 +390,9 @@ def test_checkpoint_of_another_user_is_refused_without_trust(tmp_path, capsys):
     checkpoint.mkdir()
     (checkpoint / "rllib_checkpoint.json").write_text("{}")
     os.chown(checkpoint, 65534, 65534)
-    with pytest.raises(UserError, match=r"belongs to (user 'nobody' \(uid 65534\)|uid 65534), not to you; checkpoints are pickles"):
+    with pytest.raises(
+        UserError, match=r"belongs to (user 'nobody' \(uid 65534\)|uid 65534), not to you; checkpoints are pickles"
+    ):
         check_owner(str(checkpoint), trust=False)
     check_owner(str(checkpoint), trust=True)
     assert main(["evaluate", str(checkpoint)]) == 2
@@ -352,7 +415,11 @@ def test_resume_of_another_users_run_is_refused_before_ray_starts(tmp_path, capf
     ray_before, started = ray.is_initialized(), time.time()
     assert main(["train", "file", str(TINY), "--storage-path", str(tmp_path), "--resume"]) == 2
     err = capfd.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and f"{exp}/SMAC_00000_00000/checkpoint_000000 (in the experiment directory {exp}) belongs to" in err[0] and "--trust" in err[0], err
+    assert (
+        len(err) == 1
+        and f"{exp}/SMAC_00000_00000/checkpoint_000000 (in the experiment directory {exp}) belongs to" in err[0]
+        and "--trust" in err[0]
+    ), err
     assert time.time() - started < 30 and ray.is_initialized() == ray_before, "refused before Ray starts"
 
 
@@ -366,6 +433,7 @@ def test_help_says_checkpoints_are_pickles(capsys):
 
 # --------------------------------------------------------------------------------------------- config errors
 
+
 def _failing_sac(trainable, max_failures: int, storage: Path):
     from ray import tune
 
@@ -374,13 +442,24 @@ def _failing_sac(trainable, max_failures: int, storage: Path):
     from smac_rllib.cli.yaml_loader import load_experiments
 
     path = storage.parent / f"{storage.name}.yaml"
-    path.write_text("bad:\n  run: SAC\n  env: Pendulum-v1\n  stop: {training_iteration: 1}\n  config:\n    num_env_runners: 0\n"
-                    "    model_config: {fcnet_activation: relux}\n")
+    path.write_text(
+        "bad:\n  run: SAC\n  env: Pendulum-v1\n  stop: {training_iteration: 1}\n  config:\n    num_env_runners: 0\n"
+        "    model_config: {fcnet_activation: relux}\n"
+    )
     (spec,) = load_experiments(str(path))  # as `rllib train` passes it to Tune
     param_space = spec.param_space
-    tuner = tune.Tuner(trainable, param_space=param_space, run_config=tune.RunConfig(
-        storage_path=str(storage), name="bad", stop={"training_iteration": 1}, verbose=0, callbacks=[ProgressPrinter()],
-        failure_config=tune.FailureConfig(max_failures=max_failures)))
+    tuner = tune.Tuner(
+        trainable,
+        param_space=param_space,
+        run_config=tune.RunConfig(
+            storage_path=str(storage),
+            name="bad",
+            stop={"training_iteration": 1},
+            verbose=0,
+            callbacks=[ProgressPrinter()],
+            failure_config=tune.FailureConfig(max_failures=max_failures),
+        ),
+    )
     (result,) = list(tuner.fit())
     (error_txt,) = glob.glob(str(storage / "bad" / "*" / "error.txt"))
     return result, Path(error_txt).read_text().count("Failure # ")
@@ -409,16 +488,22 @@ def test_config_error_at_trial_start_is_not_retried(ray_local, tmp_path, capfd):
 
 # --------------------------------------------------------------------------------------------- ASHA rungs
 
-@pytest.mark.parametrize("grace, factor, warned", [(3, 3, "iteration(s) 3, 9, which"), (4, 3, None), (1, 3, "iteration(s) 1, 3, 9, which")])
+
+@pytest.mark.parametrize(
+    "grace, factor, warned", [(3, 3, "iteration(s) 3, 9, which"), (4, 3, None), (1, 3, "iteration(s) 1, 3, 9, which")]
+)
 def test_asha_rungs_that_do_not_evaluate_are_named(tmp_path, capfd, grace, factor, warned):
-    text = TINY.read_text().replace("  max_failures: 0\n", f"""  max_failures: 0
+    text = TINY.read_text().replace(
+        "  max_failures: 0\n",
+        f"""  max_failures: 0
   scheduler:
     type: ASHA
     metric: evaluation/env_runners/episode_return_mean
     max_t: 20
     grace_period: {grace}
     reduction_factor: {factor}
-""")
+""",
+    )
     path = tmp_path / "asha.yaml"
     path.write_text(text)
     assert main(["train", "file", str(path), "--dry-run"]) == 0

@@ -1,4 +1,5 @@
-"""The state transition buffer: what goes in comes out as (x, a, r, x', terminated), uniformly, and survives a checkpoint."""
+"""The state transition buffer: what goes in comes out as (x, a, r, x', terminated), uniformly, and survives a
+checkpoint."""
 
 import numpy as np
 import pytest
@@ -29,7 +30,9 @@ def test_transitions_pair_each_observation_with_its_successor_and_mark_only_true
     np.testing.assert_array_equal(batch[Columns.OBS][:, 0], t_N)
     np.testing.assert_array_equal(batch[Columns.NEXT_OBS][:, 0], t_N + 1)
     np.testing.assert_allclose(batch[Columns.ACTIONS][:, 0], t_N / 100, rtol=1e-6)
-    np.testing.assert_array_equal(batch[Columns.TERMINATEDS], (t_N == 7).astype(np.float32))  # last step of the terminated chunk
+    np.testing.assert_array_equal(
+        batch[Columns.TERMINATEDS], (t_N == 7).astype(np.float32)
+    )  # last step of the terminated chunk
     assert set(np.unique(t_N)) == {0, 1, 2, 3, 4, 5, 6, 7, 50, 51, 52, 53}  # uniform over all 12
     counts = np.unique(t_N, return_counts=True)[1]
     assert counts.min() > 2000 / 12 * 0.6
@@ -66,7 +69,9 @@ def test_bad_input_names_the_fix():
         TransitionReplayBuffer(capacity=0)
     with pytest.raises(ValueError, match="learning_starts"):
         TransitionReplayBuffer().sample(4)
-    pixels = SingleAgentEpisode(observations=[np.zeros((4, 4, 3))] * 2, actions=[np.zeros(1)], rewards=[0.0], len_lookback_buffer=0)
+    pixels = SingleAgentEpisode(
+        observations=[np.zeros((4, 4, 3))] * 2, actions=[np.zeros(1)], rewards=[0.0], len_lookback_buffer=0
+    )
     with pytest.raises(ValueError, match="from_pixels"):
         TransitionReplayBuffer().add([pixels])
     with pytest.raises(ValueError, match="older smac_rllib"):

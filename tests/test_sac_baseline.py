@@ -46,8 +46,12 @@ def test_trains_on_dm_control_with_our_loop_and_transition_replay(ray_local):
         SACBaselineConfig()
         .environment("dmc/cartpole-balance", env_config={"seed": 0})
         .env_runners(num_env_runners=1, rollout_fragment_length=50, num_cpus_per_env_runner=0.5)
-        .training(hidden_dim=32, train_batch_size_per_learner=32, num_steps_sampled_before_learning_starts=100,
-                  updates_per_env_step=0.1)
+        .training(
+            hidden_dim=32,
+            train_batch_size_per_learner=32,
+            num_steps_sampled_before_learning_starts=100,
+            updates_per_env_step=0.1,
+        )
         .reporting(min_sample_timesteps_per_iteration=200)
         .debugging(seed=0)
         .build_algo()

@@ -17,7 +17,13 @@ from ray.rllib.policy.sample_batch import SampleBatch
 
 from smac_rllib.algorithms import SLACConfig
 from smac_rllib.models.slac_model import (
-    Posterior, SLACModel, SLACModelConfig, filter_before_first_step, gaussian_kl, gaussian_log_lik, history_inputs,
+    Posterior,
+    SLACModel,
+    SLACModelConfig,
+    filter_before_first_step,
+    gaussian_kl,
+    gaussian_log_lik,
+    history_inputs,
 )
 
 TINY_YAML = os.path.join(os.path.dirname(__file__), "data", "slac_tiny.yaml")
@@ -25,12 +31,18 @@ OBS = gym.spaces.Box(0, 255, (32, 32, 3), np.uint8)
 ACT = gym.spaces.Box(-1, 1, (2,), np.float32)
 SPACES = {"__env__": (OBS, ACT), DEFAULT_MODULE_ID: (OBS, ACT)}
 B, L = 6, 3  # sequences, sequence_length (rows of L + 1 steps)
-TINY = dict(sequence_length=L, latent1_size=4, latent2_size=8, base_depth=4, hidden_dim=16, batch_size_B=B, model_batch_size=2)
+TINY = dict(
+    sequence_length=L, latent1_size=4, latent2_size=8, base_depth=4, hidden_dim=16, batch_size_B=B, model_batch_size=2
+)
 
 
 def tiny_config(**training) -> SLACConfig:
     env_config = {"from_pixels": True, "image_size": 32}
-    return SLACConfig().environment(observation_space=OBS, action_space=ACT, env_config=env_config).training(**(TINY | training))
+    return (
+        SLACConfig()
+        .environment(observation_space=OBS, action_space=ACT, env_config=env_config)
+        .training(**(TINY | training))
+    )
 
 
 def fake_rows(seed: int = 0) -> dict[str, np.ndarray]:
@@ -39,10 +51,13 @@ def fake_rows(seed: int = 0) -> dict[str, np.ndarray]:
     is_first[:, 0] = True
     is_first[1, 2] = True  # an episode starts inside row 1
     is_first[2, L] = True  # row 2's last transition crosses episodes: no critic/actor target there
-    return {"obs": rng.integers(0, 256, (B, L + 1, 32, 32, 3), dtype=np.uint8),
-            "actions": rng.uniform(-1, 1, (B, L + 1, 2)).astype(np.float32),
-            "rewards": rng.uniform(0, 1, (B, L + 1)).astype(np.float32), "is_first": is_first,
-            "is_terminated": np.zeros((B, L + 1), bool)}
+    return {
+        "obs": rng.integers(0, 256, (B, L + 1, 32, 32, 3), dtype=np.uint8),
+        "actions": rng.uniform(-1, 1, (B, L + 1, 2)).astype(np.float32),
+        "rewards": rng.uniform(0, 1, (B, L + 1)).astype(np.float32),
+        "is_first": is_first,
+        "is_terminated": np.zeros((B, L + 1), bool),
+    }
 
 
 # --- the ELBO's pieces -----------------------------------------------------------------------------------------
@@ -57,7 +72,9 @@ def test_kl_of_two_known_gaussians():
 
 def test_decoder_log_likelihood_is_a_gaussian_with_the_originals_std():
     x, mean, std = torch.tensor([[0.2, 0.9], [0.0, 1.0]]), torch.tensor([[0.5, 0.5], [0.5, 0.5]]), math.sqrt(0.1)
-    by_hand = sum(-0.5 * ((xi - 0.5) / std) ** 2 - math.log(std) - 0.5 * math.log(2 * math.pi) for xi in (0.2, 0.9, 0.0, 1.0))
+    by_hand = sum(
+        -0.5 * ((xi - 0.5) / std) ** 2 - math.log(std) - 0.5 * math.log(2 * math.pi) for xi in (0.2, 0.9, 0.0, 1.0)
+    )
     torch.testing.assert_close(gaussian_log_lik(x, mean, std, event_dims=2), torch.tensor(by_hand))
     assert gaussian_log_lik(x, mean, std).shape == (2, 2)
 
@@ -101,7 +118,9 @@ def test_posterior_restarts_where_a_new_episode_begins():
 # --- the actor's history ---------------------------------------------------------------------------------------
 def test_history_inputs_repeat_the_episode_start_and_zero_earlier_actions():
     F_, A = 2, 1
-    feat = torch.arange(4 * F_, dtype=torch.float32).reshape(1, 4, F_).repeat(2, 1, 1)  # frame t has features (2t, 2t+1)
+    feat = (
+        torch.arange(4 * F_, dtype=torch.float32).reshape(1, 4, F_).repeat(2, 1, 1)
+    )  # frame t has features (2t, 2t+1)
     act = torch.tensor([1.0, 2.0, 3.0, 4.0]).reshape(1, 4, A).repeat(2, 1, 1)
     first = torch.tensor([[True, False, False, False], [True, False, True, False]])
     f, a = filter_before_first_step(feat, act, first)
@@ -143,10 +162,17 @@ def test_model_pretraining_updates_train_the_model_only_then_everything():
     batch = SampleBatch(fake_rows()).as_multi_agent()
 
     def snapshot():
-        return {name: [p.detach().clone() for p in getattr(module, name).parameters()] for name in ("model", "qf", "policy")}
+        return {
+            name: [p.detach().clone() for p in getattr(module, name).parameters()] for name in ("model", "qf", "policy")
+        }
 
     def changed(before):
-        return {name: any(not torch.equal(a, b) for a, b in zip(before[name], getattr(module, name).parameters())) for name in before}
+        return {
+            name: any(
+                not torch.equal(a, b) for a, b in zip(before[name], getattr(module, name).parameters(), strict=True)
+            )
+            for name in before
+        }
 
     for step in range(2):
         before = snapshot()
@@ -164,17 +190,28 @@ def test_model_pretraining_updates_train_the_model_only_then_everything():
 
 
 # --- settings ----------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("training,env_config,message", [
-    ({"sequence_length": 1}, {}, r"sequence_length=1 must be an integer >= 2 .*original: 8"),
-    ({"latent1_size": 0}, {}, r"latent1_size=0 must be an integer >= 1 \(original: 32\)"),
-    ({"latent2_size": 0}, {}, r"latent2_size=0 must be an integer >= 1 \(original: 256\)"),
-    ({"initial_model_train_steps": -1}, {}, r"initial_model_train_steps=-1 must be an integer >= 0 \(original: 100000"),
-    ({"model_lr": 0.0}, {}, r"model_lr=0.0 must be a positive number \(original: 0.0001\)"),
-    ({}, {"from_pixels": False}, r"SLAC learns from pixels: set env_config from_pixels: true"),
-    ({}, {"image_size": 40}, r"image_size=40: SLAC's conv encoder/decoder need a side divisible by 16"),
-])
+@pytest.mark.parametrize(
+    "training,env_config,message",
+    [
+        ({"sequence_length": 1}, {}, r"sequence_length=1 must be an integer >= 2 .*original: 8"),
+        ({"latent1_size": 0}, {}, r"latent1_size=0 must be an integer >= 1 \(original: 32\)"),
+        ({"latent2_size": 0}, {}, r"latent2_size=0 must be an integer >= 1 \(original: 256\)"),
+        (
+            {"initial_model_train_steps": -1},
+            {},
+            r"initial_model_train_steps=-1 must be an integer >= 0 \(original: 100000",
+        ),
+        ({"model_lr": 0.0}, {}, r"model_lr=0.0 must be a positive number \(original: 0.0001\)"),
+        ({}, {"from_pixels": False}, r"SLAC learns from pixels: set env_config from_pixels: true"),
+        ({}, {"image_size": 40}, r"image_size=40: SLAC's conv encoder/decoder need a side divisible by 16"),
+    ],
+)
 def test_bad_settings_raise_one_line_errors_naming_the_fix(training, env_config, message):
-    config = SLACConfig().environment("dmc/cartpole-swingup", env_config={"from_pixels": True} | env_config).training(**training)
+    config = (
+        SLACConfig()
+        .environment("dmc/cartpole-swingup", env_config={"from_pixels": True} | env_config)
+        .training(**training)
+    )
     with pytest.raises(ValueError, match=message) as info:
         config.validate()
     assert "\n" not in str(info.value)
@@ -211,7 +248,9 @@ def test_trains_through_the_cli_and_its_checkpoint_restores_and_continues(tmp_pa
         with open(os.path.join(checkpoint, "algorithm_state.pkl"), "rb") as f:
             state = pickle.load(f)
         assert "slac_pretrain_granted" not in state  # one update rule owes the pretraining in both loops
-        assert state["env_steps_stored"] >= 200 and state["updates_done"] == 5 + int(0.1 * (state["env_steps_stored"] - 50))
+        assert state["env_steps_stored"] >= 200 and state["updates_done"] == 5 + int(
+            0.1 * (state["env_steps_stored"] - 50)
+        )
         from smac_rllib.cli.yaml_loader import load_experiments
 
         [spec] = load_experiments(TINY_YAML)

@@ -30,7 +30,11 @@ SPACES[DEFAULT_MODULE_ID] = SPACES["__env__"]
 def tiny_config(**training) -> SMACConfig:
     kw = dict(num_particles=K, latent_dim=3, hidden_dim=16, critic_hidden_dim=16, train_batch_size_per_learner=B)
     kw.update(training)
-    return SMACConfig().environment(observation_space=SPACES["__env__"][0], action_space=SPACES["__env__"][1]).training(**kw)
+    return (
+        SMACConfig()
+        .environment(observation_space=SPACES["__env__"][0], action_space=SPACES["__env__"][1])
+        .training(**kw)
+    )
 
 
 def fake_batch(seed: int = 0, reward_value: float | None = None) -> dict[str, torch.Tensor]:
@@ -87,7 +91,9 @@ def test_inference_only_copy_has_no_critic_and_acts_uniformly_only_while_flagged
     assert abs(uniform.mean().item()) < 0.05 and abs(uniform.var().item() - 1 / 3) < 0.03  # U[-1, 1]
     runner.set_state(full.get_state(inference_only=True))  # what sync_weights does
     assert not bool(runner.uniform_exploration)
-    torch.testing.assert_close(runner.forward_inference(obs)[Columns.ACTIONS], full.forward_inference(obs)[Columns.ACTIONS])
+    torch.testing.assert_close(
+        runner.forward_inference(obs)[Columns.ACTIONS], full.forward_inference(obs)[Columns.ACTIONS]
+    )
 
 
 def test_cached_train_mode_still_switches_every_submodule():
@@ -121,7 +127,9 @@ def test_learner_update_changes_weights_and_stays_finite():
     module = learner.module[DEFAULT_MODULE_ID]
     before = {k: v.detach().clone() for k, v in module.state_dict().items()}
     for seed in range(3):
-        results = learner.update(batch=learner_batch(fake_batch(seed)), timesteps={"num_env_steps_sampled_lifetime": 10_000})
+        results = learner.update(
+            batch=learner_batch(fake_batch(seed)), timesteps={"num_env_steps_sampled_lifetime": 10_000}
+        )
     after = module.state_dict()
     for prefix in ("policy.latent_encoder", "policy.action_head", "qf.q1", "qf.q2", "log_alpha", "target_qf.q1"):
         changed = [not torch.equal(before[k], after[k]) for k in before if k.startswith(prefix)]
@@ -150,8 +158,14 @@ def test_the_entropy_fed_to_the_actor_is_the_estimators(estimator):
     assert metrics["actor/loss"].item() == pytest.approx(expected_actor.item(), rel=1e-5)
     assert metrics[f"estimator/entropy_{estimator}"].item() == pytest.approx(entropy_B.mean().item(), rel=1e-5)
     # the TD target uses the same estimator at x' (Eq. 10)
-    target = losses.td_target(batch[Columns.REWARDS], batch[Columns.TERMINATEDS], fwd[Q_NEXT_TARGET],
-                              estimators.ESTIMATORS[estimator](fwd[LOG_W_NEXT]), alpha=alpha, discount_B=0.99)
+    target = losses.td_target(
+        batch[Columns.REWARDS],
+        batch[Columns.TERMINATEDS],
+        fwd[Q_NEXT_TARGET],
+        estimators.ESTIMATORS[estimator](fwd[LOG_W_NEXT]),
+        alpha=alpha,
+        discount_B=0.99,
+    )
     assert metrics["critic/target_mean"].item() == pytest.approx(target.mean().item(), rel=1e-5)
 
 
@@ -207,7 +221,14 @@ def test_validate_accepts_pixels_and_checks_their_settings():
 def test_default_config_is_the_papers():
     c = SMACConfig()
     assert (c.actor_lr, c.critic_lr, c.alpha_lr, c.tau, c.gamma) == (3e-4, 3e-4, 3e-4, 0.005, 0.99)
-    assert (c.resolved_num_particles, c.latent_dim, c.estimator, c.beta, c.hidden_dim, c.critic_loss) == (16, 16, "mlmc", 0.0, 256, "mse")
+    assert (c.resolved_num_particles, c.latent_dim, c.estimator, c.beta, c.hidden_dim, c.critic_loss) == (
+        16,
+        16,
+        "mlmc",
+        0.0,
+        256,
+        "mse",
+    )
     pixels = SMACConfig().environment("dmc/cartpole-swingup", env_config={"from_pixels": True})
     assert pixels.resolved_num_particles == 32  # the reference's num_p (default.yaml:48)
     assert c.replay_buffer_config["type"] == "EpisodeReplayBuffer"  # uniform, not prioritized
@@ -215,22 +236,29 @@ def test_default_config_is_the_papers():
 
 class RLlibOracleLearner(SACTorchLearner):
     """RLlib's own update path as the test oracle for state SMAC: ``Learner.update``, ``TorchLearner``'s forward,
-    ``compute_gradients``, ``postprocess_gradients`` and ``apply_gradients`` (its finite checks), ``DQNLearner``'s Polyak
-    averaging through the state dicts and RLlib's ``MetricsLogger``; only the loss is SMAC's (``objectives/losses.py``)."""
+    ``compute_gradients``, ``postprocess_gradients`` and ``apply_gradients`` (its finite checks), ``DQNLearner``'s
+    Polyak averaging through the state dicts and RLlib's ``MetricsLogger``; only the loss is SMAC's
+    (``objectives/losses.py``)."""
 
     def configure_optimizers_for_module(self, module_id, config=None) -> None:
         from smac_rllib.core.optim import adam
         from smac_rllib.objectives.state_update import optimizer_groups
 
         for name, params, lr in optimizer_groups(self._module[module_id].unwrapped(), config):
-            self.register_optimizer(module_id=module_id, optimizer_name=name, optimizer=adam(params), params=params,
-                                    lr_or_lr_schedule=lr)
+            self.register_optimizer(
+                module_id=module_id, optimizer_name=name, optimizer=adam(params), params=params, lr_or_lr_schedule=lr
+            )
 
     def compute_loss_for_module(self, *, module_id, config, batch, fwd_out):
         out = losses.soft_actor_critic_losses(
-            fwd_out, batch[Columns.REWARDS], batch[Columns.TERMINATEDS], log_alpha=self._module[module_id].unwrapped().log_alpha,
-            target_entropy=float(self.target_entropy[module_id]), discount_B=config.gamma,
-            settings=losses.ObjectiveSettings.from_config(config))
+            fwd_out,
+            batch[Columns.REWARDS],
+            batch[Columns.TERMINATEDS],
+            log_alpha=self._module[module_id].unwrapped().log_alpha,
+            target_entropy=float(self.target_entropy[module_id]),
+            discount_B=config.gamma,
+            settings=losses.ObjectiveSettings.from_config(config),
+        )
         return out.critic + out.actor + out.alpha
 
     compute_gradients = TorchLearner.compute_gradients  # one backward of the sum (SAC's own expects its three losses)
@@ -271,7 +299,9 @@ def test_the_one_update_matches_rllibs_own_update_path():
     for key in state:
         torch.testing.assert_close(state[key], ref_state[key], rtol=1e-5, atol=1e-6, msg=key)
     for name, optimizer in ours._named_optimizers.items():
-        for p_state, ref_p_state in zip(optimizer.state.values(), oracle._named_optimizers[name].state.values()):
+        for p_state, ref_p_state in zip(
+            optimizer.state.values(), oracle._named_optimizers[name].state.values(), strict=True
+        ):
             for field in ("step", "exp_avg", "exp_avg_sq"):
                 torch.testing.assert_close(p_state[field], ref_p_state[field], rtol=1e-5, atol=1e-9)
     steps = [r[DEFAULT_MODULE_ID][NUM_MODULE_STEPS_TRAINED_LIFETIME] for r in (result, oracle_result)]
@@ -307,7 +337,7 @@ def test_nonfinite_flag_checks_entries_and_leaves_gradients_as_they_are():
     grads = [torch.randn(7, 3), torch.randn(5), torch.full((4,), 1e30)]
     copies = [g.clone() for g in grads]
     assert float(nonfinite_flag(grads)) == 0.0
-    assert all(torch.equal(g, c) for g, c in zip(grads, copies))
+    assert all(torch.equal(g, c) for g, c in zip(grads, copies, strict=True))
     for bad in (float("inf"), float("-inf"), float("nan")):
         broken = [g.clone() for g in grads]
         broken[1][3] = bad
@@ -348,18 +378,21 @@ def test_the_retired_switch_is_refused_and_its_class_names_still_restore(algo):
         assert getattr(home, cls.__name__ + "RLlibPath") is cls
         assert pickle.loads(pickle.dumps(cls)) is cls
         with pytest.raises(AttributeError):
-            getattr(home, "NoSuchClassRLlibPath")
+            _ = home.NoSuchClassRLlibPath
 
 
 def test_profiling_aids_asked_for_but_missing_stop_the_learner_build_in_one_line(monkeypatch, tmp_path):
-    """``SMAC_OP_PROBE`` / ``SMAC_PROFILE_THREADS`` load benchmarks/stack_sampler.py (not in the package) when the learner
-    is built, not after the warm-up; a path that holds no aids is named, and nothing half-loaded stays behind."""
+    """``SMAC_OP_PROBE`` / ``SMAC_PROFILE_THREADS`` load benchmarks/stack_sampler.py (not in the package) when the
+    learner is built, not after the warm-up; a path that holds no aids is named, and nothing half-loaded stays
+    behind."""
     import sys
 
     monkeypatch.delitem(sys.modules, "smac_profiling_aids", raising=False)
     monkeypatch.setenv("SMAC_OP_PROBE", "5")
     monkeypatch.setenv("SMAC_PROFILING_AIDS", str(tmp_path / "nowhere.py"))
-    with pytest.raises(RuntimeError, match=r"need the profiling aids at .*nowhere\.py .*SMAC_PROFILING_AIDS=<absolute path"):
+    with pytest.raises(
+        RuntimeError, match=r"need the profiling aids at .*nowhere\.py .*SMAC_PROFILING_AIDS=<absolute path"
+    ):
         tiny_config().build_learner(spaces=SPACES)
     assert "smac_profiling_aids" not in sys.modules
     monkeypatch.setenv("SMAC_PROFILING_AIDS", str(tmp_path))  # a directory, not a .py file

@@ -78,8 +78,11 @@ def test_two_ddp_learners_train_and_stay_in_sync(ray_local):
     algo = tiny(num_env_runners=2).learners(num_learners=2, num_cpus_per_learner=1).build_algo()
     try:
         _assert_trained(_train(algo, 2))
-        algo.wait_for_granted_updates()  # the learner threads finish their granted updates (they run on after train() returns)
-        states = algo.learner_group.foreach_learner(lambda learner: learner.module[DEFAULT_MODULE_ID].unwrapped().get_state())
+        # the learner threads finish their granted updates (they run on after train() returns)
+        algo.wait_for_granted_updates()
+        states = algo.learner_group.foreach_learner(
+            lambda learner: learner.module[DEFAULT_MODULE_ID].unwrapped().get_state()
+        )
         weights = [s.get() if hasattr(s, "get") else s for s in states]
         assert len(weights) == 2
         for key in weights[0]:

@@ -20,7 +20,9 @@ OBS_SPACE = gym.spaces.Box(0, 255, (64, 64, 3), np.uint8)
 ACT_SPACE = gym.spaces.Box(-1, 1, (2,), np.float32)
 SPACES = {"__env__": (OBS_SPACE, ACT_SPACE), DEFAULT_MODULE_ID: (OBS_SPACE, ACT_SPACE)}
 B, T, K = 3, 6, 4
-TINY = dict(world_model_preset="tiny", pixel_hidden_dim=32, actor_layers=2, critic_layers=2, batch_size_B=B, batch_length_T=T)
+TINY = dict(
+    world_model_preset="tiny", pixel_hidden_dim=32, actor_layers=2, critic_layers=2, batch_size_B=B, batch_length_T=T
+)
 
 
 def pixel_config(env: str = "dmc/cartpole-swingup", **training) -> SMACConfig:
@@ -56,7 +58,9 @@ def test_inference_only_copy_is_encoder_rssm_and_actor():
     assert not hasattr(runner.world_model, "decoder") and not hasattr(runner, "qf")
     full = build_module()
     runner.set_state(full.get_state(inference_only=True))  # what sync_weights sends to env runners
-    assert not any(k.startswith(("world_model.decoder", "qf", "target_qf")) for k in full.get_state(inference_only=True))
+    assert not any(
+        k.startswith(("world_model.decoder", "qf", "target_qf")) for k in full.get_state(inference_only=True)
+    )
 
 
 def test_env_runner_state_is_carried_and_reset_at_episode_start():
@@ -174,10 +178,25 @@ def test_pixel_learner_update_trains_every_component():
     batch = MultiAgentBatch({DEFAULT_MODULE_ID: SampleBatch(fake_sequences())}, env_steps=B * T)
     results = learner.update(batch=batch, timesteps={"num_env_steps_sampled_lifetime": 10_000})
     after = module.state_dict()
-    for prefix in ("world_model.encoder", "world_model.rssm", "world_model.decoder", "world_model.reward_head", "actor", "qf", "log_alpha"):
+    for prefix in (
+        "world_model.encoder",
+        "world_model.rssm",
+        "world_model.decoder",
+        "world_model.reward_head",
+        "actor",
+        "qf",
+        "log_alpha",
+    ):
         assert any(not torch.equal(before[k], after[k]) for k in before if k.startswith(prefix)), prefix
     metrics = results[DEFAULT_MODULE_ID]
-    for key in ("world_model/loss", "world_model/kl", "critic/loss", "actor/loss", "estimator/entropy_mlmc", "gradients/world_model_global_norm"):
+    for key in (
+        "world_model/loss",
+        "world_model/kl",
+        "critic/loss",
+        "actor/loss",
+        "estimator/entropy_mlmc",
+        "gradients/world_model_global_norm",
+    ):
         assert math.isfinite(metrics[key].peek()), key
 
 
@@ -203,14 +222,22 @@ def test_pixel_validate_names_the_fix(training, env_config, message):
 def test_pixel_defaults_follow_the_reference():
     config = pixel_config()
     assert config.resolved_updates_per_env_step == 0.2 and config.resolved_learning_starts == 5000  # 10k frames
-    assert config.resolved_initial_alpha == 1.0 and config.resolved_td_entropy == "conditional"  # default.yaml, smac.py:153
+    assert (
+        config.resolved_initial_alpha == 1.0 and config.resolved_td_entropy == "conditional"
+    )  # default.yaml, smac.py:153
     assert (config.critic_particles, config.pixel_actor_head, config.mlmc_average_level0) == ("all", "dreamer", True)
     state = SMACConfig().environment("dmc/cartpole-swingup")
     assert state.resolved_updates_per_env_step == 1.0 and state.resolved_learning_starts == 5000
     assert state.resolved_initial_alpha == 0.1 and state.resolved_td_entropy == "marginal"  # pytorch_sac, Eq. (10)
     c = SMACConfig()
-    assert (c.world_model_preset, c.particle_mode, c.batch_size_B, c.batch_length_T, c.world_model_lr, c.action_noise) == (
-        "paper", "history", 50, 50, 6e-4, 0.3)
+    assert (
+        c.world_model_preset,
+        c.particle_mode,
+        c.batch_size_B,
+        c.batch_length_T,
+        c.world_model_lr,
+        c.action_noise,
+    ) == ("paper", "history", 50, 50, 6e-4, 0.3)
 
 
 # --- real rendering, real Ray ---------------------------------------------------------------------------
@@ -273,8 +300,11 @@ def test_pixel_smac_trains_under_ddp_with_two_learners(ray_local):
     algo = config.learners(num_learners=2, num_cpus_per_learner=1).build_algo()
     try:
         _assert_pixel_trained(algo.train())
-        algo.wait_for_granted_updates()  # the learner threads finish their granted updates (they run on after train() returns)
-        states = algo.learner_group.foreach_learner(lambda learner: learner.module[DEFAULT_MODULE_ID].unwrapped().get_state())
+        # the learner threads finish their granted updates (they run on after train() returns)
+        algo.wait_for_granted_updates()
+        states = algo.learner_group.foreach_learner(
+            lambda learner: learner.module[DEFAULT_MODULE_ID].unwrapped().get_state()
+        )
         weights = [s.get() if hasattr(s, "get") else s for s in states]
         assert len(weights) == 2 and any(k.startswith("world_model") for k in weights[0])
         for key in weights[0]:

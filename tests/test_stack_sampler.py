@@ -72,7 +72,7 @@ def sections(text: str) -> dict[str, list[str]]:
     current = None
     for line in text.splitlines():
         if line.startswith("## thread "):
-            current = line[len("## thread "):].rsplit(":", 1)[0]
+            current = line[len("## thread ") :].rsplit(":", 1)[0]
             out[current] = []
         elif current is not None and line.strip():
             out[current].append(line)
@@ -80,8 +80,9 @@ def sections(text: str) -> dict[str, list[str]]:
 
 
 def test_stack_sampler_records_a_busy_thread_and_not_itself(tmp_path):
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD, str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     pid = int(proc.stdout.split()[0])
     files = list(tmp_path.glob("stacks-*.txt"))

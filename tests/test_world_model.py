@@ -108,7 +108,9 @@ def test_rssm_step_and_sequence_shapes(tiny):
         assert s["std"].min() >= c.min_std
     post, prior = rssm.observe(*_inputs(rssm, E))
     assert post["stoch"].shape == (B, T, S) and post["deter"].shape == (B, T, D)
-    assert {k: tuple(v.shape) for k, v in prior.items()} == dict(mean=(B, T, S), std=(B, T, S), deter=(B, T, D))  # no sample
+    assert {k: tuple(v.shape) for k, v in prior.items()} == dict(
+        mean=(B, T, S), std=(B, T, S), deter=(B, T, D)
+    )  # no sample
     assert rssm.get_feat(post).shape == (B, T, S + D)
     assert rssm.imagine(torch.randn(B, T, A), state)["deter"].shape == (B, T, D)
 
@@ -160,7 +162,9 @@ def test_observe_particles(tiny):
     # Without sampling noise every particle equals the single-trajectory filter.
     post, _ = rssm.observe(embed, action, is_first, noise_B_T_S=_zero_noise(rssm))
     post_K = {k: v.expand(K, *v.shape) for k, v in post.items()}
-    _assert_states_close(rssm.observe_particles(embed, action, is_first, K, noise_KB_T_S=_zero_noise(rssm, K * B)), post_K)
+    _assert_states_close(
+        rssm.observe_particles(embed, action, is_first, K, noise_KB_T_S=_zero_noise(rssm, K * B)), post_K
+    )
     # With noise: particle k's trajectory is ``observe`` on rows k*B..(k+1)*B-1 of the draws (particle-major).
     noise_KB = torch.randn(K * B, T, rssm.stoch_size)
     particles = rssm.observe_particles(embed, action, is_first, K, noise_KB_T_S=noise_KB)

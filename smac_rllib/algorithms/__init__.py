@@ -10,14 +10,20 @@ package that needs none of the algorithms does not pay for importing them all.
 import importlib
 
 _HOMES = {
-    "SMAC": "smac_rllib.algorithms.smac", "SMACConfig": "smac_rllib.algorithms.smac",
-    "Dreamer": "smac_rllib.algorithms.baselines.dreamer", "DreamerConfig": "smac_rllib.algorithms.baselines.dreamer",
+    "SMAC": "smac_rllib.algorithms.smac",
+    "SMACConfig": "smac_rllib.algorithms.smac",
+    "Dreamer": "smac_rllib.algorithms.baselines.dreamer",
+    "DreamerConfig": "smac_rllib.algorithms.baselines.dreamer",
     "SACBaseline": "smac_rllib.algorithms.baselines.sac_baseline",
     "SACBaselineConfig": "smac_rllib.algorithms.baselines.sac_baseline",
-    "SACFlow": "smac_rllib.algorithms.baselines.sac_flow", "SACFlowConfig": "smac_rllib.algorithms.baselines.sac_flow",
-    "SACMoE": "smac_rllib.algorithms.baselines.sac_moe", "SACMoEConfig": "smac_rllib.algorithms.baselines.sac_moe",
-    "SLAC": "smac_rllib.algorithms.baselines.slac", "SLACConfig": "smac_rllib.algorithms.baselines.slac",
-    "TD3": "smac_rllib.algorithms.baselines.td3", "TD3Config": "smac_rllib.algorithms.baselines.td3",
+    "SACFlow": "smac_rllib.algorithms.baselines.sac_flow",
+    "SACFlowConfig": "smac_rllib.algorithms.baselines.sac_flow",
+    "SACMoE": "smac_rllib.algorithms.baselines.sac_moe",
+    "SACMoEConfig": "smac_rllib.algorithms.baselines.sac_moe",
+    "SLAC": "smac_rllib.algorithms.baselines.slac",
+    "SLACConfig": "smac_rllib.algorithms.baselines.slac",
+    "TD3": "smac_rllib.algorithms.baselines.td3",
+    "TD3Config": "smac_rllib.algorithms.baselines.td3",
     "param_counts": "smac_rllib.algorithms.counts",
 }
 __all__ = list(_HOMES)

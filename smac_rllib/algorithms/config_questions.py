@@ -50,21 +50,30 @@ def unused_keys(config, written: dict) -> list[str]:
     (``config.unused_keys``); RLlib's algorithms say what they ignore themselves."""
     if not type(config).__module__.startswith("smac_rllib."):
         return []
-    found = [f"{key}={written[key]!r} is an RLlib old-API-stack setting this algorithm never reads; use {use}"
-             for key, use in OLD_STACK_KEYS.items() if key in written]
+    found = [
+        f"{key}={written[key]!r} is an RLlib old-API-stack setting this algorithm never reads; use {use}"
+        for key, use in OLD_STACK_KEYS.items()
+        if key in written
+    ]
     if "training_intensity" in written:
-        found.append(f"training_intensity={written['training_intensity']!r} is RLlib SAC's replay ratio, which this loop "
-                     "never reads; use updates_per_env_step (gradient updates per env step stored)")
+        found.append(
+            f"training_intensity={written['training_intensity']!r} is RLlib SAC's replay ratio, which this loop "
+            "never reads; use updates_per_env_step (gradient updates per env step stored)"
+        )
     if written.get("n_step", 1) != 1:
-        found.append(f"n_step={written['n_step']!r} cannot be honoured: the replay stores 1-step transitions (the "
-                     "paper's TD target, training/replay.py); remove n_step")
+        found.append(
+            f"n_step={written['n_step']!r} cannot be honoured: the replay stores 1-step transitions (the "
+            "paper's TD target, training/replay.py); remove n_step"
+        )
     buffer = written.get("replay_buffer_config")
     default_type = _default_replay_type(type(config))
     if isinstance(buffer, dict) and "type" in buffer and buffer["type"] != default_type:
         pixels = bool(getattr(config, "is_pixels", False))
-        found.append(f"replay_buffer_config.type={buffer['type']!r} is not read: {type(config).__name__} builds its own "
-                     f"replay ({'RLlib EpisodeReplayBuffer of B x T sequences' if pixels else 'uniform transitions'}, "
-                     "training/replay.py); remove type (capacity is read)")
+        found.append(
+            f"replay_buffer_config.type={buffer['type']!r} is not read: {type(config).__name__} builds its own "
+            f"replay ({'RLlib EpisodeReplayBuffer of B x T sequences' if pixels else 'uniform transitions'}, "
+            "training/replay.py); remove type (capacity is read)"
+        )
     own = getattr(config, "unused_keys", None)
     return found + (own(written) if own else [])
 
@@ -104,7 +113,8 @@ def ranges() -> dict[str, tuple]:
 def network_size_keys(config) -> str:
     """The settings that size the networks (named when they do not fit in memory)."""
     return getattr(config, "NETWORK_SIZE_KEYS", None) or (
-        "pixel_hidden_dim / world_model_preset" if getattr(config, "is_pixels", False) else "hidden_dim")
+        "pixel_hidden_dim / world_model_preset" if getattr(config, "is_pixels", False) else "hidden_dim"
+    )
 
 
 def observations_per_replay_step(config) -> int:

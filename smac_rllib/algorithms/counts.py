@@ -39,7 +39,9 @@ def _count(module: nn.Module, names: tuple[str, ...]) -> int:
     return total
 
 
-def param_counts(config, observation_space: gym.Space | None = None, action_space: gym.Space | None = None) -> dict[str, int]:
+def param_counts(
+    config, observation_space: gym.Space | None = None, action_space: gym.Space | None = None
+) -> dict[str, int]:
     """{"actor", "critic", "total"} parameters of ``config``'s RLModule for its env (or the spaces given)."""
     if observation_space is None or action_space is None:
         observation_space, action_space = _spaces(config)

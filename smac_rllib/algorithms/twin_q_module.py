@@ -41,4 +41,6 @@ def check_flat_spaces(observation_space: gym.Space, action_space: gym.Space, nam
     if not isinstance(action_space, gym.spaces.Box) or len(action_space.shape) != 1:
         raise ValueError(f"{name} needs a 1-D continuous (Box) action space; got {action_space}")
     if not isinstance(observation_space, gym.spaces.Box) or len(observation_space.shape) != 1:
-        raise ValueError(f"{name} needs flat state observations (a 1-D Box); got {observation_space} (no pixel variant)")
+        raise ValueError(
+            f"{name} needs flat state observations (a 1-D Box); got {observation_space} (no pixel variant)"
+        )

@@ -39,6 +39,7 @@ CONFIG_ERRORS = (ValueError, TypeError, LookupError, AttributeError, NotImplemen
 
 # --------------------------------------------------------------------------------------------- completeness
 
+
 def manifest(directory: str) -> dict[str, int]:
     """{relative path: size} of every file under ``directory`` (the marker itself excluded)."""
     out = {}
@@ -108,7 +109,12 @@ def checkpoint_dirs(trial_dir: str) -> list[str]:
         names = os.listdir(trial_dir)
     except OSError:
         return []
-    found = [(int(m.group(1)), n) for n in names for m in [CHECKPOINT_RE.match(n)] if m and os.path.isdir(os.path.join(trial_dir, n))]
+    found = [
+        (int(m.group(1)), n)
+        for n in names
+        for m in [CHECKPOINT_RE.match(n)]
+        if m and os.path.isdir(os.path.join(trial_dir, n))
+    ]
     return [os.path.join(trial_dir, n) for _, n in sorted(found)]
 
 
@@ -128,8 +134,10 @@ def restorable(checkpoint: str) -> tuple[str, str | None]:
         return checkpoint, None
     complete = [d for d in checkpoint_dirs(trial_dir) if is_complete(d)]
     if not complete:
-        raise ValueError(f"checkpoint {checkpoint} is incomplete ({reason}) and the trial has no complete checkpoint; "
-                         "start the trial again without --resume")
+        raise ValueError(
+            f"checkpoint {checkpoint} is incomplete ({reason}) and the trial has no complete checkpoint; "
+            "start the trial again without --resume"
+        )
     return complete[-1], f"{os.path.basename(checkpoint)} is incomplete ({reason})"
 
 
@@ -152,6 +160,7 @@ def remove_staging(exp_dir: str) -> list[str]:
 
 # --------------------------------------------------------------------------------------------- trust
 
+
 def check_owner(path: str, trust: bool, what: str = "checkpoint", flag: str = "--trust") -> None:
     """A ``path`` (and every directory under it that holds pickles) that another user owns or anyone can write is
     refused unless ``trust``: loading a pickle runs the code its author chose."""
@@ -163,11 +172,15 @@ def check_owner(path: str, trust: bool, what: str = "checkpoint", flag: str = "-
         where = f"{what} {directory}" if directory == path else f"{directory} (in the {what} {path})"
         if st.st_uid != uid:
             owner = _user_name(st.st_uid)
-            raise UserError(f"{where} belongs to {owner}, not to you; checkpoints are pickles and loading "
-                            f"one runs code its author chose: pass {flag} only if you trust {owner}")
+            raise UserError(
+                f"{where} belongs to {owner}, not to you; checkpoints are pickles and loading "
+                f"one runs code its author chose: pass {flag} only if you trust {owner}"
+            )
         if st.st_mode & 0o002:
-            raise UserError(f"{where} is writable by every user, so anyone could have put a pickle there; "
-                            f"`chmod o-w {directory}` (or pass {flag} if you trust every user of this machine)")
+            raise UserError(
+                f"{where} is writable by every user, so anyone could have put a pickle there; "
+                f"`chmod o-w {directory}` (or pass {flag} if you trust every user of this machine)"
+            )
 
 
 def _pickle_dirs(path: str) -> list[str]:
@@ -194,6 +207,7 @@ def _user_name(uid: int) -> str:
 
 # --------------------------------------------------------------------------------------------- the trainable
 
+
 class TrialConfigError(Exception):
     """A configuration mistake found while the algorithm was built at trial start: every retry fails the same way."""
 
@@ -205,8 +219,10 @@ class AtomicCheckpoints:
         try:
             super().__init__(*args, **kwargs)
         except CONFIG_ERRORS as e:
-            raise TrialConfigError(f"{type(e).__name__}: {one_line(e, 300)} (a configuration error at trial start: "
-                                   "not retried; fix the config)") from e
+            raise TrialConfigError(
+                f"{type(e).__name__}: {one_line(e, 300)} (a configuration error at trial start: "
+                "not retried; fix the config)"
+            ) from e
 
     def save(self, checkpoint_dir: str | None = None):
         storage = getattr(self, "_storage", None)
@@ -237,7 +253,9 @@ def _save_atomically(trainable, storage):
     final = storage.checkpoint_fs_path
     local = isinstance(storage.storage_filesystem, pyarrow.fs.LocalFileSystem)
     parent = os.path.dirname(final) if local else storage.trial_working_directory
-    staging = os.path.join(parent, f"{STAGING_PREFIX}{os.path.basename(final).removeprefix('checkpoint_')}_{os.getpid()}")
+    staging = os.path.join(
+        parent, f"{STAGING_PREFIX}{os.path.basename(final).removeprefix('checkpoint_')}_{os.getpid()}"
+    )
     shutil.rmtree(staging, ignore_errors=True)
     os.makedirs(staging)
     try:
@@ -258,7 +276,12 @@ def _save_atomically(trainable, storage):
             fs = storage.storage_filesystem
             storage._check_validation_file()
             fs.create_dir(final)
-            marker = {"complete": True, "training_iteration": iteration, "time": time.time(), "files": manifest(staging)}
+            marker = {
+                "complete": True,
+                "training_iteration": iteration,
+                "time": time.time(),
+                "files": manifest(staging),
+            }
             _pyarrow_fs_copy_files(source=staging, destination=final, destination_filesystem=fs)
             with fs.open_output_stream(f"{final}/{MARKER}") as f:  # last: the upload is complete
                 f.write(json.dumps(marker).encode())
@@ -289,6 +312,7 @@ def trainable(run: str) -> type:
 
 
 # --------------------------------------------------------------------------------------------- retry policy
+
 
 def config_error(exc) -> str | None:
     """The one-line message when ``exc`` (as Tune's controller gets it) comes from a ``TrialConfigError``."""

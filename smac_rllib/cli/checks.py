@@ -30,12 +30,20 @@ from smac_rllib.cli.ranges import all_ranges, check_choice, check_range
 def known_config_keys(default_config) -> set[str]:
     """Every key ``update_from_dict`` turns into a real setting of this config class."""
     keys = set(default_config.to_dict())
-    keys |= {"train_batch_size_per_learner", "multiagent", "num_workers", "lambda", "num_cpus_for_driver", "callbacks_class"}
+    keys |= {
+        "train_batch_size_per_learner",
+        "multiagent",
+        "num_workers",
+        "lambda",
+        "num_cpus_for_driver",
+        "callbacks_class",
+    }
     return keys
 
 
 def _config_annotations(config_class: type) -> dict[str, Any]:
-    """Type annotations of the keyword arguments of every ``AlgorithmConfig`` setter (training(), env_runners(), ...)."""
+    """Type annotations of the keyword arguments of every ``AlgorithmConfig`` setter (training(), env_runners(),
+    ...)."""
     annotations: dict[str, Any] = {}
     for klass in reversed(config_class.__mro__):
         for attr in vars(klass).values():
@@ -46,7 +54,11 @@ def _config_annotations(config_class: type) -> dict[str, Any]:
             except (TypeError, ValueError):
                 continue
             for pname, p in params.items():
-                if p.kind is p.KEYWORD_ONLY and p.annotation is not inspect.Parameter.empty and not isinstance(p.annotation, str):
+                if (
+                    p.kind is p.KEYWORD_ONLY
+                    and p.annotation is not inspect.Parameter.empty
+                    and not isinstance(p.annotation, str)
+                ):
                     annotations[pname] = p.annotation
     return annotations
 
@@ -74,7 +86,8 @@ def check_env(config: dict, algo_class: type, line_of) -> None:
     for key, value in env_config.items():
         if key not in ENV_CONFIG_KEYS:
             raise UserError(
-                f"unknown env_config key {key!r}{did_you_mean(key, ENV_CONFIG_KEYS)} (valid: {', '.join(ENV_CONFIG_KEYS)})",
+                f"unknown env_config key {key!r}{did_you_mean(key, ENV_CONFIG_KEYS)} (valid: "
+                f"{', '.join(ENV_CONFIG_KEYS)})",
                 line_of("env_config", key),
             )
         _check_type(f"env_config.{key}", value, hints.get(key, Any), line_of("env_config", key), env_config, key)
@@ -113,8 +126,11 @@ def _check_action_space(env: str, env_config: dict, algo_class: type, where: str
     except TypeError as e:  # an env_config key the env does not take: the trial would fail the same way, after Ray
         bad = re.search(r"unexpected keyword argument '([^']+)'", str(e))
         if bad:
-            raise UserError(f"env_config key {bad.group(1)!r} is not an argument of {env!r} ({one_line(e)}); remove it or "
-                            "use one of the env's own keyword arguments", where) from None
+            raise UserError(
+                f"env_config key {bad.group(1)!r} is not an argument of {env!r} ({one_line(e)}); remove it or "
+                "use one of the env's own keyword arguments",
+                where,
+            ) from None
         return
     except Exception:  # noqa: BLE001 - cannot build it here (missing extra, a class path): RLlib will say why
         return
@@ -125,13 +141,14 @@ def _check_action_space(env: str, env_config: dict, algo_class: type, where: str
     if not isinstance(space, gym.spaces.Box):
         raise UserError(
             f"{algo_class.__name__} needs a continuous (Box) action space, but {env!r} has {space}; use a continuous "
-            "env (dmc/<domain>-<task>, e.g. dmc/cartpole-swingup, or Pendulum-v1) or an RLlib algorithm for discrete actions (run: PPO)",
+            "env (dmc/<domain>-<task>, e.g. dmc/cartpole-swingup, or Pendulum-v1) or an RLlib algorithm for discrete "
+            "actions (run: PPO)",
             where,
         )
     if not (isinstance(observations, gym.spaces.Box) and len(observations.shape) == 1):
         raise UserError(
-            f"{algo_class.__name__} learns from a flat vector of observations (a 1-D Box) on gymnasium envs, but {env!r} "
-            f"observes {observations}; use a state env (e.g. HalfCheetah-v5, Pendulum-v1) or, for pixels, "
+            f"{algo_class.__name__} learns from a flat vector of observations (a 1-D Box) on gymnasium envs, but "
+            f"{env!r} observes {observations}; use a state env (e.g. HalfCheetah-v5, Pendulum-v1) or, for pixels, "
             "dmc/<domain>-<task> with env_config from_pixels: true",
             where,
         )
@@ -155,7 +172,9 @@ def _check_env_name(env: str, where: str) -> None:
     except ValueError:
         pass
     else:
-        raise UserError(f"unknown env {env!r}; did you mean 'dmc/{env}'? (DMC tasks are named dmc/<domain>-<task>)", where)
+        raise UserError(
+            f"unknown env {env!r}; did you mean 'dmc/{env}'? (DMC tasks are named dmc/<domain>-<task>)", where
+        )
     names = env_names() + sorted(gym.registry)
     close = difflib.get_close_matches(env, names, n=1) or difflib.get_close_matches("dmc/" + env, names, n=1)
     hint = f"did you mean {close[0]!r}? " if close else ""
@@ -174,7 +193,10 @@ def check_config(config: dict, algo_class: type, line_of) -> None:
         if key in ("env", "env_config"):
             continue
         if not isinstance(key, str):
-            raise UserError(f"config key {key!r} is not a name; config keys are setting names like gamma or num_particles", line_of(key))
+            raise UserError(
+                f"config key {key!r} is not a name; config keys are setting names like gamma or num_particles",
+                line_of(key),
+            )
         attr = AlgorithmConfig._translate_special_keys(key, warn_deprecated=False)
         if attr not in known and key not in known:
             public = sorted(k for k in known if not k.startswith("_"))
@@ -206,7 +228,9 @@ def check_modalities(config: dict, line_of) -> None:
     raise UserError(
         f"evaluation_config.env_config.from_pixels={evaluated!r} evaluates on {says[0]} a policy trained on {says[1]} "
         f"(env_config.from_pixels={trained!r}); remove from_pixels from evaluation_config.env_config (the evaluation "
-        "uses the training env_config plus its own overrides)", line_of("evaluation_config", "env_config"))
+        "uses the training env_config plus its own overrides)",
+        line_of("evaluation_config", "env_config"),
+    )
 
 
 def _expected_type(key: str, attr: str, annotations: dict[str, Any], default) -> Any:
@@ -214,32 +238,48 @@ def _expected_type(key: str, attr: str, annotations: dict[str, Any], default) ->
         return typing.Optional[float]  # fractional resources are fine
     if key in annotations:
         return annotations[key]
-    declared = getattr(type(default), "FIELD_TYPES", {})  # types the defaults do not show (a None default, a nullable str)
+    declared = getattr(
+        type(default), "FIELD_TYPES", {}
+    )  # types the defaults do not show (a None default, a nullable str)
     if attr in declared:
         return declared[attr]
     return _type_of_default(getattr(default, attr, None))
 
 
 # settings RLlib reads from the main config only: written inside evaluation_config they silently do nothing
-EVALUATION_ONLY_AT_TOP = ("evaluation_interval", "evaluation_duration", "evaluation_duration_unit",
-                          "evaluation_num_env_runners", "evaluation_parallel_to_training", "evaluation_sample_timeout_s",
-                          "evaluation_force_reset_envs_before_iteration", "evaluation_auto_duration_min_env_steps_per_sample")
+EVALUATION_ONLY_AT_TOP = (
+    "evaluation_interval",
+    "evaluation_duration",
+    "evaluation_duration_unit",
+    "evaluation_num_env_runners",
+    "evaluation_parallel_to_training",
+    "evaluation_sample_timeout_s",
+    "evaluation_force_reset_envs_before_iteration",
+    "evaluation_auto_duration_min_env_steps_per_sample",
+)
 
 
-def _check_evaluation_config(overrides: dict, algo_class: type, known: set[str], annotations: dict[str, Any], default, line_of) -> None:
-    """``evaluation_config: {explore: false, ...}``: the evaluation runners' config overrides, checked as config keys."""
+def _check_evaluation_config(
+    overrides: dict, algo_class: type, known: set[str], annotations: dict[str, Any], default, line_of
+) -> None:
+    """``evaluation_config: {explore: false, ...}``: the evaluation runners' config overrides, checked as config
+    keys."""
     from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 
     for key in list(overrides):
         if not isinstance(key, str):
-            raise UserError(f"evaluation_config key {key!r} is not a name; use config keys like explore", line_of("evaluation_config"))
+            raise UserError(
+                f"evaluation_config key {key!r} is not a name; use config keys like explore",
+                line_of("evaluation_config"),
+            )
         attr = AlgorithmConfig._translate_special_keys(key, warn_deprecated=False)
         if key in ("env", "env_config") or attr in ("env", "env_config"):
             continue
         if attr in EVALUATION_ONLY_AT_TOP or attr.startswith("evaluation_"):
             raise UserError(
-                f"evaluation_config.{key}: RLlib reads {attr} only at the top of config, never inside evaluation_config "
-                f"(the evaluation would not run as written); move `{key}` up one level, next to evaluation_config",
+                f"evaluation_config.{key}: RLlib reads {attr} only at the top of config, never inside "
+                f"evaluation_config (the evaluation would not run as written); move `{key}` up one level, next to "
+                "evaluation_config",
                 line_of("evaluation_config", key),
             )
         if attr not in known and key not in known:
@@ -250,7 +290,14 @@ def _check_evaluation_config(overrides: dict, algo_class: type, known: set[str],
                 line_of("evaluation_config", key),
             )
         where = line_of("evaluation_config", key)
-        _check_type(f"evaluation_config.{key}", overrides[key], _expected_type(key, attr, annotations, default), where, overrides, key)
+        _check_type(
+            f"evaluation_config.{key}",
+            overrides[key],
+            _expected_type(key, attr, annotations, default),
+            where,
+            overrides,
+            key,
+        )
         check_range(key, attr, overrides[key], where, prefix="evaluation_config.")
         check_choice(attr, overrides[key], where, prefix="evaluation_config.")
 
@@ -292,11 +339,19 @@ def _check_type(name: str, value: Any, expected: Any, where: str, container: dic
         )
     if verdict == "int" and isinstance(value, float):
         container[key] = value = int(value)
-    if verdict in (True, "int") and _is_integer_setting(expected) and isinstance(value, int) and not isinstance(value, bool):
+    if (
+        verdict in (True, "int")
+        and _is_integer_setting(expected)
+        and isinstance(value, int)
+        and not isinstance(value, bool)
+    ):
         high = all_ranges().get(name.rsplit(".", 1)[-1])
         if abs(value) > MAX_INTEGER_SETTING and (high is None or high.high is None):
-            raise UserError(f"{name}={value:.3g} is beyond any size a run can use (integer settings are at most "
-                            f"2**31 - 1){_example_fix(name, int)}", where)
+            raise UserError(
+                f"{name}={value:.3g} is beyond any size a run can use (integer settings are at most "
+                f"2**31 - 1){_example_fix(name, int)}",
+                where,
+            )
 
 
 MAX_INTEGER_SETTING = 2**31 - 1  # sizes, counts and lengths: torch and numpy index with int32/int64, RAM holds far less
@@ -304,7 +359,11 @@ MAX_INTEGER_SETTING = 2**31 - 1  # sizes, counts and lengths: torch and numpy in
 
 def _is_integer_setting(expected: Any) -> bool:
     """An int (or Optional[int]) setting: not a float one that also takes integers."""
-    args = typing.get_args(expected) if typing.get_origin(expected) is typing.Union or isinstance(expected, types.UnionType) else (expected,)
+    args = (
+        typing.get_args(expected)
+        if typing.get_origin(expected) is typing.Union or isinstance(expected, types.UnionType)
+        else (expected,)
+    )
     return int in args and float not in args
 
 
@@ -341,7 +400,14 @@ def _matches(value: Any, expected: Any) -> bool | str | None:
 
 
 def _describe(expected: Any) -> str:
-    names = {bool: "true or false", int: "an integer", float: "a number", str: "a string", dict: "a mapping", list: "a list"}
+    names = {
+        bool: "true or false",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        dict: "a mapping",
+        list: "a list",
+    }
     if typing.get_origin(expected) is typing.Union or isinstance(expected, types.UnionType):
         parts = [_describe(a) for a in typing.get_args(expected) if a is not type(None)]
         return " or ".join(dict.fromkeys(parts))
@@ -402,21 +468,26 @@ def result_key_error(key: Any, what: str, custom_metrics: bool = False) -> str |
     ``custom_metrics``: the config has callbacks, which may log anything under ``env_runners/``."""
     if not isinstance(key, str):
         return f"{what} {key!r} is not a result key; use one like training_iteration or env_runners/episode_return_mean"
-    body = key[len("evaluation/"):] if key.startswith("evaluation/env_runners/") else key
+    body = key[len("evaluation/") :] if key.startswith("evaluation/env_runners/") else key
     parts = key.split("/")
     if parts[0] == "learners" and len(parts) > 2 and parts[1] not in LEARNER_MODULE_IDS:
-        return (f"{what} {key!r} names learner module {parts[1]!r}, which no result holds (single-agent runs report "
-                f"{' and '.join(LEARNER_MODULE_IDS)}){did_you_mean(parts[1], LEARNER_MODULE_IDS)}")
+        return (
+            f"{what} {key!r} names learner module {parts[1]!r}, which no result holds (single-agent runs report "
+            f"{' and '.join(LEARNER_MODULE_IDS)}){did_you_mean(parts[1], LEARNER_MODULE_IDS)}"
+        )
     if key in RESULT_KEYS or key.startswith(RESULT_PREFIXES) or body.startswith(RESULT_PREFIXES):
         return None
     if custom_metrics and body.startswith("env_runners/"):
         return None
     hint = did_you_mean(key, RESULT_KEYS) or "; use e.g. training_iteration, env_runners/num_env_steps_sampled_lifetime"
-    return (f"{what} {key!r} is never in a result, so it would never trigger{hint} "
-            "(keys: a result.json under ~/ray_results; a/b = result['a']['b'])")
+    return (
+        f"{what} {key!r} is never in a result, so it would never trigger{hint} "
+        "(keys: a result.json under ~/ray_results; a/b = result['a']['b'])"
+    )
 
 
 # --------------------------------------------------------------------------------------------- helpers
+
 
 class quiet:
     """Silence RLlib's warnings and log lines ("You are running SAC on the new API stack!") while checking."""
@@ -432,7 +503,7 @@ class quiet:
         return self
 
     def __exit__(self, *exc):
-        for lg, level in zip(self._loggers, self._levels):
+        for lg, level in zip(self._loggers, self._levels, strict=True):
             lg.setLevel(level)
         self._warnings.__exit__(*exc)
         return False

@@ -34,8 +34,14 @@ def run_evaluate(args) -> int:
     for line in skipped:
         print(f"skipped {line}", flush=True)
     print(f"checkpoint {checkpoint}", flush=True)
-    result = evaluate(checkpoint, episodes=args.episodes, video=args.video, video_size=args.video_size, seed=args.seed,
-                      print_returns=_print_returns)
+    result = evaluate(
+        checkpoint,
+        episodes=args.episodes,
+        video=args.video,
+        video_size=args.video_size,
+        seed=args.seed,
+        print_returns=_print_returns,
+    )
     if not result.get("printed"):
         _print_returns(result)
     if result.get("video"):
@@ -80,7 +86,9 @@ def resolve_checkpoint(path: str) -> tuple[str, list[str]]:
     found = [os.path.dirname(p) for p in glob.glob(os.path.join(path, "**", "rllib_checkpoint.json"), recursive=True)]
     found = [os.path.abspath(p) for p in found if os.path.basename(p).startswith("checkpoint_")]
     if not found:
-        raise UserError(f"no checkpoint under {path}; train with checkpoint_config.checkpoint_frequency > 0 or checkpoint_at_end")
+        raise UserError(
+            f"no checkpoint under {path}; train with checkpoint_config.checkpoint_frequency > 0 or checkpoint_at_end"
+        )
     found.sort(key=lambda p: (os.path.getmtime(os.path.join(p, "rllib_checkpoint.json")), p), reverse=True)
     skipped = []
     for candidate in found:
@@ -88,8 +96,10 @@ def resolve_checkpoint(path: str) -> tuple[str, list[str]]:
         if reason is None:
             return candidate, skipped
         skipped.append(f"{candidate}: incomplete ({reason})")
-    raise UserError(f"no complete checkpoint under {path}: {len(skipped)} incomplete one(s) (e.g. {skipped[0]}); "
-                    "resume the run (`rllib train file ... --resume`) to write a new one")
+    raise UserError(
+        f"no complete checkpoint under {path}: {len(skipped)} incomplete one(s) (e.g. {skipped[0]}); "
+        "resume the run (`rllib train file ... --resume`) to write a new one"
+    )
 
 
 def _complete_under(trial_dir: str) -> list[str]:
@@ -120,7 +130,9 @@ def check_video(video: str, size: int, checkpoint: str) -> None:
     if not os.path.isdir(existing):
         raise UserError(f"--video {video}: {existing} is a file, not a directory")
     if not os.access(existing, os.W_OK | os.X_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
-        raise UserError(f"--video {video}: {path if os.path.exists(path) else existing} is not writable; choose another path")
+        raise UserError(
+            f"--video {video}: {path if os.path.exists(path) else existing} is not writable; choose another path"
+        )
     if path.lower().endswith(".mp4"):
         if size % 2:
             raise UserError(f"--video-size {size}: an mp4 (H.264, yuv420p) needs an even frame size, e.g. {size + 1}")
@@ -129,17 +141,23 @@ def check_video(video: str, size: int, checkpoint: str) -> None:
 
             imageio_ffmpeg.get_ffmpeg_exe()
         except Exception as e:  # noqa: BLE001
-            raise UserError(f"--video {video}: no ffmpeg for mp4 ({one_line(e, 120)}); pip install imageio-ffmpeg, or write a .gif") from None
+            raise UserError(
+                f"--video {video}: no ffmpeg for mp4 ({one_line(e, 120)}); pip install imageio-ffmpeg, or write a .gif"
+            ) from None
     _check_render(checkpoint, size)
     steps = _episode_steps(checkpoint)
     need = steps * size * size * 3
     available = _available_memory()
     if available and need > MAX_VIDEO_MEMORY_FRACTION * available:
-        raise UserError(f"--video-size {size}: one episode ({steps} frames of {size}x{size}x3) needs {need / 2**30:.1f} GiB of "
-                        f"memory, {available / 2**30:.1f} GiB are free; use a smaller --video-size (e.g. 256)")
+        raise UserError(
+            f"--video-size {size}: one episode ({steps} frames of {size}x{size}x3) needs {need / 2**30:.1f} GiB of "
+            f"memory, {available / 2**30:.1f} GiB are free; use a smaller --video-size (e.g. 256)"
+        )
     free = shutil.disk_usage(existing).free
     if free < min(need // 20, 2**30):  # H.264 / GIF compress frames ~20x or better; warn on a nearly full disk only
-        raise UserError(f"--video {video}: only {free / 2**20:.0f} MiB free on {existing}; free some space or write elsewhere")
+        raise UserError(
+            f"--video {video}: only {free / 2**20:.0f} MiB free on {existing}; free some space or write elsewhere"
+        )
 
 
 def _check_render(checkpoint: str, size: int) -> None:
@@ -161,9 +179,13 @@ def _check_render(checkpoint: str, size: int) -> None:
     except Exception as e:  # noqa: BLE001
         limit = re.search(r"framebuffer (?:width|height) (\d+)", str(e))
         if limit:
-            raise UserError(f"--video-size {size}: {config.env} renders at most {limit.group(1)} pixels (its offscreen "
-                            f"framebuffer); use --video-size {limit.group(1)} or less, e.g. 256") from None
-        raise UserError(f"--video-size {size}: {config.env} cannot render a frame ({one_line(e, 160)}); try --video-size 256") from None
+            raise UserError(
+                f"--video-size {size}: {config.env} renders at most {limit.group(1)} pixels (its offscreen "
+                f"framebuffer); use --video-size {limit.group(1)} or less, e.g. 256"
+            ) from None
+        raise UserError(
+            f"--video-size {size}: {config.env} cannot render a frame ({one_line(e, 160)}); try --video-size 256"
+        ) from None
     finally:
         if env is not None:
             env.close()
@@ -200,7 +222,9 @@ def _episode_steps(checkpoint: str) -> int:
 
 
 def _is_checkpoint(path: str) -> bool:
-    return os.path.isfile(os.path.join(path, "rllib_checkpoint.json")) and os.path.isdir(os.path.join(path, "learner_group"))
+    return os.path.isfile(os.path.join(path, "rllib_checkpoint.json")) and os.path.isdir(
+        os.path.join(path, "learner_group")
+    )
 
 
 def load_config(checkpoint: str):
@@ -212,7 +236,9 @@ def load_config(checkpoint: str):
         with open(os.path.join(checkpoint, "class_and_ctor_args.pkl"), "rb") as f:
             ctor = pickle.load(f)
     except Exception as e:  # noqa: BLE001
-        raise UserError(f"cannot read {checkpoint}/class_and_ctor_args.pkl ({one_line(e)}); is this an RLlib algorithm checkpoint?") from None
+        raise UserError(
+            f"cannot read {checkpoint}/class_and_ctor_args.pkl ({one_line(e)}); is this an RLlib algorithm checkpoint?"
+        ) from None
     algo_class = ctor["class"]
     (args, kwargs) = ctor["ctor_args_and_kwargs"]
     config = kwargs.get("config", args[0] if args else None)
@@ -221,8 +247,15 @@ def load_config(checkpoint: str):
     return algo_class, config
 
 
-def evaluate(checkpoint: str, *, episodes: int, video: str | None = None, video_size: int = 256, seed: int = 12345,
-             print_returns=None) -> dict:
+def evaluate(
+    checkpoint: str,
+    *,
+    episodes: int,
+    video: str | None = None,
+    video_size: int = 256,
+    seed: int = 12345,
+    print_returns=None,
+) -> dict:
     from ray.rllib.core import DEFAULT_MODULE_ID
     from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner
 
@@ -268,7 +301,9 @@ def evaluate(checkpoint: str, *, episodes: int, video: str | None = None, video_
         try:
             result["video"] = write_video(video, frames, fps[0])
         except Exception as e:  # noqa: BLE001
-            raise UserError(f"the returns above are kept, but writing --video {video} failed: {one_line(e, 200)}") from None
+            raise UserError(
+                f"the returns above are kept, but writing --video {video} failed: {one_line(e, 200)}"
+            ) from None
     return result
 
 
@@ -330,8 +365,14 @@ def log_to_wandb(checkpoint: str, result: dict, mean: float, std: float) -> None
         print("rllib: warning: wandb is not installed; skipping --wandb", file=sys.stderr)
         return
     trial_dir = os.path.dirname(checkpoint)
-    run = wandb.init(project="smac_rllib", job_type="evaluation", dir=trial_dir, mode=os.environ.get("WANDB_MODE", "online"),
-                     config={"checkpoint": checkpoint, "env": result["env"]}, reinit=True)
+    run = wandb.init(
+        project="smac_rllib",
+        job_type="evaluation",
+        dir=trial_dir,
+        mode=os.environ.get("WANDB_MODE", "online"),
+        config={"checkpoint": checkpoint, "env": result["env"]},
+        reinit=True,
+    )
     data = {"eval/return_mean": mean, "eval/return_std": std, "eval/episodes": len(result["returns"])}
     if result.get("video"):
         data["eval/video"] = wandb.Video(result["video"], format="mp4")

@@ -12,7 +12,13 @@ from smac_rllib.cli.grids import grid_options
 from smac_rllib.cli.ranges import check_finite
 from smac_rllib.cli.plot import EVAL_RETURN, TRAIN_RETURN
 
-CHECKPOINT_KEYS = ("checkpoint_frequency", "checkpoint_at_end", "num_to_keep", "checkpoint_score_attribute", "checkpoint_score_order")
+CHECKPOINT_KEYS = (
+    "checkpoint_frequency",
+    "checkpoint_at_end",
+    "num_to_keep",
+    "checkpoint_score_attribute",
+    "checkpoint_score_order",
+)
 DEFAULT_CHECKPOINT_CONFIG = {"checkpoint_frequency": 10, "checkpoint_at_end": True, "num_to_keep": 2}
 WANDB_KEYS = (
     "project", "group", "entity", "tags", "notes", "job_type", "mode", "log_config", "excludes",
@@ -35,9 +41,13 @@ LEGACY_METRICS = {
 
 # Result keys that only grow from their first value: a stop at 0 or below ends the run before it trains (key -> example)
 COUNTING_STOP_KEYS = {
-    "training_iteration": 100, "time_total_s": 3600, "env_runners/num_env_steps_sampled_lifetime": 1000000,
-    "num_env_steps_sampled_lifetime": 1000000, "env_runners/num_agent_steps_sampled_lifetime": 1000000,
-    "timesteps_total": 1000000, "num_updates_lifetime": 100000,
+    "training_iteration": 100,
+    "time_total_s": 3600,
+    "env_runners/num_env_steps_sampled_lifetime": 1000000,
+    "num_env_steps_sampled_lifetime": 1000000,
+    "env_runners/num_agent_steps_sampled_lifetime": 1000000,
+    "timesteps_total": 1000000,
+    "num_updates_lifetime": 100000,
 }
 
 
@@ -49,15 +59,20 @@ def parse_stop(stop: Any, where: str, *, custom_metrics: bool = False) -> dict[s
     out = {}
     for key, value in stop.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise UserError(f"stop criterion {key!r}={value!r} must be a number (the run stops when the result reaches it)", where)
+            raise UserError(
+                f"stop criterion {key!r}={value!r} must be a number (the run stops when the result reaches it)", where
+            )
         check_finite(value, str(key), where, what="stop criterion ")
         key = LEGACY_METRICS.get(key, key)
         error = result_key_error(key, "stop criterion", custom_metrics)
         if error:
             raise UserError(error, where)
         if key in COUNTING_STOP_KEYS and value <= 0:
-            raise UserError(f"stop criterion {key}={value!r} ends the run before its first iteration (the result starts "
-                            f"above 0); write a positive value, e.g. {{{key}: {COUNTING_STOP_KEYS[key]}}}", where)
+            raise UserError(
+                f"stop criterion {key}={value!r} ends the run before its first iteration (the result starts "
+                f"above 0); write a positive value, e.g. {{{key}: {COUNTING_STOP_KEYS[key]}}}",
+                where,
+            )
         out[key] = value
     return out
 
@@ -72,10 +87,17 @@ def parse_checkpoint_config(block: Any, where: str, *, custom_metrics: bool = Fa
     ckpt = {**DEFAULT_CHECKPOINT_CONFIG, **ckpt}
     for key in ("checkpoint_frequency", "num_to_keep"):
         value = ckpt[key]
-        if value is not None and not (isinstance(value, int) and not isinstance(value, bool) and value >= (0 if key == "checkpoint_frequency" else 1)):
+        if value is not None and not (
+            isinstance(value, int)
+            and not isinstance(value, bool)
+            and value >= (0 if key == "checkpoint_frequency" else 1)
+        ):
             raise UserError(f"checkpoint_config.{key}={value!r} must be a positive integer", where)
     if not isinstance(ckpt["checkpoint_at_end"], bool):
-        raise UserError(f"checkpoint_config.checkpoint_at_end={ckpt['checkpoint_at_end']!r} must be true or false (without quotes)", where)
+        raise UserError(
+            f"checkpoint_config.checkpoint_at_end={ckpt['checkpoint_at_end']!r} must be true or false (without quotes)",
+            where,
+        )
     order = ckpt.get("checkpoint_score_order")
     if order is not None and order not in ("max", "min"):
         raise UserError(f"checkpoint_config.checkpoint_score_order={order!r}; use 'max' or 'min'", where)
@@ -97,12 +119,16 @@ def parse_wandb(block: Any, flag: bool | None, where: str) -> dict | None:
         raise UserError(f"wandb must be a mapping like {{project: smac_rllib}}, got {type_name(block)}", where)
     for key in block:
         if key not in WANDB_KEYS:
-            raise UserError(f"unknown wandb key {key!r}{did_you_mean(key, WANDB_KEYS)} (valid: {', '.join(WANDB_KEYS)})", where)
+            raise UserError(
+                f"unknown wandb key {key!r}{did_you_mean(key, WANDB_KEYS)} (valid: {', '.join(WANDB_KEYS)})", where
+            )
     for key in ("log_config", "upload_checkpoints"):
         if key in block and not isinstance(block[key], bool):
             raise UserError(f"wandb.{key}={block[key]!r} must be true or false (without quotes)", where)
     timeout = block.get("upload_timeout")
-    if timeout is not None and not (isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and 0 <= timeout < float("inf")):
+    if timeout is not None and not (
+        isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and 0 <= timeout < float("inf")
+    ):
         raise UserError(f"wandb.upload_timeout={timeout!r} must be a number of seconds >= 0 (default 30)", where)
     if block.get("mode") not in (None, "online", "offline", "disabled"):
         raise UserError(f"wandb.mode={block['mode']!r}; use online, offline or disabled", where)
@@ -120,7 +146,11 @@ def parse_scheduler(block: Any, where: str, *, evaluates: bool = False, custom_m
     if block is None:
         return None
     if not isinstance(block, dict) or "type" not in block:
-        raise UserError("scheduler must be a mapping with a type, e.g. {type: ASHA, metric: evaluation/env_runners/episode_return_mean, mode: max}", where)
+        raise UserError(
+            "scheduler must be a mapping with a type, e.g. {type: ASHA, metric: "
+            "evaluation/env_runners/episode_return_mean, mode: max}",
+            where,
+        )
     kind = SCHEDULER_TYPES.get(str(block["type"]).lower().replace("-", "_"))
     if kind is None:
         raise UserError(f"unknown scheduler type {block['type']!r}; use ASHA or FIFO", where)
@@ -132,7 +162,9 @@ def parse_scheduler(block: Any, where: str, *, evaluates: bool = False, custom_m
     options = {k: v for k, v in plain(block).items() if k != "type"}
     for key in options:
         if key not in params:
-            raise UserError(f"unknown ASHA scheduler key {key!r}{did_you_mean(key, params)} (valid: {', '.join(params)})", where)
+            raise UserError(
+                f"unknown ASHA scheduler key {key!r}{did_you_mean(key, params)} (valid: {', '.join(params)})", where
+            )
     for key in ("metric", "time_attr"):
         if key in options:
             options[key] = LEGACY_METRICS.get(options[key], options[key])
@@ -143,7 +175,8 @@ def parse_scheduler(block: Any, where: str, *, evaluates: bool = False, custom_m
     if str(options.get("metric", "")).startswith("evaluation/") and not evaluates:
         raise UserError(
             f"scheduler metric {options['metric']!r} is reported only when the experiment evaluates; add "
-            "`evaluation_interval: 10` to the config, or use metric: env_runners/episode_return_mean (the training return)",
+            "`evaluation_interval: 10` to the config, or use metric: env_runners/episode_return_mean (the training "
+            "return)",
             where,
         )
     options.setdefault("metric", EVAL_RETURN if evaluates else TRAIN_RETURN)
@@ -157,21 +190,29 @@ def _check_asha_values(options: dict, where: str) -> None:
     mode = options.get("mode")
     if mode is not None and mode not in ("max", "min"):
         raise UserError(f"scheduler mode={mode!r}; use 'max' or 'min' (max for returns)", where)
-    for key, hint in (("max_t", " (in units of time_attr, e.g. iterations)"), ("grace_period", " (in units of time_attr)"), ("brackets", "")):
+    for key, hint in (
+        ("max_t", " (in units of time_attr, e.g. iterations)"),
+        ("grace_period", " (in units of time_attr)"),
+        ("brackets", ""),
+    ):
         value = options.get(key, 1)
         if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
             raise UserError(f"scheduler {key}={value!r} must be an integer >= 1{hint}", where)
     factor = options.get("reduction_factor")
-    if factor is not None and not (isinstance(factor, (int, float)) and not isinstance(factor, bool) and 1 < factor < float("inf")):
-        raise UserError(f"scheduler reduction_factor={factor!r} must be > 1 (e.g. 3: keep the top third at each rung)", where)
+    if factor is not None and not (
+        isinstance(factor, (int, float)) and not isinstance(factor, bool) and 1 < factor < float("inf")
+    ):
+        raise UserError(
+            f"scheduler reduction_factor={factor!r} must be > 1 (e.g. 3: keep the top third at each rung)", where
+        )
     grace, max_t = options.get("grace_period", 1), options.get("max_t", 100)
     if isinstance(grace, int) and isinstance(max_t, int) and grace > max_t:
-        raise UserError(f"scheduler grace_period={grace} must be <= max_t={max_t}; lower grace_period or raise max_t", where)
+        raise UserError(
+            f"scheduler grace_period={grace} must be <= max_t={max_t}; lower grace_period or raise max_t", where
+        )
     last = options.get("stop_last_trials")
     if last is not None and not isinstance(last, bool):
         raise UserError(f"scheduler stop_last_trials={last!r} must be true or false (without quotes)", where)
-
-
 
 
 def plain(value: Any) -> Any:

@@ -28,7 +28,9 @@ def _near_grid_search(key: str) -> bool:
     import difflib
 
     k = key.lower().replace("-", "_")
-    return key != "grid_search" and (k == "grid_search" or k in _OTHER_TUNE_MARKERS or difflib.SequenceMatcher(None, k, "grid_search").ratio() >= 0.8)
+    return key != "grid_search" and (
+        k == "grid_search" or k in _OTHER_TUNE_MARKERS or difflib.SequenceMatcher(None, k, "grid_search").ratio() >= 0.8
+    )
 
 
 def check_grids(value: Any, name: str, where: str) -> None:
@@ -37,18 +39,27 @@ def check_grids(value: Any, name: str, where: str) -> None:
         options = value["grid_search"]
         if len(value) > 1:
             others = ", ".join(repr(k) for k in value if k != "grid_search")
-            raise UserError(f"{name}: grid_search must be the only key of its mapping (found {others} next to it); "
-                            f"write {name}: {{grid_search: [...]}}", where)
+            raise UserError(
+                f"{name}: grid_search must be the only key of its mapping (found {others} next to it); "
+                f"write {name}: {{grid_search: [...]}}",
+                where,
+            )
         if not isinstance(options, list) or not options:
             got = "an empty list" if options == [] else type_name(options)
-            raise UserError(f"grid_search of {name} needs a non-empty list, e.g. {name}: {{grid_search: [8, 16, 32]}}; got {got}", where)
+            raise UserError(
+                f"grid_search of {name} needs a non-empty list, e.g. {name}: {{grid_search: [8, 16, 32]}}; got {got}",
+                where,
+            )
         for option in options:
             check_grids(option, name, where)
     elif isinstance(value, dict):
         for key, sub in value.items():
             if isinstance(key, str) and isinstance(sub, list) and _near_grid_search(key):
-                raise UserError(f"{name}: {{{key}: [...]}} is not a search space (Tune reads grid_search only); write "
-                                f"{name}: {{grid_search: {sub!r}}}", where)
+                raise UserError(
+                    f"{name}: {{{key}: [...]}} is not a search space (Tune reads grid_search only); write "
+                    f"{name}: {{grid_search: {sub!r}}}",
+                    where,
+                )
             check_grids(sub, f"{name}.{key}", where)
     elif isinstance(value, list):
         for sub in value:
@@ -82,7 +93,7 @@ def grid_variants(param_space: dict, limit: int = MAX_GRID_POINTS) -> list[dict]
     variants = []
     for combo in itertools.islice(itertools.product(*[options for _, options in paths]), limit):
         variant = copy.deepcopy(param_space)
-        for (path, _), option in zip(paths, combo):
+        for (path, _), option in zip(paths, combo, strict=True):
             node = variant
             for step in path[:-1]:
                 node = node[step]

@@ -28,8 +28,10 @@ class _Interrupt:
 
 
 INTERRUPT = _Interrupt()
-CTRL_C_MESSAGE = ("\nrllib: Ctrl-C: checkpointing every running trial at the end of its current iteration, then "
-                  "stopping (press Ctrl-C again to stop at once, without those checkpoints)\n")
+CTRL_C_MESSAGE = (
+    "\nrllib: Ctrl-C: checkpointing every running trial at the end of its current iteration, then "
+    "stopping (press Ctrl-C again to stop at once, without those checkpoints)\n"
+)
 
 
 class catch_ctrl_c:  # noqa: N801 - a context manager, used as ``with catch_ctrl_c():``
@@ -66,8 +68,14 @@ def _wait_hint() -> str:
     if left is None:
         return ""
     if left < 1.0:  # already longer than the last one (an async iteration samples until its step count is reached)
-        return "rllib: the current iteration already runs longer than the last one; it ends once its steps are sampled, then the checkpoints\n"
-    return f"rllib: the current iteration should end in ~{format_duration(left)} (as long as the last one), then the checkpoints\n"
+        return (
+            "rllib: the current iteration already runs longer than the last one; it ends once its steps are sampled, "
+            "then the checkpoints\n"
+        )
+    return (
+        f"rllib: the current iteration should end in ~{format_duration(left)} (as long as the last one), then the "
+        "checkpoints\n"
+    )
 
 
 class CheckpointOnInterrupt(tune.Callback):
@@ -92,7 +100,10 @@ class CheckpointOnInterrupt(tune.Callback):
 
         if INTERRUPT.waiting is None:
             INTERRUPT.waiting = {t.trial_id for t in trials if t.status == Trial.RUNNING}
-        if any(t.trial_id in INTERRUPT.waiting and t.trial_id not in INTERRUPT.saved and t.status == Trial.RUNNING for t in trials):
+        if any(
+            t.trial_id in INTERRUPT.waiting and t.trial_id not in INTERRUPT.saved and t.status == Trial.RUNNING
+            for t in trials
+        ):
             return
         INTERRUPT.unfinished = {t.path for t in trials if t.status not in (Trial.TERMINATED, Trial.ERROR)}
         _end_tune_loop()
@@ -115,7 +126,12 @@ class _TuneInterruptFilter(logging.Filter):
     its "Failed to fetch metrics" for trials that had not started: our summary says that, with the ``rllib``
     command."""
 
-    LINES = ("Stop signal received", "Experiment has been interrupted", "Trials did not complete", "Failed to fetch metrics")
+    LINES = (
+        "Stop signal received",
+        "Experiment has been interrupted",
+        "Trials did not complete",
+        "Failed to fetch metrics",
+    )
 
     def filter(self, record: logging.LogRecord) -> bool:
         return not str(record.msg).startswith(self.LINES)

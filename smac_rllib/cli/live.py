@@ -32,7 +32,11 @@ def _duration(seconds: float) -> str:
 
 def eta_to_stop(record: dict, stop: dict, last_result: dict | None) -> str | None:
     """Time to the stop criterion, from the projected length of this iteration and its env steps."""
-    done, planned, elapsed = record.get("updates_done") or 0, record.get("updates_planned") or 0, record.get("elapsed_s") or 0.0
+    done, planned, elapsed = (
+        record.get("updates_done") or 0,
+        record.get("updates_planned") or 0,
+        record.get("elapsed_s") or 0.0,
+    )
     iteration_s = elapsed * planned / done if done and planned > done else elapsed
     left_in_iteration = max(0.0, iteration_s - elapsed)
     if "training_iteration" in stop:
@@ -51,7 +55,11 @@ def eta_to_stop(record: dict, stop: dict, last_result: dict | None) -> str | Non
 
 
 def _steps(result: dict) -> float | None:
-    value = result.get("env_runners", {}).get("num_env_steps_sampled_lifetime") if isinstance(result.get("env_runners"), dict) else None
+    value = (
+        result.get("env_runners", {}).get("num_env_steps_sampled_lifetime")
+        if isinstance(result.get("env_runners"), dict)
+        else None
+    )
     return float(value) if value is not None else None
 
 
@@ -99,7 +107,8 @@ class LiveWatcher:
 
 
 def _working_dir(trial) -> str | None:
-    """Where the trainable's ``logdir`` is: Tune's trial working directory (under Ray's session dir), else the trial dir."""
+    """Where the trainable's ``logdir`` is: Tune's trial working directory (under Ray's session dir), else the trial
+    dir."""
     storage = getattr(trial, "storage", None)
     try:
         return storage.trial_working_directory if storage is not None else getattr(trial, "local_path", None)

@@ -91,50 +91,107 @@ def build_parser() -> argparse.ArgumentParser:
 
     train = sub.add_parser("train", help="train from a tuned-example YAML file (rllib train file X.yaml)")
     train_sub = train.add_subparsers(dest="mode", required=True, parser_class=_Parser)
-    f = train_sub.add_parser("file", help="run every experiment of a tuned-example YAML file, in order",
-                             description="Run every experiment of a tuned-example YAML file, in order. --resume loads "
-                             "checkpoints, which are pickles: see --trust.")
+    f = train_sub.add_parser(
+        "file",
+        help="run every experiment of a tuned-example YAML file, in order",
+        description="Run every experiment of a tuned-example YAML file, in order. --resume loads "
+        "checkpoints, which are pickles: see --trust.",
+    )
     f.add_argument("path", help="tuned-example YAML, e.g. tuned_examples/smac_state.yaml")
-    f.add_argument("--stop", metavar="JSON", action="append", help='replaces the file\'s stop criteria, e.g. \'{"training_iteration": 5}\' '
-                   "(given twice: both objects, merged in order)")
-    f.add_argument("--config", metavar="JSON", action="append", help='merged into every experiment\'s config, e.g. \'{"num_particles": 8}\'; '
-                   '\'{"env": "dmc/cheetah-run"}\' replaces the file\'s env; given twice: merged in order, the later value wins')
-    f.add_argument("--storage-path", metavar="DIR", help="where results go (<DIR>/<experiment name>; default ~/ray_results)")
+    f.add_argument(
+        "--stop",
+        metavar="JSON",
+        action="append",
+        help='replaces the file\'s stop criteria, e.g. \'{"training_iteration": 5}\' '
+        "(given twice: both objects, merged in order)",
+    )
+    f.add_argument(
+        "--config",
+        metavar="JSON",
+        action="append",
+        help='merged into every experiment\'s config, e.g. \'{"num_particles": 8}\'; '
+        '\'{"env": "dmc/cheetah-run"}\' replaces the file\'s env; given twice: merged in order, the later value wins',
+    )
+    f.add_argument(
+        "--storage-path", metavar="DIR", help="where results go (<DIR>/<experiment name>; default ~/ray_results)"
+    )
     f.add_argument("--num-samples", type=int, metavar="N", help="repeats of every grid point")
     f.add_argument("--seed", type=SEED, help="sets config.seed (replaces a seed grid), in [0, 2**32)")
-    f.add_argument("--resume", action="store_true", help="continue the latest run of each experiment from each trial's newest complete "
-                   "checkpoint (replay buffers included). Checkpoints are pickles: loading one runs code its author chose, "
-                   "so an experiment directory owned by another user (or writable by everyone) is refused without --trust")
-    f.add_argument("--trust", action="store_true", help="with --resume: load checkpoints owned by another user (pickles: only ones you trust)")
-    f.add_argument("--wandb", action=argparse.BooleanOptionalAction, default=None, help="log to Weights & Biases (offline without an API key); default: as the file says")
-    f.add_argument("--strict-resources", action="store_true", help="fail instead of falling back to CPU when GPUs/CPUs are missing")
-    f.add_argument("--address", help="an existing Ray cluster, host:port or ray://host:port or auto (default: $RAY_ADDRESS, "
-                   "else a local Ray); one that does not answer within 5 s is an error")
+    f.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the latest run of each experiment from each trial's newest complete "
+        "checkpoint (replay buffers included). Checkpoints are pickles: loading one runs code its author chose, "
+        "so an experiment directory owned by another user (or writable by everyone) is refused without --trust",
+    )
+    f.add_argument(
+        "--trust",
+        action="store_true",
+        help="with --resume: load checkpoints owned by another user (pickles: only ones you trust)",
+    )
+    f.add_argument(
+        "--wandb",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="log to Weights & Biases (offline without an API key); default: as the file says",
+    )
+    f.add_argument(
+        "--strict-resources", action="store_true", help="fail instead of falling back to CPU when GPUs/CPUs are missing"
+    )
+    f.add_argument(
+        "--address",
+        help="an existing Ray cluster, host:port or ray://host:port or auto (default: $RAY_ADDRESS, "
+        "else a local Ray); one that does not answer within 5 s is an error",
+    )
     f.add_argument("--dry-run", action="store_true", help="check the file and print the trials, run nothing")
     f.add_argument("--no-plot", action="store_true", help="do not write <experiment dir>/curves.png at the end")
     f.add_argument("-v", "--verbose", action="store_true", help="show Ray's worker logs and Tune's status tables")
     f.set_defaults(func=_train)
 
-    ev = sub.add_parser("evaluate", help="deterministic evaluation of a checkpoint (mean/std return, optional mp4)",
-                        description="Deterministic evaluation of a checkpoint. Checkpoints are pickles: loading one runs code "
-                        "its author chose, so a checkpoint owned by another user (or in a directory everyone can write) is "
-                        "refused unless --trust is given.")
-    ev.add_argument("checkpoint", help="a checkpoint directory, or a trial/experiment directory (its newest complete checkpoint; "
-                    "one a killed run left half-written is skipped)")
-    ev.add_argument("--trust", action="store_true", help="load a checkpoint owned by another user (a pickle: only one you trust)")
-    ev.add_argument("--episodes", type=_int_in(1, example=", e.g. --episodes 10"), default=10, help="number of episodes (default 10)")
+    ev = sub.add_parser(
+        "evaluate",
+        help="deterministic evaluation of a checkpoint (mean/std return, optional mp4)",
+        description="Deterministic evaluation of a checkpoint. Checkpoints are pickles: loading one runs code "
+        "its author chose, so a checkpoint owned by another user (or in a directory everyone can write) is "
+        "refused unless --trust is given.",
+    )
+    ev.add_argument(
+        "checkpoint",
+        help="a checkpoint directory, or a trial/experiment directory (its newest complete checkpoint; "
+        "one a killed run left half-written is skipped)",
+    )
+    ev.add_argument(
+        "--trust", action="store_true", help="load a checkpoint owned by another user (a pickle: only one you trust)"
+    )
+    ev.add_argument(
+        "--episodes",
+        type=_int_in(1, example=", e.g. --episodes 10"),
+        default=10,
+        help="number of episodes (default 10)",
+    )
     ev.add_argument("--video", metavar="OUT.mp4", help="write the first episode as an mp4")
-    ev.add_argument("--video-size", type=_int_in(16, 4097, ", e.g. --video-size 256"), default=256, help="side of the video frames in pixels, 16..4096 (default 256)")
+    ev.add_argument(
+        "--video-size",
+        type=_int_in(16, 4097, ", e.g. --video-size 256"),
+        default=256,
+        help="side of the video frames in pixels, 16..4096 (default 256)",
+    )
     ev.add_argument("--seed", type=SEED, default=12345, help="seed of the evaluation episodes, in [0, 2**32)")
-    ev.add_argument("--wandb", action="store_true", help="also log the returns and the video to W&B (offline without a key)")
+    ev.add_argument(
+        "--wandb", action="store_true", help="also log the returns and the video to W&B (offline without a key)"
+    )
     ev.set_defaults(func=_evaluate)
 
     pl = sub.add_parser("plot", help="learning curves from Tune results: mean and 95%% interval over seeds")
     pl.add_argument("results_dir", help="an experiment directory (or a directory of several)")
     pl.add_argument("--out", help="output PNG (default <results_dir>/curves.png)")
-    pl.add_argument("--metric", default=None, help="y axis (default evaluation/env_runners/episode_return_mean, the "
-                    "deterministic policy's evaluation return; falls back to env_runners/episode_return_mean, the "
-                    "training return, when a run has no evaluation)")
+    pl.add_argument(
+        "--metric",
+        default=None,
+        help="y axis (default evaluation/env_runners/episode_return_mean, the "
+        "deterministic policy's evaluation return; falls back to env_runners/episode_return_mean, the "
+        "training return, when a run has no evaluation)",
+    )
     pl.set_defaults(func=_plot)
     return parser
 

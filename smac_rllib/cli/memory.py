@@ -4,9 +4,9 @@ Terms (bytes): the networks' parameters with their gradients, Adam's two moments
 building the RLModule on PyTorch's ``meta`` device: exact counts, nothing allocated); the replay buffer (capacity x
 one agent step: the observation at its dtype, twice where the algorithm stores (x, x') transitions); the activations of
 one update where the algorithm estimates them (pixel SMAC: the actor and critics over (K+1) x B x T latent rows, the
-world model over B x T frames). What depends on the algorithm comes from ``algorithms/config_questions.py``. A trial whose
-estimate exceeds the machine's physical memory cannot run: the CLI says so in one line, naming the largest term and
-the setting to lower, instead of a 70-line allocator traceback after Ray started.
+world model over B x T frames). What depends on the algorithm comes from ``algorithms/config_questions.py``. A trial
+whose estimate exceeds the machine's physical memory cannot run: the CLI says so in one line, naming the largest term
+and the setting to lower, instead of a 70-line allocator traceback after Ray started.
 """
 
 from __future__ import annotations
@@ -77,7 +77,10 @@ def estimate(config, *, learner_on_gpu: bool = False, steps: int | None = None) 
             raise LookupError  # not host memory
         params = _param_count(config, observation_space, action_space)
         width = config_questions.network_size_keys(config)
-        terms[f"the networks ({params:,} parameters, with gradients, Adam state and target critics)"] = (params * 4 * 5, width)
+        terms[f"the networks ({params:,} parameters, with gradients, Adam state and target critics)"] = (
+            params * 4 * 5,
+            width,
+        )
     except Exception:  # noqa: BLE001
         pass
     capacity = (config.replay_buffer_config or {}).get("capacity")
@@ -104,7 +107,9 @@ def _prod(shape) -> int:
 def memory_error(config, available: int | None = None, *, gpus: float = 0, steps: int | None = None) -> str | None:
     """One line when one trial of ``config`` cannot fit in ``available`` bytes (default: physical memory); else None.
     ``gpus``: GPUs this machine has (a learner asking for one keeps its networks there)."""
-    terms = estimate(config, learner_on_gpu=bool(gpus) and bool(getattr(config, "num_gpus_per_learner", 0)), steps=steps)
+    terms = estimate(
+        config, learner_on_gpu=bool(gpus) and bool(getattr(config, "num_gpus_per_learner", 0)), steps=steps
+    )
     if not terms:
         return None
     available = physical_memory() if available is None else available
@@ -112,5 +117,7 @@ def memory_error(config, available: int | None = None, *, gpus: float = 0, steps
     if total <= available:
         return None
     term, (largest, key) = max(terms.items(), key=lambda kv: kv[1][0])
-    return (f"one trial needs ~{total / GiB:,.1f} GiB, more than this machine's {available / GiB:,.1f} GiB: the largest "
-            f"term is {term}, ~{largest / GiB:,.1f} GiB; lower {key}")
+    return (
+        f"one trial needs ~{total / GiB:,.1f} GiB, more than this machine's {available / GiB:,.1f} GiB: the largest "
+        f"term is {term}, ~{largest / GiB:,.1f} GiB; lower {key}"
+    )

@@ -46,8 +46,10 @@ def run_plot(args) -> int:
         out = os.path.join(out, "curves.png")
     ext = os.path.splitext(out)[1].lower()
     if ext not in (".png", ".pdf", ".svg", ".jpg", ".jpeg"):
-        raise UserError(f"--out {args.out}: write the plot to a .png, .pdf, .svg or .jpg file, or to a directory "
-                        "(curves.png goes into it)")
+        raise UserError(
+            f"--out {args.out}: write the plot to a .png, .pdf, .svg or .jpg file, or to a directory "
+            "(curves.png goes into it)"
+        )
     path = plot_experiments(args.results_dir, out, metric=getattr(args, "metric", None))
     print(f"wrote {path}")
     return 0
@@ -60,7 +62,9 @@ def metric_label(metric: str) -> str:
 def find_trials(results_dir: str) -> list[str]:
     """Trial directories (with a result.json) under ``results_dir``, sorted."""
     if not os.path.isdir(results_dir):
-        raise UserError(f"no such directory: {results_dir} (pass an experiment directory, e.g. ~/ray_results/smac-state)")
+        raise UserError(
+            f"no such directory: {results_dir} (pass an experiment directory, e.g. ~/ray_results/smac-state)"
+        )
     found = []
     for root, dirs, files in os.walk(results_dir):
         if "result.json" in files:
@@ -144,7 +148,9 @@ def group_trials(trials: list[dict]) -> dict[tuple[str, str], list[dict]]:
     keys = set().union(*(t["params"] for t in trials)) if trials else set()
     varying = sorted(
         k for k in keys
-        if k not in SEED_KEYS and k != "env" and len({json.dumps(t["params"].get(k), sort_keys=True) for t in trials}) > 1
+        if k not in SEED_KEYS
+        and k != "env"
+        and len({json.dumps(t["params"].get(k), sort_keys=True) for t in trials}) > 1
     )  # fmt: skip
     groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for t in trials:
@@ -185,11 +191,18 @@ def load_trials(results_dir: str, metric: str | None = None) -> tuple[str, list[
         trials = [t for t in (load_trial(d, candidate) for d in trial_dirs) if t is not None]
         if trials:
             if not metric and candidate != EVAL_RETURN:
-                print(f"rllib: note: no trial under {results_dir} has an evaluation result (no evaluation_interval in its "
-                      f"config, or no evaluation yet): plotting the training return instead", file=sys.stderr, flush=True)
+                print(
+                    f"rllib: note: no trial under {results_dir} has an evaluation result (no evaluation_interval in "
+                    "its config, or no evaluation yet): plotting the training return instead",
+                    file=sys.stderr,
+                    flush=True,
+                )
             return candidate, trials
     if metric:
-        raise UserError(f"no trial under {results_dir} has reported {metric!r} yet (an episode must end first); train longer or pass --metric")
+        raise UserError(
+            f"no trial under {results_dir} has reported {metric!r} yet (an episode must end first); train longer or "
+            "pass --metric"
+        )
     raise UserError(
         f"no trial under {results_dir} has reported an evaluation return ({EVAL_RETURN!r}) or a training return "
         f"({TRAIN_RETURN!r}) yet (an episode must end first); train longer or pass --metric"
@@ -207,7 +220,7 @@ def plot_experiments(results_dir: str, out: str, metric: str | None = None) -> s
     groups = group_trials(trials)
     envs = sorted({env for env, _ in groups})
     fig, axes = plt.subplots(1, len(envs), figsize=(6 * len(envs), 4.2), squeeze=False)
-    for ax, env in zip(axes[0], envs):
+    for ax, env in zip(axes[0], envs, strict=True):
         for (genv, label), members in sorted(groups.items()):
             if genv != env:
                 continue

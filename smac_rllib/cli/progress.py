@@ -65,7 +65,11 @@ def env_steps(result: dict) -> int | None:
 
 
 def finite(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) else None
+    return (
+        float(value)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        else None
+    )
 
 
 def learner_metrics(result: dict) -> dict[str, float]:
@@ -101,7 +105,9 @@ def format_duration(seconds: float) -> str:
     return f"{h}h{m:02d}m" if h else (f"{m}m{s:02d}s" if m else f"{s}s")
 
 
-_ITERATION_CLOCK: dict[str, tuple[float, float]] = {}  # trial id -> (wall time its last result arrived, that iteration's s)
+_ITERATION_CLOCK: dict[
+    str, tuple[float, float]
+] = {}  # trial id -> (wall time its last result arrived, that iteration's s)
 
 
 def iteration_wait_estimate(now: float | None = None) -> float | None:
@@ -129,7 +135,9 @@ class ProgressPrinter(tune.Callback):
             from smac_rllib.cli.live import LiveWatcher
 
             self._live = LiveWatcher()
-        for line in self._live.new_lines(trials, trial_label, getattr(self, "_stop", {}), getattr(self, "_last_result", {})):
+        for line in self._live.new_lines(
+            trials, trial_label, getattr(self, "_stop", {}), getattr(self, "_last_result", {})
+        ):
             print(line, flush=True)
 
     def on_trial_start(self, iteration, trials, trial, **info):
@@ -138,17 +146,22 @@ class ProgressPrinter(tune.Callback):
         print(f"[{trial_label(trial)}] started  {trial.path}{restoring}", flush=True)
 
     def on_trial_restore(self, iteration, trials, trial, **info):
-        print(f"[{trial_label(trial)}] restored from {describe_restore(getattr(trial, 'checkpoint', None))}", flush=True)
+        print(
+            f"[{trial_label(trial)}] restored from {describe_restore(getattr(trial, 'checkpoint', None))}", flush=True
+        )
 
     def on_trial_result(self, iteration, trials, trial, result, **info):
         if not hasattr(self, "_last_result"):  # a callback pickled by an older version (--resume)
             self._last_result, self._stop, self._live = {}, {}, None
-        line = format_result(trial_label(trial), result, self._last.get(trial.trial_id), self._last_eval.get(trial.trial_id))
+        line = format_result(
+            trial_label(trial), result, self._last.get(trial.trial_id), self._last_eval.get(trial.trial_id)
+        )
         eta = eta_after_result(result, self._stop, self._last.get(trial.trial_id))
         print(line + (f" | stop in ~{eta}" if eta else ""), flush=True)
         _ITERATION_CLOCK[trial.trial_id] = (time.time(), float(result.get("time_this_iter_s", 0.0)))
         self._last_result[trial.trial_id] = {
-            "training_iteration": result.get("training_iteration", 0), "time_total_s": result.get("time_total_s", 0.0),
+            "training_iteration": result.get("training_iteration", 0),
+            "time_total_s": result.get("time_total_s", 0.0),
             "env_runners": {"num_env_steps_sampled_lifetime": env_steps(result)},
         }
         steps = env_steps(result)
@@ -194,7 +207,9 @@ def _error_file(trial) -> str | None:
     return stored if os.path.exists(stored) else getattr(trial, "error_file", None) or stored
 
 
-def format_result(label: str, result: dict, last: tuple[int, float] | None = None, last_eval: tuple[float, int] | None = None) -> str:
+def format_result(
+    label: str, result: dict, last: tuple[int, float] | None = None, last_eval: tuple[float, int] | None = None
+) -> str:
     """One progress line; ``last`` = (env steps, time) of the previous line, ``last_eval`` = (evaluation return,
     iteration) of the latest evaluation before this result."""
     parts = [f"it {result.get('training_iteration', '?'):>3}"]
@@ -274,8 +289,16 @@ def trial_evaluates(config: dict | None) -> bool | None:
     return bool(config.get("evaluation_interval"))
 
 
-def print_summary(name: str, exp_dir: str, result_grid, started: float, resume_hint: str, curves: str | None,
-                  interrupted: set[str] | None = None, planned: int | None = None) -> int:
+def print_summary(
+    name: str,
+    exp_dir: str,
+    result_grid,
+    started: float,
+    resume_hint: str,
+    curves: str | None,
+    interrupted: set[str] | None = None,
+    planned: int | None = None,
+) -> int:
     """Per-trial table (status, iterations, env steps, evaluation and training return: last and best with the env
     step of each, checkpoint), the best evaluation return over training as mean +- std over seeds (the paper's
     Table 1 statistic) when a setting has several seeds, and where everything is.
@@ -298,14 +321,33 @@ def print_summary(name: str, exp_dir: str, result_grid, started: float, resume_h
             best_evals.append({**trial_info(result.path), "best": max(v for _, v in evals)})
         ev = describe_returns(evals, repeat)
         if ev is None:
-            ev = "- (evaluation is off: set evaluation_interval)" if trial_evaluates(config) is False else "- (no evaluation yet)"
+            ev = (
+                "- (evaluation is off: set evaluation_interval)"
+                if trial_evaluates(config) is False
+                else "- (no evaluation yet)"
+            )
         train = describe_returns(return_history(history, TRAIN_RETURN), repeat) or "-"
         status = "ERROR" if result.error else ("INTERRUPTED" if interrupted and result.path in interrupted else "OK")
         ckpt = result.checkpoint.path if result.checkpoint else "-"
         error_txt = os.path.join(result.path or "", "error.txt")
-        error = (last_error_line(error_txt) if os.path.exists(error_txt) else one_line(result.error)) if result.error else None
-        rows.append((label, status, metrics.get("training_iteration", 0), env_steps(metrics), ev, train, ckpt, error,
-                     _run_facts(metrics, result.path, repeat)))
+        error = (
+            (last_error_line(error_txt) if os.path.exists(error_txt) else one_line(result.error))
+            if result.error
+            else None
+        )
+        rows.append(
+            (
+                label,
+                status,
+                metrics.get("training_iteration", 0),
+                env_steps(metrics),
+                ev,
+                train,
+                ckpt,
+                error,
+                _run_facts(metrics, result.path, repeat),
+            )
+        )
     n_err = sum(r[1] == "ERROR" for r in rows)
     n_stopped = sum(r[1] == "INTERRUPTED" for r in rows)
     print("", flush=True)
@@ -316,8 +358,11 @@ def print_summary(name: str, exp_dir: str, result_grid, started: float, resume_h
     else:
         print(f"== {name}: interrupted (Ctrl-C) after {took}: {counts}, {n_stopped} interrupted")
     for label, status, iters, steps, ev, train, ckpt, error, facts in rows:
-        print(f"  {status:5} {label}\n        iterations {iters}, env steps {f'{steps:,}' if steps is not None else '-'}{facts['run']}\n"
-              f"        eval return  {ev}\n        train return {train}\n        checkpoint {ckpt}{facts['wandb']}")
+        print(
+            f"  {status:5} {label}\n        iterations {iters}, env steps "
+            f"{f'{steps:,}' if steps is not None else '-'}{facts['run']}\n"
+            f"        eval return  {ev}\n        train return {train}\n        checkpoint {ckpt}{facts['wandb']}"
+        )
         if error:
             print(f"        error: {error}")
     if interrupted is not None and planned and planned > len(rows):
@@ -334,8 +379,10 @@ def print_summary(name: str, exp_dir: str, result_grid, started: float, resume_h
         how = "  # continues the interrupted trials from their checkpoints" if n_stopped else ""
         print(f"Resume:      {resume_hint}{how}")
     elif n_err:  # every failed trial failed before its first iteration: a resume would start it again the same way
-        print("Fix:         the failed trial(s) stopped before their first iteration (error above); --resume would "
-              "repeat it: fix the cause, then run the command again")
+        print(
+            "Fix:         the failed trial(s) stopped before their first iteration (error above); --resume would "
+            "repeat it: fix the cause, then run the command again"
+        )
     print("", flush=True)
     return n_err
 
@@ -344,7 +391,9 @@ def eta_after_result(result: dict, stop: dict, last: tuple[int, float] | None) -
     """Time to the stop criterion from the last iteration's pace (the live lines' estimate, cli/live.py)."""
     total, this_iter = float(result.get("time_total_s", 0.0)), float(result.get("time_this_iter_s", 0.0))
     if "training_iteration" in stop and this_iter > 0:
-        return format_duration(max(0, stop["training_iteration"] - int(result.get("training_iteration", 0))) * this_iter)
+        return format_duration(
+            max(0, stop["training_iteration"] - int(result.get("training_iteration", 0))) * this_iter
+        )
     if "time_total_s" in stop:
         return format_duration(max(0.0, float(stop["time_total_s"]) - total))
     steps = env_steps(result)

@@ -13,7 +13,6 @@ from smac_rllib.cli.errors import UserError
 from smac_rllib.cli.grids import grid_options, is_grid
 
 
-
 @dataclasses.dataclass(frozen=True)
 class Range:
     """Allowed numbers of a setting: ``low``/``high`` (None: unbounded), each end included unless ``*_open``."""
@@ -123,7 +122,9 @@ def check_range(key: str, attr: str, value: Any, where: str, prefix: str = "") -
 def check_finite(value: Any, name: str, where: str, what: str = "") -> None:
     """NaN and inf are refused anywhere in a config (a NaN threshold never triggers, an inf capacity never fits)."""
     if isinstance(value, float) and not math.isfinite(value):
-        raise UserError(f"{what}{name}={value!r} is not a finite number; write a finite value (NaN and inf are not allowed)", where)
+        raise UserError(
+            f"{what}{name}={value!r} is not a finite number; write a finite value (NaN and inf are not allowed)", where
+        )
     if is_grid(value):
         value = value["grid_search"] if isinstance(value["grid_search"], list) else []
     if isinstance(value, dict):

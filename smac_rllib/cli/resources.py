@@ -65,13 +65,16 @@ def fit_experiments(specs: list[ExperimentSpec], *, strict: bool, gpus: float) -
         asked = ", ".join(f"{k}={spec.param_space.get(k)}" for k in keys)
         if strict:
             raise UserError(
-                f"experiment {spec.name!r} asks for {need['GPU']:g} GPU(s) per trial ({asked}) but {gpus:g} are available; "
-                f"run on a GPU machine, or set them to 0 (--config '{{\"{keys[0]}\": 0}}'), or drop --strict-resources",
+                f"experiment {spec.name!r} asks for {need['GPU']:g} GPU(s) per trial ({asked}) but {gpus:g} are "
+                f"available; run on a GPU machine, or set them to 0 (--config '{{\"{keys[0]}\": 0}}'), or drop "
+                "--strict-resources",
                 spec.source,
             )
         if not warned:
-            warn(f"no usable GPU here ({gpus:g} available) but {spec.source} asks for {asked}: running the learner on CPU "
-                 "(slower; --strict-resources fails instead)")
+            warn(
+                f"no usable GPU here ({gpus:g} available) but {spec.source} asks for {asked}: running the learner on "
+                "CPU (slower; --strict-resources fails instead)"
+            )
             warned = True
         cpu_fallback(spec)
 
@@ -88,8 +91,9 @@ def check_local_cpus(specs: list[ExperimentSpec]) -> None:
         if need > OVERSUBSCRIBE_LIMIT * have:
             raise UserError(
                 f"a trial of {spec.name!r} needs {need} CPUs (env runners + learners + driver) but this machine has "
-                f"{have}; a local Ray runs at most {OVERSUBSCRIBE_LIMIT}x oversubscribed: lower num_env_runners (e.g. to "
-                f"{max(0, have - 1)}) or run on a Ray cluster (--address)", spec.source
+                f"{have}; a local Ray runs at most {OVERSUBSCRIBE_LIMIT}x oversubscribed: lower num_env_runners (e.g. "
+                f"to {max(0, have - 1)}) or run on a Ray cluster (--address)",
+                spec.source,
             )
 
 
@@ -105,8 +109,10 @@ def local_cpus_needed(specs: list[ExperimentSpec], *, strict: bool) -> int:
                 f"a trial of {name!r} needs {need} CPUs (env runners + learners + driver) but this machine has {have}; "
                 "lower num_env_runners / num_cpus_per_env_runner, or drop --strict-resources to run oversubscribed"
             )
-        warn(f"a trial of {name!r} needs {need} CPUs but this machine has {have}: starting Ray with {need} logical CPUs "
-             "(runs oversubscribed, slower; lower num_env_runners to avoid it)")
+        warn(
+            f"a trial of {name!r} needs {need} CPUs but this machine has {have}: starting Ray with {need} logical CPUs "
+            "(runs oversubscribed, slower; lower num_env_runners to avoid it)"
+        )
     return max(have, need)
 
 
@@ -114,7 +120,7 @@ def check_cluster_cpus(specs: list[ExperimentSpec], cluster_cpus: float, *, stri
     for spec in specs:
         need = trial_request(spec)["CPU"]
         if need > cluster_cpus:
-            message = (f"a trial of {spec.name!r} needs {need:g} CPUs but the Ray cluster has {cluster_cpus:g} now")
+            message = f"a trial of {spec.name!r} needs {need:g} CPUs but the Ray cluster has {cluster_cpus:g} now"
             if strict:
                 raise UserError(message + "; lower num_env_runners or add nodes")
             warn(message + ": it waits until an autoscaler adds nodes")
@@ -137,8 +143,10 @@ def local_custom_resources(specs: list[ExperimentSpec]) -> dict[str, float]:
     """Grant the custom (placement) resources on this machine, so a cluster example never waits in PENDING."""
     need = custom_resources(specs)
     if need:
-        warn(f"the experiment places actors by custom resources {sorted(need)} (cluster nodes); "
-             "a local run grants them on this machine")
+        warn(
+            f"the experiment places actors by custom resources {sorted(need)} (cluster nodes); "
+            "a local run grants them on this machine"
+        )
     return {key: float(math.ceil(value)) for key, value in need.items()}
 
 
@@ -167,7 +175,8 @@ def cpu_pixel_hours_per_10k_frames(config) -> float | None:
 
 
 def check_memory(specs: list[ExperimentSpec], *, gpus: float) -> None:
-    """Before Ray starts: a trial whose estimated memory exceeds this machine's is refused in one line (cli/memory.py)."""
+    """Before Ray starts: a trial whose estimated memory exceeds this machine's is refused in one line
+    (cli/memory.py)."""
     from smac_rllib.cli.memory import max_steps, memory_error
 
     for spec in specs:
@@ -179,12 +188,15 @@ def check_memory(specs: list[ExperimentSpec], *, gpus: float) -> None:
 
 
 def warn_impractical(specs: list[ExperimentSpec]) -> None:
-    """One warning per experiment whose CPU learner would take hours per 10k frames (else: a silent multi-hour iteration)."""
+    """One warning per experiment whose CPU learner would take hours per 10k frames (else: a silent multi-hour
+    iteration)."""
     for spec in specs:
         hours = [h for h in (cpu_pixel_hours_per_10k_frames(c) for c in spec.configs) if h is not None]
         if hours and max(hours) >= IMPRACTICAL_HOURS_PER_10K_FRAMES:
             from smac_rllib.algorithms import config_questions
 
             source, smaller = config_questions.cost_hint(spec.configs[0])
-            warn(f"{spec.name!r} runs paper-size pixel updates on a CPU learner: about {max(hours):.0f} h per 10k frames "
-                 f"on a 2-core CPU ({source}); use a GPU learner (num_gpus_per_learner: 1) or {smaller} here")
+            warn(
+                f"{spec.name!r} runs paper-size pixel updates on a CPU learner: about {max(hours):.0f} h per 10k "
+                f"frames on a 2-core CPU ({source}); use a GPU learner (num_gpus_per_learner: 1) or {smaller} here"
+            )

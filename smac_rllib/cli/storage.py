@@ -37,11 +37,15 @@ def check_resume(specs: list[ExperimentSpec], trust: bool) -> None:
             ran = _trainables_in(exp_dir)
             if ran and spec.run not in ran:
                 raise UserError(
-                    f"--resume: {exp_dir} was run with run: {', '.join(sorted(ran))}, the file now says run: {spec.run}; "
-                    "resume with the file it started with, or drop --resume to start a new run", spec.source)
+                    f"--resume: {exp_dir} was run with run: {', '.join(sorted(ran))}, the file now says run: "
+                    f"{spec.run}; resume with the file it started with, or drop --resume to start a new run",
+                    spec.source,
+                )
     if not any_restorable:  # several experiments: those with nothing to resume start (the others resume)
-        raise UserError(f"--resume: nothing to resume, no Tune experiment state in {', '.join(looked)}; drop --resume to "
-                        "start the run (or pass the --storage-path it ran with)")
+        raise UserError(
+            f"--resume: nothing to resume, no Tune experiment state in {', '.join(looked)}; drop --resume to "
+            "start the run (or pass the --storage-path it ran with)"
+        )
 
 
 def _trainables_in(exp_dir: str) -> set[str]:

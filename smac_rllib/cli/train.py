@@ -27,9 +27,9 @@ from smac_rllib.cli.main import EXIT_INTERRUPTED, resume_command
 from smac_rllib.cli.ray_output import ConfigErrorFilter, StaleCheckpointFilter, quiet_ray_notices
 from smac_rllib.cli.storage import check_resume, experiment_name, storage_of
 from smac_rllib.cli.wandb_logging import _WandbCallback, wandb_callback  # noqa: F401 - runs started before the
+
 # split pickled their callbacks as smac_rllib.cli.train.<name>: the names stay importable here for --resume
 from smac_rllib.cli.yaml_loader import ExperimentSpec, Overrides, load_experiments
-
 
 
 def run_train(args) -> int:
@@ -67,8 +67,10 @@ def run_train(args) -> int:
 
         for spec in specs:
             need = trial_request(spec)
-            print(f"{spec.name}: {spec.run} on {_describe_env(spec.param_space['env'])}, {spec.num_trials} trial(s), "
-                  f"{need['CPU']:g} CPU + {need['GPU']:g} GPU per trial, stop {spec.stop}")
+            print(
+                f"{spec.name}: {spec.run} on {_describe_env(spec.param_space['env'])}, {spec.num_trials} trial(s), "
+                f"{need['CPU']:g} CPU + {need['GPU']:g} GPU per trial, stop {spec.stop}"
+            )
             if spec.configs:
                 print(f"  {describe_evaluation(spec.configs[0])}")
         return 0
@@ -86,11 +88,17 @@ def run_train(args) -> int:
     if address:
         check_address(address)
         try:
-            ray.init(address=address, log_to_driver=args.verbose, logging_level="WARNING",
-                     runtime_env={"env_vars": worker_env_vars()})
+            ray.init(
+                address=address,
+                log_to_driver=args.verbose,
+                logging_level="WARNING",
+                runtime_env={"env_vars": worker_env_vars()},
+            )
         except (ConnectionError, TimeoutError, ValueError) as e:
-            raise UserError(f"cannot connect to the Ray cluster at {address} ({one_line(e, 200)}); "
-                            "check --address / $RAY_ADDRESS, or drop it to run a local Ray") from None
+            raise UserError(
+                f"cannot connect to the Ray cluster at {address} ({one_line(e, 200)}); "
+                "check --address / $RAY_ADDRESS, or drop it to run a local Ray"
+            ) from None
         resources.fit_experiments(specs, strict=args.strict_resources, gpus=ray.cluster_resources().get("GPU", 0))
         resources.check_cluster_cpus(specs, ray.cluster_resources().get("CPU", 0), strict=args.strict_resources)
         resources.check_cluster_custom_resources(specs, ray.cluster_resources(), strict=args.strict_resources)
@@ -99,8 +107,13 @@ def run_train(args) -> int:
         resources.warn_impractical(specs)  # e.g. paper-size pixels on this CPU: hours per 10k frames
         num_cpus = resources.local_cpus_needed(specs, strict=args.strict_resources)
         bind_to_loopback()
-        ray.init(num_cpus=num_cpus, resources=resources.local_custom_resources(specs), include_dashboard=False,
-                 log_to_driver=args.verbose, logging_level="WARNING")
+        ray.init(
+            num_cpus=num_cpus,
+            resources=resources.local_custom_resources(specs),
+            include_dashboard=False,
+            log_to_driver=args.verbose,
+            logging_level="WARNING",
+        )
         smac_rllib.register()  # Tune's registry lives in the Ray job
     from smac_rllib.cli.checkpoints import install_retry_policy
 
@@ -145,13 +158,17 @@ def check_address(address: str, timeout: float = ADDRESS_TIMEOUT_S) -> None:
 
     host, sep, port = address.split("://", 1)[-1].rstrip("/").rpartition(":")
     if not sep or not host or not port.isdigit():
-        raise UserError(f"--address {address!r} must be host:port, e.g. 10.0.0.5:6379 or ray://head-node:10001 (or auto)")
+        raise UserError(
+            f"--address {address!r} must be host:port, e.g. 10.0.0.5:6379 or ray://head-node:10001 (or auto)"
+        )
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
     except OSError as e:
         reason = e.strerror or type(e).__name__
-        raise UserError(f"no Ray cluster answers at {address} ({reason} within {timeout:g} s); start one there with "
-                        "`ray start --head`, fix --address / $RAY_ADDRESS, or drop it to run a local Ray") from None
+        raise UserError(
+            f"no Ray cluster answers at {address} ({reason} within {timeout:g} s); start one there with "
+            "`ray start --head`, fix --address / $RAY_ADDRESS, or drop it to run a local Ray"
+        ) from None
 
 
 def worker_env_vars() -> dict[str, str]:
@@ -182,8 +199,10 @@ def describe_evaluation(config) -> str:
     policy = "exploring policy" if eval_config.explore else "deterministic policy"
     runners = config.evaluation_num_env_runners
     where = f"{runners} eval env runner(s)" if runners else "a local eval env runner in the trial process"
-    return (f"evaluation every {interval} iteration(s) ({every}): {config.evaluation_duration} "
-            f"{config.evaluation_duration_unit}, {policy}, on {where} -> {EVAL_RETURN}")
+    return (
+        f"evaluation every {interval} iteration(s) ({every}): {config.evaluation_duration} "
+        f"{config.evaluation_duration_unit}, {policy}, on {where} -> {EVAL_RETURN}"
+    )
 
 
 def asha_rungs(options: dict) -> list[float]:
@@ -218,8 +237,11 @@ def check_rungs(spec: ExperimentSpec) -> None:
             fix = f"set scheduler grace_period to a multiple of {interval} (e.g. {good})"
             if factor != int(factor):
                 fix += " and reduction_factor to an integer"
-            warn(f"{spec.name}: ASHA compares {block['metric']!r} at iteration(s) {', '.join(f'{r:g}' for r in off[:4])}, "
-                 f"which do not evaluate (evaluation_interval: {interval}): the rungs see a stale or no evaluation; {fix}")
+            warn(
+                f"{spec.name}: ASHA compares {block['metric']!r} at iteration(s) "
+                f"{', '.join(f'{r:g}' for r in off[:4])}, which do not evaluate (evaluation_interval: {interval}): the "
+                f"rungs see a stale or no evaluation; {fix}"
+            )
             return
 
 
@@ -259,13 +281,20 @@ def run_experiment(spec: ExperimentSpec, args) -> int:
             warn("--stop/--config/--num-samples/--seed are ignored with --resume (the run continues as it started)")
         if "://" not in exp_dir:  # (its owner was checked before Ray started: check_resume)
             for path in checkpoints.remove_staging(exp_dir):
-                print(f"== {spec.name}: removed {path} (a checkpoint the interrupted run had not finished writing)", flush=True)
+                print(
+                    f"== {spec.name}: removed {path} (a checkpoint the interrupted run had not finished writing)",
+                    flush=True,
+                )
         print(f"== {spec.name}: resuming {exp_dir}", flush=True)
         logging.getLogger("ray.tune.execution.tune_controller").addFilter(StaleCheckpointFilter())
         tuner = tune.Tuner.restore(exp_dir, trainable=trainable, resume_unfinished=True, resume_errored=True)
         _add_interrupt_callback(tuner)  # runs started before Ctrl-C kept the work have none pickled
     else:
-        print(f"== {spec.name}: {spec.run} on {_describe_env(spec.param_space['env'])}, {spec.num_trials} trial(s) -> {exp_dir}", flush=True)
+        print(
+            f"== {spec.name}: {spec.run} on {_describe_env(spec.param_space['env'])}, {spec.num_trials} trial(s) -> "
+            f"{exp_dir}",
+            flush=True,
+        )
         callbacks = [ProgressPrinter(stop=spec.stop), CheckpointOnInterrupt()]
         if spec.wandb is not None:
             callbacks.append(wandb_callback(spec, local_ray=not (args.address or os.environ.get("RAY_ADDRESS"))))
@@ -296,7 +325,9 @@ def run_experiment(spec: ExperimentSpec, args) -> int:
     curves = None
     if not args.no_plot and interrupted is None:  # after Ctrl-C: stop now, the resumed run draws them
         curves = _plot_quietly(exp_dir)
-    failed = print_summary(spec.name, exp_dir, result_grid, started, resume_command(args), curves, interrupted, spec.num_trials)
+    failed = print_summary(
+        spec.name, exp_dir, result_grid, started, resume_command(args), curves, interrupted, spec.num_trials
+    )
     if interrupted is not None:
         return EXIT_INTERRUPTED
     return EXIT_TRIAL_ERROR if failed else 0
@@ -371,7 +402,9 @@ def _json_arg(text: str, flag: str) -> dict:
         value = json.loads(text)
     except json.JSONDecodeError as e:
         example = '{"training_iteration": 5}' if flag == "--stop" else '{"num_particles": 8}'
-        raise UserError(f"{flag} is not valid JSON ({e.msg} at column {e.colno}); write e.g. {flag} '{example}'") from None
+        raise UserError(
+            f"{flag} is not valid JSON ({e.msg} at column {e.colno}); write e.g. {flag} '{example}'"
+        ) from None
     if not isinstance(value, dict):
         raise UserError(f"{flag} must be a JSON object like '{{\"key\": value}}', got {text!r}")
     return value

@@ -28,7 +28,9 @@ def wandb_callback(spec: ExperimentSpec, local_ray: bool = True):
     kwargs.setdefault("log_config", False)  # True would repeat the config in every logged result
     kwargs.setdefault("upload_timeout", WANDB_UPLOAD_TIMEOUT_S)
     kwargs.setdefault("mode", os.environ.get("WANDB_MODE", "online"))
-    return _WandbCallback(config_keys=sorted(set(spec.param_space) | set(WANDB_CONFIG_KEYS)), inherit_key=local_ray, **kwargs)
+    return _WandbCallback(
+        config_keys=sorted(set(spec.param_space) | set(WANDB_CONFIG_KEYS)), inherit_key=local_ray, **kwargs
+    )
 
 
 WANDB_KEY_VAR = "WANDB_API_KEY"
@@ -85,7 +87,11 @@ class _WandbCallback(WandbLoggerCallback):
 
             env_vars = {WANDB_KEY_VAR: os.environ[WANDB_KEY_VAR]} if WANDB_KEY_VAR in os.environ else {}
             self._remote_logger_class = ray.remote(
-                num_cpus=0, **_force_on_current_node(), runtime_env={"env_vars": env_vars}, max_restarts=0, max_task_retries=0
+                num_cpus=0,
+                **_force_on_current_node(),
+                runtime_env={"env_vars": env_vars},
+                max_restarts=0,
+                max_task_retries=0,
             )(self._logger_actor_cls)
         try:
             super()._start_logging_actor(trial, exclude_results, **wandb_init_kwargs)

@@ -74,7 +74,8 @@ OUR_ALGORITHMS = TRAINABLES  # smac_rllib.TRAINABLES: one list of our run names
 
 @dataclasses.dataclass
 class Overrides:
-    """Command-line values that replace (stop, num_samples, storage_path, seed, wandb) or merge into (config) the file's."""
+    """Command-line values that replace (stop, num_samples, storage_path, seed, wandb) or merge into (config) the
+    file's."""
 
     stop: dict | None = None
     config: dict | None = None
@@ -120,13 +121,17 @@ def load_experiments(path: str, overrides: Overrides | None = None, *, build: bo
 def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overrides) -> ExperimentSpec:
     where = f"{path}:{doc.line_of(name)}"
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.\-]+", name):
-        raise UserError(f"experiment name {name!r} must be letters, digits, '_', '-' or '.' (it names a directory)", where)
+        raise UserError(
+            f"experiment name {name!r} must be letters, digits, '_', '-' or '.' (it names a directory)", where
+        )
     if not isinstance(body, dict):
         raise UserError(f"experiment {name!r} must be a mapping with run, env, stop and config", where)
     body = _translate_legacy_keys(body, path)
     for key in body:
         if key not in EXPERIMENT_KEYS:
-            raise UserError(f"unknown experiment key {key!r}{did_you_mean(key, EXPERIMENT_KEYS)}", _where(path, body, key))
+            raise UserError(
+                f"unknown experiment key {key!r}{did_you_mean(key, EXPERIMENT_KEYS)}", _where(path, body, key)
+            )
 
     run = body.get("run")
     if not run:
@@ -135,11 +140,15 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
 
     config = body.get("config") or {}
     if not isinstance(config, dict):
-        raise UserError(f"`config:` must be a mapping of config keys, got {type_name(config)}", _where(path, body, "config"))
+        raise UserError(
+            f"`config:` must be a mapping of config keys, got {type_name(config)}", _where(path, body, "config")
+        )
     marked_config, config_lines = config, {k: _where(path, config, k) for k in config}
     config = plain(config)
     if "env" in body and "env" in config and config["env"] != body["env"]:
-        raise UserError(f"env given twice ({body['env']!r} and config.env {config['env']!r}); keep one", _where(path, body, "env"))
+        raise UserError(
+            f"env given twice ({body['env']!r} and config.env {config['env']!r}); keep one", _where(path, body, "env")
+        )
     if ov.config:
         config = _deep_merge(config, ov.config)
     if "env" in body and not (ov.config and "env" in ov.config):  # --config '{"env": ...}' replaces the file's env
@@ -160,23 +169,34 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
         return config_lines.get(key, where)
 
     if "env" not in config:
-        raise UserError(f"experiment {name!r} has no env; add e.g. `env: dmc/cheetah-run` (list: python -m smac_rllib.envs --list)", where)
+        raise UserError(
+            f"experiment {name!r} has no env; add e.g. `env: dmc/cheetah-run` (list: python -m smac_rllib.envs --list)",
+            where,
+        )
     _check_values(config, line_of)
     config_questions.fill_defaults(config, algo_class)  # e.g. float frames for RLlib's DreamerV3
     check_env(config, algo_class, line_of)
     check_config(config, algo_class, line_of)
 
     custom = any(str(k).startswith("callbacks") for k in config)  # callbacks may report metrics of their own
-    stop = parse_stop(ov.stop if ov.stop is not None else body.get("stop"), _where(path, body, "stop") if ov.stop is None else "--stop",
-                      custom_metrics=custom)
+    stop = parse_stop(
+        ov.stop if ov.stop is not None else body.get("stop"),
+        _where(path, body, "stop") if ov.stop is None else "--stop",
+        custom_metrics=custom,
+    )
     if not stop:
-        raise UserError(f"experiment {name!r} has no stop criterion; add e.g. `stop: {{training_iteration: 100}}` or pass --stop", where)
+        raise UserError(
+            f"experiment {name!r} has no stop criterion; add e.g. `stop: {{training_iteration: 100}}` or pass --stop",
+            where,
+        )
 
     num_samples = ov.num_samples if ov.num_samples is not None else body.get("num_samples", 1)
     if not (isinstance(num_samples, int) and not isinstance(num_samples, bool) and num_samples >= 1):
         raise UserError(f"num_samples={num_samples!r} must be an integer >= 1", _where(path, body, "num_samples"))
 
-    ckpt = parse_checkpoint_config(body.get("checkpoint_config"), _where(path, body, "checkpoint_config"), custom_metrics=custom)
+    ckpt = parse_checkpoint_config(
+        body.get("checkpoint_config"), _where(path, body, "checkpoint_config"), custom_metrics=custom
+    )
 
     storage_path = ov.storage_path or body.get("storage_path")
     if storage_path is not None:
@@ -188,7 +208,10 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
 
     max_failures = body.get("max_failures", 2)
     if not (isinstance(max_failures, int) and not isinstance(max_failures, bool) and max_failures >= -1):
-        raise UserError(f"max_failures={max_failures!r} must be an integer >= -1 (-1: retry forever)", _where(path, body, "max_failures"))
+        raise UserError(
+            f"max_failures={max_failures!r} must be an integer >= -1 (-1: retry forever)",
+            _where(path, body, "max_failures"),
+        )
     evaluates = config_evaluates(config)
     for key in stop:
         if key.startswith("evaluation/") and not evaluates:
@@ -197,23 +220,35 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
                 "(and evaluation_duration, evaluation_config: {explore: false}) to every grid point's config",
                 _where(path, body, "stop") if ov.stop is None else "--stop",
             )
-    scheduler = parse_scheduler(body.get("scheduler"), _where(path, body, "scheduler"), evaluates=evaluates, custom_metrics=custom)
+    scheduler = parse_scheduler(
+        body.get("scheduler"), _where(path, body, "scheduler"), evaluates=evaluates, custom_metrics=custom
+    )
     score = ckpt.get("checkpoint_score_attribute")
     if isinstance(score, str) and score.startswith("evaluation/") and not evaluates:
         raise UserError(
             f"checkpoint_config.checkpoint_score_attribute {score!r} is reported only when the experiment evaluates "
             "(checkpoints would be ranked on nothing); add `evaluation_interval: 10` to every grid point's config or "
-            "rank on env_runners/episode_return_mean", _where(path, body, "checkpoint_config"))
+            "rank on env_runners/episode_return_mean",
+            _where(path, body, "checkpoint_config"),
+        )
     check_modalities(config, line_of)
     if config.get("async_learning") is False:  # the synchronous loop reports no async/ metrics
         named = [*stop, *([score] if isinstance(score, str) else []), *([scheduler["metric"]] if scheduler else [])]
         for key in (k for k in named if str(k).startswith("async/")):
-            raise UserError(f"{key!r} is reported by the asynchronous loop only, and this experiment sets async_learning: "
-                            "false; name another result key or drop async_learning: false", _where(path, body, "stop"))
+            raise UserError(
+                f"{key!r} is reported by the asynchronous loop only, and this experiment sets async_learning: "
+                "false; name another result key or drop async_learning: false",
+                _where(path, body, "stop"),
+            )
 
     max_concurrent = body.get("max_concurrent_trials")
-    if max_concurrent is not None and not (isinstance(max_concurrent, int) and not isinstance(max_concurrent, bool) and max_concurrent >= 1):
-        raise UserError(f"max_concurrent_trials={max_concurrent!r} must be an integer >= 1", _where(path, body, "max_concurrent_trials"))
+    if max_concurrent is not None and not (
+        isinstance(max_concurrent, int) and not isinstance(max_concurrent, bool) and max_concurrent >= 1
+    ):
+        raise UserError(
+            f"max_concurrent_trials={max_concurrent!r} must be an integer >= 1",
+            _where(path, body, "max_concurrent_trials"),
+        )
 
     return ExperimentSpec(
         name=name,
@@ -265,7 +300,16 @@ def _check_values(config: dict, line_of) -> None:
         check_finite(value, str(key), line_of(key))
 
 
-STORAGE_URI_SCHEMES = ("s3", "gs", "gcs", "hdfs", "viewfs", "abfs", "abfss", "file")  # pyarrow's filesystems, Tune's storage
+STORAGE_URI_SCHEMES = (
+    "s3",
+    "gs",
+    "gcs",
+    "hdfs",
+    "viewfs",
+    "abfs",
+    "abfss",
+    "file",
+)  # pyarrow's filesystems, Tune's storage
 
 
 def check_storage_path(storage_path: str, where: str) -> None:
@@ -273,14 +317,20 @@ def check_storage_path(storage_path: str, where: str) -> None:
     if "://" in storage_path:
         scheme = storage_path.split("://", 1)[0].lower()
         if scheme not in STORAGE_URI_SCHEMES:
-            raise UserError(f"storage path {storage_path}: Tune cannot write to {scheme}:// (it writes to "
-                            f"{', '.join(s + '://' for s in STORAGE_URI_SCHEMES)} or a local directory)", where)
+            raise UserError(
+                f"storage path {storage_path}: Tune cannot write to {scheme}:// (it writes to "
+                f"{', '.join(s + '://' for s in STORAGE_URI_SCHEMES)} or a local directory)",
+                where,
+            )
         return  # the bucket itself is checked by pyarrow when the run starts
     existing = storage_path
     while not os.path.exists(existing):
         if os.path.islink(existing):  # a link whose target is gone: makedirs would fail after Ray started
-            raise UserError(f"storage path {storage_path}: {existing} is a link to {os.readlink(existing)}, which does "
-                            "not exist; create its target or pass another storage path", where)
+            raise UserError(
+                f"storage path {storage_path}: {existing} is a link to {os.readlink(existing)}, which does "
+                "not exist; create its target or pass another storage path",
+                where,
+            )
         existing = os.path.dirname(existing)
     if not os.path.isdir(existing):
         raise UserError(f"storage path {storage_path} cannot be created: {existing} is a file; pass a directory", where)
@@ -289,10 +339,13 @@ def check_storage_path(storage_path: str, where: str) -> None:
 
         os.rmdir(tempfile.mkdtemp(prefix=".rllib-write-test-", dir=existing))
     except OSError as e:
-        raise UserError(f"cannot write to {existing} ({e.strerror}); pass a storage path you can write to", where) from None
+        raise UserError(
+            f"cannot write to {existing} ({e.strerror}); pass a storage path you can write to", where
+        ) from None
 
 
 # --------------------------------------------------------------------------------------------- algorithms
+
 
 def algorithm_class(run: Any, where: str) -> type:
     """The Algorithm class behind a ``run:`` name: ours (SMAC, SACBaseline) or RLlib's registry (SAC, PPO, ...)."""
@@ -315,13 +368,15 @@ def algorithm_class(run: Any, where: str) -> type:
 
 # --------------------------------------------------------------------------------------------- grid points
 
+
 def build_configs(spec: ExperimentSpec) -> list:
     """An AlgorithmConfig per grid point, each validated (``smac_errors()`` first, then RLlib's ``validate()``)."""
     points = num_grid_points(spec.param_space)
     if points * spec.num_samples > MAX_GRID_POINTS:
         raise UserError(
-            f"experiment {spec.name!r} has {points:,} grid points x {spec.num_samples} sample(s) = {points * spec.num_samples:,} "
-            f"trials, more than {MAX_GRID_POINTS:,}; shorten the grid_search lists or split the sweep into experiments",
+            f"experiment {spec.name!r} has {points:,} grid points x {spec.num_samples} sample(s) = "
+            f"{points * spec.num_samples:,} trials, more than {MAX_GRID_POINTS:,}; shorten the grid_search lists or "
+            "split the sweep into experiments",
             spec.source,
         )
     configs = []
@@ -348,6 +403,7 @@ _RLLIB_SUPPRESS_HINT = re.compile(r"\s*To suppress all validation errors.*$")
 
 
 # --------------------------------------------------------------------------------------------- helpers
+
 
 def _line_of_message(spec: ExperimentSpec, message: str) -> str:
     """``file:line`` of the key a validate() message starts with (``num_particles=6 must be ...``)."""

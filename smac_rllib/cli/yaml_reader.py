@@ -68,7 +68,12 @@ def _expanded_size(node: yaml.Node, seen: dict, depth: int) -> tuple[int, int]:
     key = id(node)
     if key in seen:
         if seen[key] is None:
-            raise _LimitError(None, None, "an alias refers to the mapping or list that contains it; remove that '*' alias", node.start_mark)
+            raise _LimitError(
+                None,
+                None,
+                "an alias refers to the mapping or list that contains it; remove that '*' alias",
+                node.start_mark,
+            )
         size, height = seen[key]
     else:
         if depth > MAX_YAML_DEPTH:
@@ -81,8 +86,13 @@ def _expanded_size(node: yaml.Node, seen: dict, depth: int) -> tuple[int, int]:
         size, height = 1 + sum(s for s, _ in sizes), 1 + max((h for _, h in sizes), default=0)
         seen[key] = size, height
     if size > MAX_YAML_VALUES:
-        raise _LimitError(None, None, f"the file expands to more than {MAX_YAML_VALUES:,} values through its '*' aliases "
-                          "(an alias bomb?); write the values out or use fewer aliases", node.start_mark)
+        raise _LimitError(
+            None,
+            None,
+            f"the file expands to more than {MAX_YAML_VALUES:,} values through its '*' aliases "
+            "(an alias bomb?); write the values out or use fewer aliases",
+            node.start_mark,
+        )
     if depth + height - 1 > MAX_YAML_DEPTH:
         raise _LimitError(None, None, _too_deep(" through '*' aliases"), node.start_mark)
     return size, height
@@ -99,8 +109,13 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> MarkedDict:
             continue
         if not isinstance(key_node, yaml.ScalarNode):
             kind = "list" if isinstance(key_node, yaml.SequenceNode) else "mapping"
-            raise _LimitError(None, None, f"a {kind} is used as a mapping key; keys are plain names or numbers "
-                              "(check for a stray '?', '[' or '{' before the ':')", key_node.start_mark)
+            raise _LimitError(
+                None,
+                None,
+                f"a {kind} is used as a mapping key; keys are plain names or numbers "
+                "(check for a stray '?', '[' or '{' before the ':')",
+                key_node.start_mark,
+            )
         key = loader.construct_object(key_node, deep=True)
         if key in first_line:
             raise yaml.constructor.ConstructorError(
@@ -134,19 +149,25 @@ def read_yaml(path: str) -> MarkedDict:
         mark = e.problem_mark or e.context_mark
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else path
         problem = e.problem or "invalid YAML"
-        hint = next((h or problem for pattern, h in _YAML_HINTS if pattern in problem or pattern in str(e.context)), None)
+        hint = next(
+            (h or problem for pattern, h in _YAML_HINTS if pattern in problem or pattern in str(e.context)), None
+        )
         if hint is None:
             context = f" ({e.context})" if e.context and e.problem else ""
             hint = f"{problem}{context}; check the indentation, the ':' and the quoting there"
         raise UserError(f"YAML syntax error: {hint}", where) from None
     except yaml.reader.ReaderError as e:  # a control character (NUL, ...): no mark, a position in the text
         line = text[: e.position].count("\n") + 1
-        raise UserError(f"the file contains the control character U+{e.character:04X}; remove it (save the file as plain text)",
-                        f"{path}:{line}") from None
+        raise UserError(
+            f"the file contains the control character U+{e.character:04X}; remove it (save the file as plain text)",
+            f"{path}:{line}",
+        ) from None
     except yaml.YAMLError as e:
         raise UserError(f"YAML error: {one_line(e)}", path) from None
     except RecursionError:  # a limit above should come first; never a traceback
-        raise UserError(f"values are nested too deeply; flatten the file (at most {MAX_YAML_DEPTH} levels)", path) from None
+        raise UserError(
+            f"values are nested too deeply; flatten the file (at most {MAX_YAML_DEPTH} levels)", path
+        ) from None
     if not isinstance(doc, dict) or not doc:
         raise UserError("expected a mapping {experiment_name: {run: ..., env: ..., config: {...}}}", path)
     return doc
@@ -161,7 +182,10 @@ def _read_text(path: str) -> str:
     try:
         size = os.path.getsize(path)
         if size > MAX_YAML_BYTES:
-            raise UserError(f"{path} is larger than {MAX_YAML_BYTES >> 20} MiB ({size:,} bytes), not a tuned example; pass the YAML file")
+            raise UserError(
+                f"{path} is larger than {MAX_YAML_BYTES >> 20} MiB ({size:,} bytes), not a tuned example; pass the "
+                "YAML file"
+            )
         with open(path, "rb") as f:
             data = f.read(MAX_YAML_BYTES + 1)
     except OSError as e:
@@ -170,7 +194,9 @@ def _read_text(path: str) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         line = data[: e.start].count(b"\n") + 1
-        raise UserError(f"the file is not UTF-8 text (byte 0x{data[e.start]:02x}); save it as UTF-8", f"{path}:{line}") from None
+        raise UserError(
+            f"the file is not UTF-8 text (byte 0x{data[e.start]:02x}); save it as UTF-8", f"{path}:{line}"
+        ) from None
 
 
 def _tuned_examples_hint(path: str) -> str:
@@ -187,13 +213,22 @@ def _tuned_examples_hint(path: str) -> str:
 
 _YAML_HINTS = (
     ("expected <block end>", "this line's indentation does not match the lines above it; align it with its siblings"),
-    ("mapping values are not allowed", "unexpected ':'; put a space after the key's ':' or quote a value that contains ': '"),
+    (
+        "mapping values are not allowed",
+        "unexpected ':'; put a space after the key's ':' or quote a value that contains ': '",
+    ),
     ("found character '\\t'", "tabs are not allowed in YAML; indent with spaces"),
     ("could not find expected ':'", "a key without ':'; write `key: value`"),
     ("found undefined alias", "an undefined '*alias'; quote values that start with '*'"),
     ("duplicate key", None),  # the problem says it all
-    ("could not determine a constructor for the tag", "tags like !!python/... are not allowed in a tuned example; write "
-     "plain values (numbers, strings, lists, mappings)"),
-    ("expected a single document", "the file holds more than one YAML document (a '---' line); keep one YAML document, "
-     "with every experiment in it"),
+    (
+        "could not determine a constructor for the tag",
+        "tags like !!python/... are not allowed in a tuned example; write "
+        "plain values (numbers, strings, lists, mappings)",
+    ),
+    (
+        "expected a single document",
+        "the file holds more than one YAML document (a '---' line); keep one YAML document, "
+        "with every experiment in it",
+    ),
 )

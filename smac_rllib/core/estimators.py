@@ -67,9 +67,7 @@ def mlmc_levels(num_particles: int) -> int:
     if k < 0 or (k & (k - 1)) != 0:
         lower = 1 << max(k.bit_length() - 1, 0) if k > 0 else 0
         upper = 1 << k.bit_length() if k > 0 else 1
-        raise ValueError(
-            f"num_particles={k} must be 0 or a power of two for estimator='mlmc' (try {lower} or {upper})"
-        )
+        raise ValueError(f"num_particles={k} must be 0 or a power of two for estimator='mlmc' (try {lower} or {upper})")
     return k.bit_length() - 1
 
 

@@ -25,10 +25,10 @@ def adam(params: Iterable[torch.nn.Parameter], lr: float = 1e-3) -> torch.optim.
 
 def nonfinite_flag(tensors: list[torch.Tensor]) -> torch.Tensor:
     """A float 0-d tensor on the tensors' device, 1.0 iff some entry of some tensor (the gradients, and the losses with
-    them) is inf or NaN, else 0.0 -- without a host sync: torch's AMP check (``_amp_foreach_non_finite_check_and_unscale_``,
-    the one op GradScaler runs, at scale 1, so the tensors stay as they are; an overflowing norm of finite entries does
-    not count); where that op is missing, a norm per tensor (finite iff all its entries are, short of overflow).
-    The form fused Adam reads as ``found_inf`` (``step_unless_nonfinite``)."""
+    them) is inf or NaN, else 0.0 -- without a host sync: torch's AMP check
+    (``_amp_foreach_non_finite_check_and_unscale_``, the one op GradScaler runs, at scale 1, so the tensors stay as they
+    are; an overflowing norm of finite entries does not count); where that op is missing, a norm per tensor (finite iff
+    all its entries are, short of overflow). The form fused Adam reads as ``found_inf`` (``step_unless_nonfinite``)."""
     device = tensors[0].device
     found = torch.zeros((), device=device)
     try:

@@ -90,7 +90,9 @@ class DMCEnv(gym.Env):
     ):
         self.name = f"dmc/{domain}-{task}"
         action_repeat = (2 if from_pixels else 1) if action_repeat is None else action_repeat
-        self._check_args(from_pixels, image_size, action_repeat, pixel_noise_std, sensor_missing_prob, seed, render_mode)
+        self._check_args(
+            from_pixels, image_size, action_repeat, pixel_noise_std, sensor_missing_prob, seed, render_mode
+        )
         if pixel_format not in PIXEL_FORMATS:
             raise ValueError(f"{self.name}: pixel_format={pixel_format!r}; use one of {', '.join(PIXEL_FORMATS)}")
         if render_size is not None and not (isinstance(render_size, int) and render_size > 0):

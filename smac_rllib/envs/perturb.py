@@ -39,7 +39,9 @@ def sensor_missing(image: np.ndarray, prob: float, rng: np.random.Generator) -> 
     return (image * keep).astype(np.uint8)
 
 
-def perturb(image: np.ndarray, *, pixel_noise_std: float, sensor_missing_prob: float, rng: np.random.Generator) -> np.ndarray:
+def perturb(
+    image: np.ndarray, *, pixel_noise_std: float, sensor_missing_prob: float, rng: np.random.Generator
+) -> np.ndarray:
     """Noise first, then missing values (a missing value stays exactly 0). Zero settings are exact no-ops."""
     if pixel_noise_std > 0.0:
         image = gaussian_noise(image, pixel_noise_std, rng)

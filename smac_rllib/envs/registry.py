@@ -79,7 +79,8 @@ def make_env(name: str, env_config: Mapping[str, Any] | None = None) -> DMCEnv:
         close = difflib.get_close_matches(str(key), ENV_CONFIG_KEYS, n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
         raise ValueError(
-            f"unknown env_config key {key!r} for {PREFIX}{domain}-{task}; {hint}(valid keys: {', '.join(ENV_CONFIG_KEYS)})"
+            f"unknown env_config key {key!r} for {PREFIX}{domain}-{task}; {hint}(valid keys: "
+            f"{', '.join(ENV_CONFIG_KEYS)})"
         )
     if config.get("seed") is not None:
         worker_index = getattr(env_config, "worker_index", 0) or 0

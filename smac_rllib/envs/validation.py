@@ -27,7 +27,13 @@ def env_config_errors(name: str, env_config: dict) -> list[tuple[str, str]]:
     _integer_at_least(errors, "render_size", get("render_size"), 1, "(e.g. 256; null: image_size)")
     limit = get("time_limit")
     if _is_number(limit) and not limit > 0:
-        errors.append(("time_limit", f"env_config.time_limit={limit!r} must be > 0 simulated seconds (null: the task's own, mostly 1000 steps)"))
+        errors.append(
+            (
+                "time_limit",
+                f"env_config.time_limit={limit!r} must be > 0 simulated seconds (null: the task's own, mostly 1000 "
+                "steps)",
+            )
+        )
     elif _is_number(limit) and math.isfinite(limit):
         message = _time_limit_error(name, float(limit), get("action_repeat"), get("from_pixels") is True)
         if message:
@@ -37,21 +43,41 @@ def env_config_errors(name: str, env_config: dict) -> list[tuple[str, str]]:
         errors.append(("seed", f"env_config.seed={seed!r} must be in [0, 2**32) (numpy seeds); e.g. seed: 0"))
     noise = get("pixel_noise_std")
     if _is_number(noise) and not noise >= 0:
-        errors.append(("pixel_noise_std", f"env_config.pixel_noise_std={noise!r} must be >= 0 (paper Table 1: 0.01 or 0.05; 0 disables it)"))
+        errors.append(
+            (
+                "pixel_noise_std",
+                f"env_config.pixel_noise_std={noise!r} must be >= 0 (paper Table 1: 0.01 or 0.05; 0 disables it)",
+            )
+        )
     missing = get("sensor_missing_prob")
     if _is_number(missing) and not 0 <= missing <= 1:
-        errors.append(("sensor_missing_prob", f"env_config.sensor_missing_prob={missing!r} must be a probability in [0, 1] (paper Table 1: 0.01 or 0.05)"))
+        errors.append(
+            (
+                "sensor_missing_prob",
+                f"env_config.sensor_missing_prob={missing!r} must be a probability in [0, 1] (paper Table 1: 0.01 or "
+                "0.05)",
+            )
+        )
     fmt = get("pixel_format")
     if isinstance(fmt, str) and fmt not in PIXEL_FORMATS:
-        errors.append(("pixel_format", f"env_config.pixel_format={fmt!r} is not a pixel format; use uint8 (default) or float "
-                       "(float32 in [-0.5, 0.5], for run: DreamerV3)"))
+        errors.append(
+            (
+                "pixel_format",
+                f"env_config.pixel_format={fmt!r} is not a pixel format; use uint8 (default) or float "
+                "(float32 in [-0.5, 0.5], for run: DreamerV3)",
+            )
+        )
     mode = get("render_mode")
     if mode not in (None, "rgb_array"):
-        errors.append(("render_mode", f"env_config.render_mode={mode!r} is not supported; use rgb_array or leave it out"))
+        errors.append(
+            ("render_mode", f"env_config.render_mode={mode!r} is not supported; use rgb_array or leave it out")
+        )
     if get("from_pixels") is not True:
         for key in PIXEL_ONLY_KEYS:
             if key in env_config:
-                errors.append((key, f"env_config.{key} applies to pixel observations only; set from_pixels: true or remove {key}"))
+                errors.append(
+                    (key, f"env_config.{key} applies to pixel observations only; set from_pixels: true or remove {key}")
+                )
     camera = get("camera_id")
     if isinstance(camera, int) and not isinstance(camera, bool) and not errors:
         message = _camera_error(name, camera)
@@ -90,7 +116,11 @@ def _control_timestep(name: str) -> float:
 def _time_limit_error(name: str, limit: float, action_repeat: Any, pixels: bool) -> str | None:
     """``time_limit`` is simulated seconds: shorter than one agent step, every episode ends at its first step; longer
     than ``MAX_STEPS_PER_EPISODE`` agent steps (a limit meant in steps), no episode ends, and no return is reported."""
-    repeat = int(action_repeat) if _is_number(action_repeat) and float(action_repeat).is_integer() and action_repeat >= 1 else (2 if pixels else 1)
+    repeat = (
+        int(action_repeat)
+        if _is_number(action_repeat) and float(action_repeat).is_integer() and action_repeat >= 1
+        else (2 if pixels else 1)
+    )
     try:
         control = _control_timestep(name)
     except Exception:  # noqa: BLE001 - an unknown task is reported elsewhere
@@ -98,11 +128,16 @@ def _time_limit_error(name: str, limit: float, action_repeat: Any, pixels: bool)
     step = control * repeat
     steps = limit / step
     if steps < 1:
-        return (f"env_config.time_limit={limit!r} is shorter than one agent step of {name} ({control:g} s x action_repeat "
-                f"{repeat}): every episode would end at once; time_limit is in simulated seconds, e.g. {step * 1000:g} for 1000 steps")
+        return (
+            f"env_config.time_limit={limit!r} is shorter than one agent step of {name} ({control:g} s x action_repeat "
+            f"{repeat}): every episode would end at once; time_limit is in simulated seconds, e.g. {step * 1000:g} for "
+            "1000 steps"
+        )
     if steps > MAX_STEPS_PER_EPISODE:
-        return (f"env_config.time_limit={limit!r} s is {steps:,.0f} agent steps of {name}: no episode would end within a "
-                f"run; time_limit is in simulated seconds, e.g. {step * 1000:g} for 1000 steps")
+        return (
+            f"env_config.time_limit={limit!r} s is {steps:,.0f} agent steps of {name}: no episode would end within a "
+            f"run; time_limit is in simulated seconds, e.g. {step * 1000:g} for 1000 steps"
+        )
     return None
 
 
@@ -120,7 +155,9 @@ def _camera_error(name: str, camera_id: int) -> str | None:
     finally:
         env.close()
     if camera_id >= max(ncam, 1):
-        return f"env_config.camera_id={camera_id} is out of range: {name} has {ncam} camera(s), ids 0..{max(ncam, 1) - 1}"
+        return (
+            f"env_config.camera_id={camera_id} is out of range: {name} has {ncam} camera(s), ids 0..{max(ncam, 1) - 1}"
+        )
     return None
 
 
@@ -130,4 +167,8 @@ def _integer_at_least(errors: list, key: str, value: Any, low: int, hint: str) -
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and not (isinstance(value, float) and math.isnan(value))
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and not (isinstance(value, float) and math.isnan(value))
+    )

@@ -51,7 +51,9 @@ class MultimodalConfig:
     alpha: float = 0.1  # entropy temperature; target ∝ exp(r / alpha) has 96% of its mass within 0.2 of a centre
     bump_width: float = 0.2  # w of each reward bump; each target mode has std ≈ w * sqrt(alpha) ≈ 0.063
     num_particles: int = 16  # K fresh latents for the MLMC entropy (power of two, Eq. 7); reference code: num_p
-    estimator: str = "mlmc"  # the LVP's marginal entropy: mlmc (Eq. 7), nested (Eq. 6); naive / iwae: upper bounds (ablation)
+    estimator: str = (
+        "mlmc"  # the LVP's marginal entropy: mlmc (Eq. 7), nested (Eq. 6); naive / iwae: upper bounds (ablation)
+    )
     latent_dim: int = 4  # D of s ~ q(s) = N(mu, diag sigma^2)
     hidden: int = 32  # width of the 2-layer MLP s -> (mean, log_std)
     latent_init_std: float = 1.0  # initial sigma of q(s)
@@ -119,8 +121,10 @@ class LatentVariablePolicy(nn.Module):
         self.latent_mu_D = nn.Parameter(torch.zeros(cfg.latent_dim))
         self.latent_log_std_D = nn.Parameter(torch.full((cfg.latent_dim,), math.log(cfg.latent_init_std)))
         self.net = nn.Sequential(
-            nn.Linear(cfg.latent_dim, cfg.hidden), nn.Tanh(),
-            nn.Linear(cfg.hidden, cfg.hidden), nn.Tanh(),
+            nn.Linear(cfg.latent_dim, cfg.hidden),
+            nn.Tanh(),
+            nn.Linear(cfg.hidden, cfg.hidden),
+            nn.Tanh(),
             nn.Linear(cfg.hidden, 2 * ACTION_DIM),
         )
         for layer in self.net[::2]:  # orthogonal weights, zero biases (CleanRL's layer_init)
@@ -128,8 +132,9 @@ class LatentVariablePolicy(nn.Module):
             nn.init.zeros_(layer.bias)
         with torch.no_grad():
             self.net[-1].weight[ACTION_DIM:] *= 0.01  # start with the same conditional std for every s
-            self.net[-1].bias[ACTION_DIM:] = unsquash_log_std(math.log(cfg.init_noise_std), cfg.log_std_min,
-                                                              cfg.log_std_max)
+            self.net[-1].bias[ACTION_DIM:] = unsquash_log_std(
+                math.log(cfg.init_noise_std), cfg.log_std_min, cfg.log_std_max
+            )
             self._whiten_initial_means(cfg.init_mean_spread)
 
     @torch.no_grad()
@@ -182,8 +187,9 @@ class TanhGaussianPolicy(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.mean_A = nn.Parameter(torch.zeros(ACTION_DIM))
-        self.raw_log_std_A = nn.Parameter(torch.full((ACTION_DIM,), unsquash_log_std(
-            math.log(cfg.init_noise_std), cfg.log_std_min, cfg.log_std_max)))
+        self.raw_log_std_A = nn.Parameter(
+            torch.full((ACTION_DIM,), unsquash_log_std(math.log(cfg.init_noise_std), cfg.log_std_min, cfg.log_std_max))
+        )
 
     def head(self) -> tuple[torch.Tensor, torch.Tensor]:
         return self.mean_A, squash_log_std(self.raw_log_std_A, self.cfg.log_std_min, self.cfg.log_std_max)
@@ -265,8 +271,9 @@ def kl_on_grid(log_p_G: torch.Tensor, log_t_G: torch.Tensor, cell_area: float) -
     return float((torch.exp(log_p_G) * (log_p_G - log_t_G)).sum() * cell_area)
 
 
-def evaluate(samples_N_A: torch.Tensor, log_p_G: torch.Tensor, log_t_G: torch.Tensor, cell_area: float,
-             cfg: MultimodalConfig) -> dict:
+def evaluate(
+    samples_N_A: torch.Tensor, log_p_G: torch.Tensor, log_t_G: torch.Tensor, cell_area: float, cfg: MultimodalConfig
+) -> dict:
     """The JSON block of one policy."""
     centres_M_A = mode_centres()
     fractions_M = mode_fractions(samples_N_A, centres_M_A, cfg.mode_radius)
@@ -280,8 +287,14 @@ def evaluate(samples_N_A: torch.Tensor, log_p_G: torch.Tensor, log_t_G: torch.Te
 
 
 # ------------------------------------------------------------------------------------------------ plotting
-def plot(path: Path, log_t_G: torch.Tensor, grid_size: int, lvp_N_A: torch.Tensor, gauss_N_A: torch.Tensor,
-         titles: tuple[str, str]) -> None:
+def plot(
+    path: Path,
+    log_t_G: torch.Tensor,
+    grid_size: int,
+    lvp_N_A: torch.Tensor,
+    gauss_N_A: torch.Tensor,
+    titles: tuple[str, str],
+) -> None:
     """Figure 7 of the paper: target density, LVP samples, Gaussian samples (2-D histograms on [-1, 1]^2)."""
     import matplotlib
 
@@ -290,12 +303,14 @@ def plot(path: Path, log_t_G: torch.Tensor, grid_size: int, lvp_N_A: torch.Tenso
 
     fig, axes = plt.subplots(1, 3, figsize=(12, 4))
     extent = (-1, 1, -1, 1)
-    axes[0].imshow(torch.exp(log_t_G).reshape(grid_size, grid_size).numpy(), origin="lower", extent=extent,
-                   cmap="viridis")
+    axes[0].imshow(
+        torch.exp(log_t_G).reshape(grid_size, grid_size).numpy(), origin="lower", extent=extent, cmap="viridis"
+    )
     axes[0].set_title("target ∝ exp(r(a)/α)")
-    for ax, samples, title in zip(axes[1:], (lvp_N_A, gauss_N_A), titles):
-        ax.hist2d(samples[:, 0].numpy(), samples[:, 1].numpy(), bins=grid_size, range=[[-1, 1], [-1, 1]],
-                  cmap="viridis")
+    for ax, samples, title in zip(axes[1:], (lvp_N_A, gauss_N_A), titles, strict=True):
+        ax.hist2d(
+            samples[:, 0].numpy(), samples[:, 1].numpy(), bins=grid_size, range=[[-1, 1], [-1, 1]], cmap="viridis"
+        )
         ax.set_title(title)
     for ax in axes:
         ax.set_xlim(-1, 1)
@@ -310,7 +325,8 @@ def plot(path: Path, log_t_G: torch.Tensor, grid_size: int, lvp_N_A: torch.Tenso
 
 # ------------------------------------------------------------------------------------------------ driver
 def check_particles(estimator: str, num_particles: int) -> None:
-    """Eq. 7 needs K a power of two (``mlmc_levels`` raises with the nearest valid K); the other estimators take any K >= 1."""
+    """Eq. 7 needs K a power of two (``mlmc_levels`` raises with the nearest valid K); the other estimators take
+    any K >= 1."""
     if estimator == "mlmc":
         mlmc_levels(num_particles)
 
@@ -346,8 +362,10 @@ def run(out_dir: Path, cfg: MultimodalConfig) -> dict:
         "alpha": cfg.alpha,
         "config": dataclasses.asdict(cfg),
     }
-    titles = (f"LVP + {cfg.estimator} (K={cfg.num_particles}): {result['lvp']['modes_covered']}/4 modes",
-              f"tanh-Gaussian (SAC): {result['gaussian']['modes_covered']}/4 modes")
+    titles = (
+        f"LVP + {cfg.estimator} (K={cfg.num_particles}): {result['lvp']['modes_covered']}/4 modes",
+        f"tanh-Gaussian (SAC): {result['gaussian']['modes_covered']}/4 modes",
+    )
     plot(out_dir / "multimodal.png", log_t_G, cfg.grid_size, lvp_N_A, gauss_N_A, titles)
     result["wall_time_s"] = round(time.perf_counter() - start, 2)
     (out_dir / "multimodal.json").write_text(json.dumps(result, indent=2) + "\n")
@@ -375,10 +393,18 @@ def parse_args(argv: list[str] | None) -> tuple[Path, MultimodalConfig]:
     parser.add_argument("--out", type=Path, required=True, help="output directory (created if missing)")
     parser.add_argument("--seed", type=int, default=defaults.seed)
     parser.add_argument("--steps", type=_positive_int, default=defaults.steps, help="Adam steps per policy")
-    parser.add_argument("--particles", type=_positive_int, default=defaults.num_particles,
-                        help="K fresh latents for the entropy estimate (a power of two for mlmc)")
-    parser.add_argument("--estimator", choices=sorted(ESTIMATORS), default=defaults.estimator,
-                        help="the LVP's marginal entropy: mlmc (Eq. 7, default), nested (Eq. 6), naive / iwae (upper bounds)")
+    parser.add_argument(
+        "--particles",
+        type=_positive_int,
+        default=defaults.num_particles,
+        help="K fresh latents for the entropy estimate (a power of two for mlmc)",
+    )
+    parser.add_argument(
+        "--estimator",
+        choices=sorted(ESTIMATORS),
+        default=defaults.estimator,
+        help="the LVP's marginal entropy: mlmc (Eq. 7, default), nested (Eq. 6), naive / iwae (upper bounds)",
+    )
     parser.add_argument("--alpha", type=float, default=defaults.alpha, help="entropy temperature (> 0)")
     args = parser.parse_args(argv)
     try:
@@ -387,8 +413,14 @@ def parse_args(argv: list[str] | None) -> tuple[Path, MultimodalConfig]:
         parser.error(f"--particles: {err}")
     if not args.alpha > 0:
         parser.error(f"--alpha must be > 0, got {args.alpha} (try {defaults.alpha})")
-    cfg = dataclasses.replace(defaults, seed=args.seed, steps=args.steps, num_particles=args.particles,
-                              estimator=args.estimator, alpha=args.alpha)
+    cfg = dataclasses.replace(
+        defaults,
+        seed=args.seed,
+        steps=args.steps,
+        num_particles=args.particles,
+        estimator=args.estimator,
+        alpha=args.alpha,
+    )
     return args.out, cfg
 
 
@@ -398,8 +430,7 @@ def main(argv: list[str] | None = None) -> dict:
     result = run(out_dir, cfg)
     for name in ("lvp", "gaussian"):
         r = result[name]
-        print(f"{name:8s} modes_covered={r['modes_covered']} fractions={r['mode_fractions']} "
-              f"kl={r['kl_to_target']}")
+        print(f"{name:8s} modes_covered={r['modes_covered']} fractions={r['mode_fractions']} kl={r['kl_to_target']}")
     print(f"wrote {out_dir / 'multimodal.json'} and {out_dir / 'multimodal.png'} in {result['wall_time_s']} s")
     return result
 

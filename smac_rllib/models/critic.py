@@ -11,7 +11,9 @@ from smac_rllib.models.mlp import mlp
 class TwinQ(nn.Module):
     """Q_1, Q_2 (x, a) -> (2, *batch). Paper state-based critic: Q(x, a) (Alg. 1); pixels: Q(s, a) (Eq. 12)."""
 
-    def __init__(self, obs_dim: int, action_dim: int, hidden_dim: int = 256, num_hidden_layers: int = 2, activation=nn.ReLU):
+    def __init__(
+        self, obs_dim: int, action_dim: int, hidden_dim: int = 256, num_hidden_layers: int = 2, activation=nn.ReLU
+    ):
         super().__init__()
         self.q1 = mlp(obs_dim + action_dim, hidden_dim, 1, num_hidden_layers, activation)
         self.q2 = mlp(obs_dim + action_dim, hidden_dim, 1, num_hidden_layers, activation)
@@ -33,5 +35,5 @@ class frozen:
             p.requires_grad_(False)
 
     def __exit__(self, *exc):
-        for p, flag in zip(self.params, self.flags):
+        for p, flag in zip(self.params, self.flags, strict=True):
             p.requires_grad_(flag)

@@ -45,8 +45,15 @@ def coupling_masks(action_dim: int, num_blocks: int) -> list[torch.Tensor]:
 class AffineCoupling(nn.Module):
     """One conditional affine coupling block: (u_B_A, x_B_X) -> (u'_B_A, log|det du'/du|_B)."""
 
-    def __init__(self, cond_dim: int, action_dim: int, mask: torch.Tensor, hidden_dim: int = 400,
-                 num_hidden_layers: int = 2, max_log_scale: float = MAX_LOG_SCALE):
+    def __init__(
+        self,
+        cond_dim: int,
+        action_dim: int,
+        mask: torch.Tensor,
+        hidden_dim: int = 400,
+        num_hidden_layers: int = 2,
+        max_log_scale: float = MAX_LOG_SCALE,
+    ):
         super().__init__()
         self.net = mlp(cond_dim + action_dim, hidden_dim, 2 * action_dim, num_hidden_layers)
         nn.init.zeros_(self.net[-1].weight)  # identity at initialization
@@ -73,8 +80,15 @@ class AffineCoupling(nn.Module):
 class ConditionalRealNVP(nn.Module):
     """f = f_L o ... o f_1, each an ``AffineCoupling`` conditioned on x: (z, x) -> (u, sum_k log|det df_k|)."""
 
-    def __init__(self, cond_dim: int, action_dim: int, num_blocks: int, hidden_dim: int = 400,
-                 num_hidden_layers: int = 2, max_log_scale: float = MAX_LOG_SCALE):
+    def __init__(
+        self,
+        cond_dim: int,
+        action_dim: int,
+        num_blocks: int,
+        hidden_dim: int = 400,
+        num_hidden_layers: int = 2,
+        max_log_scale: float = MAX_LOG_SCALE,
+    ):
         super().__init__()
         if num_blocks < 1:
             raise ValueError(f"num_blocks={num_blocks!r} must be >= 1")
@@ -103,8 +117,15 @@ def standard_normal_log_prob(z_B_A: torch.Tensor) -> torch.Tensor:
 class RealNVPTanhPolicy(nn.Module):
     """pi(a|x): z ~ N(0, I), u = f(z; x) (conditional RealNVP), a = tanh(u); exact log pi(a|x)."""
 
-    def __init__(self, obs_dim: int, action_dim: int, num_blocks: int, hidden_dim: int = 400, num_hidden_layers: int = 2,
-                 max_log_scale: float = MAX_LOG_SCALE):
+    def __init__(
+        self,
+        obs_dim: int,
+        action_dim: int,
+        num_blocks: int,
+        hidden_dim: int = 400,
+        num_hidden_layers: int = 2,
+        max_log_scale: float = MAX_LOG_SCALE,
+    ):
         super().__init__()
         self.action_dim = action_dim
         self.flow = ConditionalRealNVP(obs_dim, action_dim, num_blocks, hidden_dim, num_hidden_layers, max_log_scale)

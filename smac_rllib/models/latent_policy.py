@@ -33,8 +33,9 @@ HEADS = ("sac", "dreamer")
 DREAMER_MEAN_SCALE, DREAMER_INIT_STD, DREAMER_MIN_STD = 5.0, 5.0, 1e-4  # reference ActionDecoder defaults
 
 
-def sample_given_params(mean_K1_B_A: torch.Tensor, log_std_K1_B_A: torch.Tensor, latent_K1_B_S=None,
-                        noise_B_A: torch.Tensor | None = None) -> PolicySample:
+def sample_given_params(
+    mean_K1_B_A: torch.Tensor, log_std_K1_B_A: torch.Tensor, latent_K1_B_S=None, noise_B_A: torch.Tensor | None = None
+) -> PolicySample:
     """u ~ N(mean[0], std[0]), a = tanh(u), and log pi(a | s_k) under every row's Gaussian (exact, via u).
     ``noise_B_A``: the standard normal draw of u (default: drawn here)."""
     if noise_B_A is None:
@@ -45,8 +46,9 @@ def sample_given_params(mean_K1_B_A: torch.Tensor, log_std_K1_B_A: torch.Tensor,
     return PolicySample(torch.tanh(u_B_A), log_w_K1_B, latent_K1_B_S, log_std_K1_B_A[0])
 
 
-def own_first_log_w(mean_K1_B_A: torch.Tensor, log_std_K1_B_A: torch.Tensor,
-                    noise_K1_B_A: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def own_first_log_w(
+    mean_K1_B_A: torch.Tensor, log_std_K1_B_A: torch.Tensor, noise_K1_B_A: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """One action per latent, a_r = tanh(u_r), u_r ~ pi(.|s_r), with its log-weights under every latent, own first.
 
     Returns (action_K1_B_A, log_w_K1_R_B) (R = K+1 actions): log_w[0, r] = log pi(a_r | s_r), rows 1..K the
@@ -77,7 +79,13 @@ class TanhGaussianHead(nn.Module):
     """
 
     def __init__(
-        self, latent_dim: int, action_dim: int, hidden_dim: int, num_hidden_layers: int, activation=nn.ReLU, head: str = "sac"
+        self,
+        latent_dim: int,
+        action_dim: int,
+        hidden_dim: int,
+        num_hidden_layers: int,
+        activation=nn.ReLU,
+        head: str = "sac",
     ):
         super().__init__()
         if head not in HEADS:
@@ -116,7 +124,9 @@ class LatentPolicy(nn.Module):
     through the actor loss (Alg. 1). For pixels q is the RSSM belief and only the head is used (Alg. 2).
     """
 
-    def __init__(self, obs_dim: int, action_dim: int, latent_dim: int, hidden_dim: int = 256, num_hidden_layers: int = 2):
+    def __init__(
+        self, obs_dim: int, action_dim: int, latent_dim: int, hidden_dim: int = 256, num_hidden_layers: int = 2
+    ):
         super().__init__()
         self.latent_dim = latent_dim
         self.action_dim = action_dim

@@ -18,18 +18,24 @@ from smac_rllib.core.distributions import bound_log_std, gaussian_log_prob, tanh
 from smac_rllib.models.mlp import mlp
 
 
-def mixture_log_prob(u_B_A: torch.Tensor, log_w_B_K: torch.Tensor, mean_B_K_A: torch.Tensor, log_std_B_K_A: torch.Tensor) -> torch.Tensor:
+def mixture_log_prob(
+    u_B_A: torch.Tensor, log_w_B_K: torch.Tensor, mean_B_K_A: torch.Tensor, log_std_B_K_A: torch.Tensor
+) -> torch.Tensor:
     """log sum_k w_k N(u; mu_k, sigma_k^2) (pre-tanh), computed as a log-sum-exp; ``log_w`` normalized log-weights."""
     log_expert_B_K = gaussian_log_prob(u_B_A.unsqueeze(-2), mean_B_K_A, log_std_B_K_A)
     return torch.logsumexp(log_w_B_K + log_expert_B_K, dim=-1)
 
 
-def tanh_mixture_log_prob(u_B_A: torch.Tensor, log_w_B_K: torch.Tensor, mean_B_K_A: torch.Tensor, log_std_B_K_A: torch.Tensor) -> torch.Tensor:
+def tanh_mixture_log_prob(
+    u_B_A: torch.Tensor, log_w_B_K: torch.Tensor, mean_B_K_A: torch.Tensor, log_std_B_K_A: torch.Tensor
+) -> torch.Tensor:
     """log pi(tanh(u)|x): the mixture's density of u minus the tanh log-det (a = tanh(u))."""
     return mixture_log_prob(u_B_A, log_w_B_K, mean_B_K_A, log_std_B_K_A) - tanh_log_det_jacobian(u_B_A)
 
 
-def actor_param_count(obs_dim: int, action_dim: int, hidden_dim: int, num_experts: int, num_hidden_layers: int = 2) -> int:
+def actor_param_count(
+    obs_dim: int, action_dim: int, hidden_dim: int, num_experts: int, num_hidden_layers: int = 2
+) -> int:
     """Parameters of ``GaussianMixtureTanhPolicy`` (trunk + experts' heads + gate), without building it."""
     trunk = (obs_dim + 1) * hidden_dim + (num_hidden_layers - 1) * (hidden_dim + 1) * hidden_dim
     heads = (hidden_dim + 1) * 2 * num_experts * action_dim
@@ -39,10 +45,16 @@ def actor_param_count(obs_dim: int, action_dim: int, hidden_dim: int, num_expert
 
 def gaussian_actor_param_count(obs_dim: int, action_dim: int, hidden_dim: int, num_hidden_layers: int = 2) -> int:
     """Parameters of a SAC actor MLP(x) -> (mean, log_std): what ``SACBaseline``'s actor has."""
-    return (obs_dim + 1) * hidden_dim + (num_hidden_layers - 1) * (hidden_dim + 1) * hidden_dim + (hidden_dim + 1) * 2 * action_dim
+    return (
+        (obs_dim + 1) * hidden_dim
+        + (num_hidden_layers - 1) * (hidden_dim + 1) * hidden_dim
+        + (hidden_dim + 1) * 2 * action_dim
+    )
 
 
-def matched_hidden_dim(obs_dim: int, action_dim: int, num_experts: int, target_params: int, num_hidden_layers: int = 2) -> int:
+def matched_hidden_dim(
+    obs_dim: int, action_dim: int, num_experts: int, target_params: int, num_hidden_layers: int = 2
+) -> int:
     """The trunk width whose mixture actor has about ``target_params`` parameters (e.g. the SAC actor's)."""
     best, best_gap = 1, math.inf
     low, high = 1, 4 * max(int(math.sqrt(max(target_params, 1))), 1) + 8
@@ -62,10 +74,14 @@ def matched_hidden_dim(obs_dim: int, action_dim: int, num_experts: int, target_p
 class GaussianMixtureTanhPolicy(nn.Module):
     """K tanh-Gaussian experts on a shared trunk + a linear softmax gate w(x)."""
 
-    def __init__(self, obs_dim: int, action_dim: int, num_experts: int, hidden_dim: int = 400, num_hidden_layers: int = 2):
+    def __init__(
+        self, obs_dim: int, action_dim: int, num_experts: int, hidden_dim: int = 400, num_hidden_layers: int = 2
+    ):
         super().__init__()
         self.action_dim, self.num_experts = action_dim, num_experts
-        self.trunk = mlp(obs_dim, hidden_dim, 2 * num_experts * action_dim, num_hidden_layers)  # ReLU trunk + linear heads
+        self.trunk = mlp(
+            obs_dim, hidden_dim, 2 * num_experts * action_dim, num_hidden_layers
+        )  # ReLU trunk + linear heads
         self.gate = nn.Linear(obs_dim, num_experts)
 
     def params(self, obs_B_X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -81,7 +97,8 @@ class GaussianMixtureTanhPolicy(nn.Module):
         return u_B_K_A, (log_w_B_K, mean_B_K_A, log_std_B_K_A)
 
     def rsample(self, obs_B_X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """a ~ pi(.|x): expert k ~ Categorical(w(x)), then its Gaussian (reparameterized), squashed; exact log pi(a|x)."""
+        """a ~ pi(.|x): expert k ~ Categorical(w(x)), then its Gaussian (reparameterized), squashed; exact log
+        pi(a|x)."""
         u_B_K_A, params = self.rsample_experts(obs_B_X)
         k_B = torch.distributions.Categorical(logits=params[0].detach()).sample()
         u_B_A = u_B_K_A.gather(-2, k_B[..., None, None].expand(*k_B.shape, 1, self.action_dim)).squeeze(-2)
@@ -91,4 +108,6 @@ class GaussianMixtureTanhPolicy(nn.Module):
         """tanh of the mean of the most probable expert (evaluation, ``explore=False``)."""
         log_w_B_K, mean_B_K_A, _ = self.params(obs_B_X)
         k_B = log_w_B_K.argmax(-1)
-        return torch.tanh(mean_B_K_A.gather(-2, k_B[..., None, None].expand(*k_B.shape, 1, self.action_dim)).squeeze(-2))
+        return torch.tanh(
+            mean_B_K_A.gather(-2, k_B[..., None, None].expand(*k_B.shape, 1, self.action_dim)).squeeze(-2)
+        )

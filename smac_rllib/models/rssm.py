@@ -96,7 +96,9 @@ class RSSM(nn.Module):
         prior = self.img_step(prev_state, prev_action_B_A)
         x_B_Hd = self.post_deter_in(prior["deter"]) + embed_proj_B_Hd
         mean_B_S, std_B_S = self._gaussian(self.post_head(x_B_Hd))
-        stoch_B_S = self._sample(mean_B_S, std_B_S) if noise_B_S is None else mean_B_S + std_B_S * noise_B_S.to(std_B_S.dtype)
+        stoch_B_S = (
+            self._sample(mean_B_S, std_B_S) if noise_B_S is None else mean_B_S + std_B_S * noise_B_S.to(std_B_S.dtype)
+        )
         post = dict(mean=mean_B_S, std=std_B_S, stoch=stoch_B_S, deter=prior["deter"])
         return post, prior
 
@@ -124,7 +126,9 @@ class RSSM(nn.Module):
         normal draws (default: drawn here, one ``randn`` for the whole sequence).
         """
         post = self.filter_posteriors(self.post_embed_in(embed_B_T_E), action_B_T_A, is_first_B_T, state, noise_B_T_S)
-        mean_B_T_S, std_B_T_S = self._gaussian(self.prior_head(post["deter"]))  # p(s_t | h_t): once, on the stacked deters
+        mean_B_T_S, std_B_T_S = self._gaussian(
+            self.prior_head(post["deter"])
+        )  # p(s_t | h_t): once, on the stacked deters
         return post, dict(mean=mean_B_T_S, std=std_B_T_S, deter=post["deter"])
 
     def filter_posteriors(
@@ -151,20 +155,30 @@ class RSSM(nn.Module):
         keep_B_T_1 = None if is_first_B_T is None else 1.0 - is_first_B_T.to(action_B_T_A.dtype).unsqueeze(-1)
         if keep_B_T_1 is not None:
             action_B_T_A = action_B_T_A * keep_B_T_1  # a_{t-1} reset to zero where x_t starts an episode
-        action_in_B_T_Hd = F.linear(action_B_T_A, linear.weight[:, self.stoch_size :], linear.bias)  # all steps, one matmul
+        action_in_B_T_Hd = F.linear(
+            action_B_T_A, linear.weight[:, self.stoch_size :], linear.bias
+        )  # all steps, one matmul
         w_stoch_Hd_S = linear.weight[:, : self.stoch_size]  # one view (and one autocast cast) for all steps
         stoch_B_S, deter_B_D = state["stoch"], state["deter"]
         posts = []
         for t in range(T):
             keep_B_1 = None if keep_B_T_1 is None else keep_B_T_1[:, t]
-            post = self.posterior_step(stoch_B_S, deter_B_D, action_in_B_T_Hd[:, t], embed_proj_B_T_Hd[:, t], noise_B_T_S[:, t],
-                                       w_stoch_Hd_S, keep_B_1)
+            post = self.posterior_step(
+                stoch_B_S,
+                deter_B_D,
+                action_in_B_T_Hd[:, t],
+                embed_proj_B_T_Hd[:, t],
+                noise_B_T_S[:, t],
+                w_stoch_Hd_S,
+                keep_B_1,
+            )
             stoch_B_S, deter_B_D = post["stoch"], post["deter"]
             posts.append(post)
         return stack_states(posts, dim=1)
 
-    def posterior_step(self, stoch_B_S, deter_B_D, action_in_B_Hd, embed_proj_B_Hd, noise_B_S, w_stoch_Hd_S,
-                       keep_B_1=None) -> State:
+    def posterior_step(
+        self, stoch_B_S, deter_B_D, action_in_B_Hd, embed_proj_B_Hd, noise_B_S, w_stoch_Hd_S, keep_B_1=None
+    ) -> State:
         """One step of ``filter_posteriors``: reset, GRU on ``img_in([stoch, action])`` (its action part precomputed in
         ``action_in_B_Hd``, bias included; ``w_stoch_Hd_S`` = the stoch columns of ``img_in``'s weight), the posterior
         head, one reparameterized sample. The unit a regional ``torch.compile`` fuses
@@ -210,8 +224,10 @@ class RSSM(nn.Module):
 
     # ----- features and particles -----------------------------------------------------------------------
     @staticmethod
-    def sample_stoch_particles(post: State, num_particles: int, noise_K_B_T_S: torch.Tensor | None = None) -> torch.Tensor:
-        """"Step" particles: K fresh samples of s_t ~ q(s_t | h_t) around the shared deter, (K, *batch, S)."""
+    def sample_stoch_particles(
+        post: State, num_particles: int, noise_K_B_T_S: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """ "Step" particles: K fresh samples of s_t ~ q(s_t | h_t) around the shared deter, (K, *batch, S)."""
         mean, std = post["mean"], post["std"]
         if noise_K_B_T_S is None:
             noise_K_B_T_S = torch.randn(num_particles, *std.shape, device=std.device)

@@ -1,8 +1,9 @@
 """SLAC's networks (Lee et al. 2020, "Stochastic Latent Actor-Critic"), pure torch: the sequential latent variable
 model with two latent levels, the actor on the observation-action history, and the history features.
 
-Structure and sizes follow the authors' TF code (``alexlee-gk/slac``, ``slac/agents/slac/model_distribution_network.py``,
-``ModelDistributionNetwork``) and its widely used PyTorch port (``toshikwa/slac.pytorch``, ``slac/network/latent.py``).
+Structure and sizes follow the authors' TF code (``alexlee-gk/slac``,
+``slac/agents/slac/model_distribution_network.py``, ``ModelDistributionNetwork``) and its widely used PyTorch port
+(``toshikwa/slac.pytorch``, ``slac/network/latent.py``).
 
 Legend: B = sequences, T = steps per sequence (the replayed L + 1 frames), L = ``sequence_length`` (8: the actor sees
 L frames and L - 1 actions), F = conv feature size (8 * base_depth = 256), Z1 / Z2 = latent sizes (32 / 256),
@@ -43,8 +44,14 @@ from smac_rllib.core.elbo import kl_gaussians
 from smac_rllib.core.distributions import gaussian_log_prob, tanh_log_det_jacobian
 
 __all__ = [
-    "SLACModelConfig", "SLACModel", "SequenceActor", "gaussian_log_lik", "gaussian_kl", "filter_before_first_step",
-    "history_inputs", "actor_input_dim",
+    "SLACModelConfig",
+    "SLACModel",
+    "SequenceActor",
+    "gaussian_log_lik",
+    "gaussian_kl",
+    "filter_before_first_step",
+    "history_inputs",
+    "actor_input_dim",
 ]
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -52,12 +59,16 @@ ACTOR_LOG_STD_MIN, ACTOR_LOG_STD_MAX = -20.0, 2.0  # actor_distribution_network.
 
 
 # ------------------------------------------------------------------------------------------------ pure math
-def gaussian_kl(post_mean: torch.Tensor, post_std: torch.Tensor, prior_mean: torch.Tensor, prior_std: torch.Tensor) -> torch.Tensor:
+def gaussian_kl(
+    post_mean: torch.Tensor, post_std: torch.Tensor, prior_mean: torch.Tensor, prior_std: torch.Tensor
+) -> torch.Tensor:
     """KL(N(post) || N(prior)) of diagonal Gaussians summed over the last dim (the ELBO's KL; TF ``kl_analytic``)."""
     return kl_gaussians(post_mean, post_std, prior_mean, prior_std)
 
 
-def gaussian_log_lik(x: torch.Tensor, mean: torch.Tensor, std: torch.Tensor | float, event_dims: int = 0) -> torch.Tensor:
+def gaussian_log_lik(
+    x: torch.Tensor, mean: torch.Tensor, std: torch.Tensor | float, event_dims: int = 0
+) -> torch.Tensor:
     """log N(x | mean, std^2) elementwise, summed over the last ``event_dims`` dims (3 for an image: H, W, C)."""
     std = torch.as_tensor(std, dtype=mean.dtype, device=mean.device)
     log_lik = -0.5 * ((x - mean) / std).square() - std.log() - _HALF_LOG_2PI
@@ -78,7 +89,8 @@ def filter_before_first_step(feat_B_W_F: torch.Tensor, action_B_W_A: torch.Tenso
 
 def history_inputs(feat_B_L_F: torch.Tensor, action_B_L_A: torch.Tensor, is_first_B_L: torch.Tensor) -> torch.Tensor:
     """Actor input of a window of L steps: flatten(filtered features of the L frames) || flatten(the first L - 1
-    filtered actions), (B, L*F + (L-1)*A) (``ActorSequencePolicy._apply_actor_network``; port ``create_feature_actions``)."""
+    filtered actions), (B, L*F + (L-1)*A) (``ActorSequencePolicy._apply_actor_network``; port
+    ``create_feature_actions``)."""
     feat_B_L_F, action_B_L_A = filter_before_first_step(feat_B_L_F, action_B_L_A, is_first_B_L)
     return torch.cat([feat_B_L_F.flatten(1), action_B_L_A[:, :-1].flatten(1)], dim=-1)
 
@@ -102,7 +114,10 @@ class GaussianMLP(nn.Module):
     def __init__(self, in_dim: int, out_dim: int, hidden_dim: int):
         super().__init__()
         self.net = nn.Sequential(
-            nn.Linear(in_dim, hidden_dim), nn.LeakyReLU(0.2), nn.Linear(hidden_dim, hidden_dim), nn.LeakyReLU(0.2),
+            nn.Linear(in_dim, hidden_dim),
+            nn.LeakyReLU(0.2),
+            nn.Linear(hidden_dim, hidden_dim),
+            nn.LeakyReLU(0.2),
             nn.Linear(hidden_dim, 2 * out_dim),
         )
 
@@ -122,9 +137,16 @@ class Encoder(nn.Module):
         d, k = base_depth, image_size // 16
         self.feature_dim = 8 * d
         self.net = nn.Sequential(
-            nn.Conv2d(3, d, 5, 2, 2), nn.LeakyReLU(0.2), nn.Conv2d(d, 2 * d, 3, 2, 1), nn.LeakyReLU(0.2),
-            nn.Conv2d(2 * d, 4 * d, 3, 2, 1), nn.LeakyReLU(0.2), nn.Conv2d(4 * d, 8 * d, 3, 2, 1), nn.LeakyReLU(0.2),
-            nn.Conv2d(8 * d, 8 * d, k), nn.LeakyReLU(0.2),
+            nn.Conv2d(3, d, 5, 2, 2),
+            nn.LeakyReLU(0.2),
+            nn.Conv2d(d, 2 * d, 3, 2, 1),
+            nn.LeakyReLU(0.2),
+            nn.Conv2d(2 * d, 4 * d, 3, 2, 1),
+            nn.LeakyReLU(0.2),
+            nn.Conv2d(4 * d, 8 * d, 3, 2, 1),
+            nn.LeakyReLU(0.2),
+            nn.Conv2d(8 * d, 8 * d, k),
+            nn.LeakyReLU(0.2),
         )
 
     def forward(self, image: torch.Tensor) -> torch.Tensor:
@@ -143,11 +165,16 @@ class Decoder(nn.Module):
         super().__init__()
         d, k = base_depth, image_size // 16
         self.net = nn.Sequential(
-            nn.ConvTranspose2d(latent_dim, 8 * d, k), nn.LeakyReLU(0.2),
-            nn.ConvTranspose2d(8 * d, 4 * d, 3, 2, 1, 1), nn.LeakyReLU(0.2),
-            nn.ConvTranspose2d(4 * d, 2 * d, 3, 2, 1, 1), nn.LeakyReLU(0.2),
-            nn.ConvTranspose2d(2 * d, d, 3, 2, 1, 1), nn.LeakyReLU(0.2),
-            nn.ConvTranspose2d(d, 3, 5, 2, 2, 1), nn.LeakyReLU(0.2),
+            nn.ConvTranspose2d(latent_dim, 8 * d, k),
+            nn.LeakyReLU(0.2),
+            nn.ConvTranspose2d(8 * d, 4 * d, 3, 2, 1, 1),
+            nn.LeakyReLU(0.2),
+            nn.ConvTranspose2d(4 * d, 2 * d, 3, 2, 1, 1),
+            nn.LeakyReLU(0.2),
+            nn.ConvTranspose2d(2 * d, d, 3, 2, 1, 1),
+            nn.LeakyReLU(0.2),
+            nn.ConvTranspose2d(d, 3, 5, 2, 2, 1),
+            nn.LeakyReLU(0.2),
         )
 
     def forward(self, z: torch.Tensor) -> torch.Tensor:
@@ -220,13 +247,18 @@ class SLACModel(nn.Module):
         for t in range(T):
             mean, std = self.z1_first_posterior(feat_B_T_F[:, t])  # q(z1_0 | x_0)
             if t > 0:
-                mean_n, std_n = self.z1_posterior(feat_B_T_F[:, t], z2, action_B_T_A[:, t - 1])  # q(z1_t | x_t, z2_t-1, a_t-1)
+                mean_n, std_n = self.z1_posterior(
+                    feat_B_T_F[:, t], z2, action_B_T_A[:, t - 1]
+                )  # q(z1_t | x_t, z2_t-1, a_t-1)
                 mean, std = torch.where(reset_B_T_1[:, t], mean, mean_n), torch.where(reset_B_T_1[:, t], std, std_n)
             z1 = self._sample(mean, std)
             mean2, std2 = self.z2_first(z1)  # q(z2_0 | z1_0) = p(z2_0 | z1_0)
             if t > 0:
                 mean2_n, std2_n = self.z2_next(z1, z2, action_B_T_A[:, t - 1])  # q(z2_t | z1_t, z2_t-1, a_t-1) = p(...)
-                mean2, std2 = torch.where(reset_B_T_1[:, t], mean2, mean2_n), torch.where(reset_B_T_1[:, t], std2, std2_n)
+                mean2, std2 = (
+                    torch.where(reset_B_T_1[:, t], mean2, mean2_n),
+                    torch.where(reset_B_T_1[:, t], std2, std2_n),
+                )
             z2 = self._sample(mean2, std2)
             means.append(mean), stds.append(std), z1s.append(z1), z2s.append(z2)
         return Posterior(*(torch.stack(x, dim=1) for x in (means, stds, z1s, z2s)))
@@ -238,10 +270,20 @@ class SLACModel(nn.Module):
         mean, std = torch.cat([zeros, mean_n], dim=1), torch.cat([torch.ones_like(zeros), std_n], dim=1)
         reset_B_T_1 = is_first_B_T.bool().clone().unsqueeze(-1)
         reset_B_T_1[:, 0] = True
-        return torch.where(reset_B_T_1, torch.zeros_like(mean), mean), torch.where(reset_B_T_1, torch.ones_like(std), std)
+        return torch.where(reset_B_T_1, torch.zeros_like(mean), mean), torch.where(
+            reset_B_T_1, torch.ones_like(std), std
+        )
 
-    def loss(self, obs_B_T_H_W_C: torch.Tensor, action_B_T_A: torch.Tensor, reward_B_T: torch.Tensor,
-             is_first_B_T: torch.Tensor, *, feat_B_T_F: torch.Tensor | None = None, post: Posterior | None = None):
+    def loss(
+        self,
+        obs_B_T_H_W_C: torch.Tensor,
+        action_B_T_A: torch.Tensor,
+        reward_B_T: torch.Tensor,
+        is_first_B_T: torch.Tensor,
+        *,
+        feat_B_T_F: torch.Tensor | None = None,
+        post: Posterior | None = None,
+    ):
         """Negative ELBO (paper §4), summed over time and averaged over sequences (``compute_loss``).
 
         Our replay's convention (docs/design.md §2): ``reward_B_T[:, t + 1]`` is the reward of the transition
@@ -259,7 +301,9 @@ class SLACModel(nn.Module):
         z = post.z
         reward_mean, reward_std = self.reward(z[:, :-1], action_B_T_A[:, :-1], z[:, 1:])  # p(r_t | z_t, a_t, z_t+1)
         valid_B_Tm1 = (~is_first_B_T[:, 1:].bool()).to(reward_mean.dtype)
-        reward_log_lik_B_Tm1 = gaussian_log_lik(reward_B_T[:, 1:], reward_mean.squeeze(-1), reward_std.squeeze(-1)) * valid_B_Tm1
+        reward_log_lik_B_Tm1 = (
+            gaussian_log_lik(reward_B_T[:, 1:], reward_mean.squeeze(-1), reward_std.squeeze(-1)) * valid_B_Tm1
+        )
         elbo_B = image_log_lik_B_T.sum(1) - kl_B_T.sum(1) + reward_log_lik_B_Tm1.sum(1)
         loss = -elbo_B.mean()
         with torch.no_grad():
@@ -269,7 +313,9 @@ class SLACModel(nn.Module):
                 "model/image_log_lik": image_log_lik_B_T.sum(1).mean(),
                 "model/reconstruction_error": (image_B_T_H_W_C - image_mean).square().sum((-3, -2, -1)).sum(1).mean(),
                 "model/reward_log_lik": reward_log_lik_B_Tm1.sum(1).mean(),
-                "model/reward_error": (((reward_B_T[:, 1:] - reward_mean.squeeze(-1)) ** 2) * valid_B_Tm1).sum(1).mean(),
+                "model/reward_error": (((reward_B_T[:, 1:] - reward_mean.squeeze(-1)) ** 2) * valid_B_Tm1)
+                .sum(1)
+                .mean(),
             }
         return loss, metrics, post
 

@@ -99,14 +99,17 @@ class WorldModel(nn.Module):
     ) -> tuple[torch.Tensor, dict[str, torch.Tensor], WorldModelOutputs]:
         """Negative ELBO, Eq. (13), on a replayed sequence batch (conventions in the module docstring).
         ``noise_B_T_S``: the posterior's standard normal draws (default: drawn by the RSSM); ``image_and_embed``:
-        ``embed(obs)`` when the caller needed the embeddings first (the particle stream, smac_rllib/objectives/pixel_update.py).
+        ``embed(obs)`` when the caller needed the embeddings first (the particle stream,
+        smac_rllib/objectives/pixel_update.py).
 
         Returns (loss scalar, metrics of detached scalars prefixed ``world_model/``, outputs). Detach
         ``outputs`` before the actor/critic use them (Alg. 2: the world model is trained by Eq. (13) only).
         """
         image_B_T_H_W_C, embed_B_T_E = image_and_embed if image_and_embed is not None else self.embed(obs_B_T_H_W_C)
         device = image_B_T_H_W_C.device
-        post, prior = self.rssm.observe(embed_B_T_E, prev_action_B_T_A.to(device), is_first_B_T.to(device), noise_B_T_S=noise_B_T_S)
+        post, prior = self.rssm.observe(
+            embed_B_T_E, prev_action_B_T_A.to(device), is_first_B_T.to(device), noise_B_T_S=noise_B_T_S
+        )
         feat_B_T_F = self.rssm.get_feat(post)
 
         image_ll_B_T = elbo.gaussian_image_log_lik(self.decoder(feat_B_T_F), image_B_T_H_W_C)

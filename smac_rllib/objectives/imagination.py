@@ -1,6 +1,7 @@
 """Dreamer (v1, Hafner et al. 2020) as the SMAC reference code ships it -- the paper's Dreamer baseline: actor and value
 trained in imagination with lambda-returns on the same RSSM world model as SMAC (reference
-``visual_control/dreamer.py``, ``dreamer=0``). Pure torch, no ray; the RLlib glue is ``smac_rllib/algorithms/baselines/dreamer/``.
+``visual_control/dreamer.py``, ``dreamer=0``). Pure torch, no ray; the RLlib glue is
+``smac_rllib/algorithms/baselines/dreamer/``.
 
 Legend: B = batch (sequences), T = time, N = B*T imagination starts, H = horizon, H1 = H + 1 imagined states (the start
 first), F = feature dim (stoch + deter), A = action dim.
@@ -28,7 +29,9 @@ VALUE_LOSS = "dreamer_value_loss"
 DREAMER_METRICS = "dreamer_metrics"
 
 
-def lambda_returns(reward_H_N: torch.Tensor, value_H_N: torch.Tensor, pcont_H_N: torch.Tensor, lam: float) -> torch.Tensor:
+def lambda_returns(
+    reward_H_N: torch.Tensor, value_H_N: torch.Tensor, pcont_H_N: torch.Tensor, lam: float
+) -> torch.Tensor:
     """(H, N) lambda-returns of imagined states 0..H-1 (reference ``dreamer.py:121-126``).
 
     ``reward_H_N[t]`` and ``value_H_N[t]`` belong to the imagined state t+1 (the reward on entering it, its value),
@@ -47,7 +50,9 @@ def discount_weights(pcont_H_N: torch.Tensor) -> torch.Tensor:
     return torch.cat([torch.ones_like(pcont_H_N[:1]), torch.cumprod(pcont_H_N, dim=0)[:-1]], dim=0)
 
 
-def imagine_ahead(rssm, actor, start: dict, horizon: int, dynamics_context=contextlib.nullcontext) -> tuple[torch.Tensor, torch.Tensor]:
+def imagine_ahead(
+    rssm, actor, start: dict, horizon: int, dynamics_context=contextlib.nullcontext
+) -> tuple[torch.Tensor, torch.Tensor]:
     """(feat_H1_N_F, log_pi_H_N): H prior steps from the (N, ...) start states under a ~ pi(.|s) (reference
     ``dreamer.py:312-348``). The actor sees detached features (its gradient arrives through the dynamics, not through
     its own input); the start states are detached; the states themselves are not, so the imagined chain carries the
@@ -77,30 +82,51 @@ def actor_value_losses(reward_H_N, value_H_N, value_pred_H_N, *, discount: float
     return actor_loss, (weights_H_N * value_nll_H_N).mean(), returns_H_N, weights_H_N
 
 
-def dreamer_forward_train(batch: dict, *, world_model, actor, value, horizon: int, discount: float, lam: float,
-                          autocast_setting, device: torch.device) -> dict:
+def dreamer_forward_train(
+    batch: dict,
+    *,
+    world_model,
+    actor,
+    value,
+    horizon: int,
+    discount: float,
+    lam: float,
+    autocast_setting,
+    device: torch.device,
+) -> dict:
     """World-model loss (Eq. 13), imagination, actor and value losses of one Dreamer update, with metrics."""
     action_B_T_A = batch["actions"].to(device=device, dtype=torch.float32)
     is_first_B_T = batch["is_first"].to(device)
     prev_action_B_T_A = torch.cat([torch.zeros_like(action_B_T_A[:, :1]), action_B_T_A[:, :-1]], dim=1)
     dtype = resolve_autocast(autocast_setting, device)
     with autocast(device, dtype):  # the world model and the imagined dynamics (reference dreamer.py:82, 337)
-        wm_loss, wm_metrics, wm = world_model.loss(batch["obs"], prev_action_B_T_A, batch["rewards"].to(device, torch.float32),
-                                                   is_first_B_T)
+        wm_loss, wm_metrics, wm = world_model.loss(
+            batch["obs"], prev_action_B_T_A, batch["rewards"].to(device, torch.float32), is_first_B_T
+        )
     start_N = {k: wm.post[k].reshape(-1, wm.post[k].shape[-1]) for k in ("stoch", "deter")}
     with frozen(world_model), frozen(value):  # the actor loss trains the actor only (reference dreamer.py:102)
-        feat_H1_N_F, log_pi_H_N = imagine_ahead(world_model.rssm, actor, start_N, horizon,
-                                                dynamics_context=lambda: autocast(device, dtype))
+        feat_H1_N_F, log_pi_H_N = imagine_ahead(
+            world_model.rssm, actor, start_N, horizon, dynamics_context=lambda: autocast(device, dtype)
+        )
         reward_H_N = world_model.predict_reward(feat_H1_N_F[1:])
         value_H_N = value(feat_H1_N_F[1:]).squeeze(-1)
     value_pred_H_N = value(feat_H1_N_F[:-1].detach()).squeeze(-1)  # trains the value (reference dreamer.py:132)
-    actor_loss, value_loss, returns_H_N, _ = actor_value_losses(reward_H_N, value_H_N, value_pred_H_N, discount=discount, lam=lam)
+    actor_loss, value_loss, returns_H_N, _ = actor_value_losses(
+        reward_H_N, value_H_N, value_pred_H_N, discount=discount, lam=lam
+    )
     with torch.no_grad():
         metrics = {
-            "dreamer/actor_loss": actor_loss.detach(), "dreamer/value_loss": value_loss.detach(),
-            "dreamer/return_mean": returns_H_N.mean(), "dreamer/value_mean": value_pred_H_N.mean(),
-            "dreamer/imagined_reward_mean": reward_H_N.mean(), "dreamer/log_pi": log_pi_H_N.mean(),
+            "dreamer/actor_loss": actor_loss.detach(),
+            "dreamer/value_loss": value_loss.detach(),
+            "dreamer/return_mean": returns_H_N.mean(),
+            "dreamer/value_mean": value_pred_H_N.mean(),
+            "dreamer/imagined_reward_mean": reward_H_N.mean(),
+            "dreamer/log_pi": log_pi_H_N.mean(),
         }
-    return {WM_LOSS: wm_loss.float(), WM_METRICS: wm_metrics, ACTOR_LOSS: actor_loss, VALUE_LOSS: value_loss,
-            DREAMER_METRICS: metrics}
-
+    return {
+        WM_LOSS: wm_loss.float(),
+        WM_METRICS: wm_metrics,
+        ACTOR_LOSS: actor_loss,
+        VALUE_LOSS: value_loss,
+        DREAMER_METRICS: metrics,
+    }

@@ -33,7 +33,8 @@ VALID_NEXT = "valid_next_B"  # optional bool mask, broadcast from the right: whi
 def masked_mean(x: torch.Tensor, mask_B: torch.Tensor | None = None) -> torch.Tensor:
     """Mean of ``x`` over the entries where ``mask_B`` (broadcast from the right over x's leading dims) is True; the
     plain mean without a mask; 0 if nothing is valid. ``torch.where``, not a product, so a NaN or inf outside the mask
-    cannot leak in (0 * NaN = NaN), nor into the gradient; and no data-dependent shape or host sync (docs/design.md §10)."""
+    cannot leak in (0 * NaN = NaN), nor into the gradient; and no data-dependent shape or host sync (docs/design.md
+    §10)."""
     if mask_B is None:
         return x.mean()
     mask = mask_B.expand_as(x)
@@ -59,8 +60,9 @@ def td_target(
     return (reward_B + discount_B * not_done_B * soft_value_B).detach()
 
 
-def critic_loss(q_pred_T2_B: torch.Tensor, target_B: torch.Tensor, *, kind: str = "mse",
-                valid_B: torch.Tensor | None = None) -> torch.Tensor:
+def critic_loss(
+    q_pred_T2_B: torch.Tensor, target_B: torch.Tensor, *, kind: str = "mse", valid_B: torch.Tensor | None = None
+) -> torch.Tensor:
     """Sum over the twin critics of the mean regression loss to the (detached) TD target.
 
     ``B`` may be several dims (pixels with ``critic_particles="all"``: (K+1, B, T-1) particle x transition grids,
@@ -119,7 +121,6 @@ def alpha_loss(log_alpha: torch.Tensor, entropy_B: torch.Tensor, *, target_entro
     return (log_alpha * (entropy_B.detach() - target_entropy)).mean()
 
 
-
 @dataclass(frozen=True)
 class ObjectiveSettings:
     """The config fields the losses read (SMACConfig's, resolved per modality)."""
@@ -133,8 +134,14 @@ class ObjectiveSettings:
 
     @classmethod
     def from_config(cls, config) -> "ObjectiveSettings":
-        return cls(config.estimator, config.mlmc_average_level0, config.resolved_td_entropy, config.beta,
-                   config.beta_scale, config.critic_loss)
+        return cls(
+            config.estimator,
+            config.mlmc_average_level0,
+            config.resolved_td_entropy,
+            config.beta,
+            config.beta_scale,
+            config.critic_loss,
+        )
 
     def entropy(self, log_w_K1_B: torch.Tensor) -> torch.Tensor:
         return estimators.entropy_estimate(log_w_K1_B, self.estimator, mlmc_average_level0=self.mlmc_average_level0)
@@ -159,13 +166,17 @@ class Losses(NamedTuple):
     mlmc_delta_L1_B: torch.Tensor | None = None  # Eq. (7)'s level terms when entropy_B is their sum (for metrics)
 
 
-def soft_td_target(fwd_out: dict, reward_next_B, terminated_next_B, *, alpha, discount_B, settings: ObjectiveSettings) -> torch.Tensor:
+def soft_td_target(
+    fwd_out: dict, reward_next_B, terminated_next_B, *, alpha, discount_B, settings: ObjectiveSettings
+) -> torch.Tensor:
     """Soft TD target with the entropy term ``settings.td_entropy`` chooses: Eq. (10) or Eq. (12)."""
     if settings.td_entropy == "conditional":  # -log pi(a'|s'), one latent (Eq. 12, reference smac.py:153)
         entropy_next_B = estimators.conditional_entropy(fwd_out[LOG_W_NEXT])
     else:  # the marginal estimate at x' (Eq. 10)
         entropy_next_B = settings.entropy(fwd_out[LOG_W_NEXT])
-    return td_target(reward_next_B, terminated_next_B, fwd_out[Q_NEXT_TARGET], entropy_next_B, alpha=alpha, discount_B=discount_B)
+    return td_target(
+        reward_next_B, terminated_next_B, fwd_out[Q_NEXT_TARGET], entropy_next_B, alpha=alpha, discount_B=discount_B
+    )
 
 
 def soft_actor_critic_losses(
@@ -180,21 +191,31 @@ def soft_actor_critic_losses(
 ) -> Losses:
     """Critic (TD target of Eq. 10/12), actor (Eq. 11) and temperature losses from a training forward pass."""
     alpha = log_alpha.exp().detach()
-    target_B = soft_td_target(fwd_out, reward_next_B, terminated_next_B, alpha=alpha, discount_B=discount_B, settings=settings)
+    target_B = soft_td_target(
+        fwd_out, reward_next_B, terminated_next_B, alpha=alpha, discount_B=discount_B, settings=settings
+    )
     critic = critic_loss(fwd_out[Q_PRED], target_B, kind=settings.critic_loss, valid_B=fwd_out.get(VALID_NEXT))
     log_w_K1_B = fwd_out[LOG_W]
     entropy_B, mlmc_delta_L1_B = settings.entropy_and_mlmc_levels(log_w_K1_B)  # H~ of Eq. (6)/(7)
     cond_entropy_B = estimators.conditional_entropy(log_w_K1_B)
     actor = actor_loss(
-        fwd_out[Q_PI], entropy_B, alpha=alpha, beta=settings.beta, conditional_entropy_B=cond_entropy_B, beta_scale=settings.beta_scale
+        fwd_out[Q_PI],
+        entropy_B,
+        alpha=alpha,
+        beta=settings.beta,
+        conditional_entropy_B=cond_entropy_B,
+        beta_scale=settings.beta_scale,
     )  # Eq. (11)
     temperature = alpha_loss(log_alpha, entropy_B, target_entropy=target_entropy)
     return Losses(critic, actor, temperature, target_B, entropy_B, cond_entropy_B, alpha, mlmc_delta_L1_B)
 
 
 @torch.no_grad()
-def loss_metrics(fwd_out: dict, out: Losses, *, target_entropy: float, num_particles: int, settings: ObjectiveSettings) -> dict:
-    """Metrics as 0-d tensors (no host sync here; the two constants as floats), prefixed by component (critic/, actor/, alpha/, estimator/)."""
+def loss_metrics(
+    fwd_out: dict, out: Losses, *, target_entropy: float, num_particles: int, settings: ObjectiveSettings
+) -> dict:
+    """Metrics as 0-d tensors (no host sync here; the two constants as floats), prefixed by component (critic/, actor/,
+    alpha/, estimator/)."""
     q_pred_T2_B, valid_B = fwd_out[Q_PRED], fwd_out.get(VALID_NEXT)  # masked where some entries are no transition
     metrics = {
         "critic/loss": out.critic,

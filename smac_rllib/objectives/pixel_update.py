@@ -2,14 +2,15 @@
 ``PixelUpdate`` runs a whole update without RLlib (``benchmarks/gpu_learner.py``, the equality test).
 
 Legend: B = batch (sequences), T = time, N = B*T flattened, K1 = K + 1 belief latents (s0 first), R = latent rows
-the critic is trained on (K1 or 1), Tm1 = T-1 transitions (t, t+1) per row (masked where t+1 starts an episode), T2 = twin critics,
-F = feature dim (stoch + deter), A = action dim. Frames are uint8 (B, T, 64, 64, 3).
+the critic is trained on (K1 or 1), Tm1 = T-1 transitions (t, t+1) per row (masked where t+1 starts an episode), T2 =
+twin critics, F = feature dim (stoch + deter), A = action dim. Frames are uint8 (B, T, 64, 64, 3).
 
 ``forward_train``: the world-model ELBO (Eq. 13) and the belief particles -- s0 = the world model's posterior
 sample, K more posterior trajectories re-filtered over the sequence (reference ``visual_control/smac.py:205-249``)
 -- under autocast; then, on the detached particles, the actor's a ~ pi(.|s0) with its K+1 log-weights and the
 marginal Q (Eq. 9); the critic on R latent rows and, per row, a' ~ pi(.|s_{r,t+1}) for the TD target (Eq. 12;
-reference ``smac.py:147-158``). The losses from these outputs: ``smac_rllib.objectives.losses.soft_actor_critic_losses``.
+reference ``smac.py:147-158``). The losses from these outputs:
+``smac_rllib.objectives.losses.soft_actor_critic_losses``.
 """
 
 from __future__ import annotations
@@ -59,8 +60,16 @@ def resolve_autocast(setting: str | None, device: torch.device) -> torch.dtype |
     return {"bf16": torch.bfloat16, "fp16": torch.float16}.get(setting or "", None)
 
 
-def build_nets(action_dim: int, *, world_model_preset="paper", pixel_hidden_dim=300, actor_layers=4, critic_layers=3,
-               pixel_actor_head="dreamer", inference_only=False):
+def build_nets(
+    action_dim: int,
+    *,
+    world_model_preset="paper",
+    pixel_hidden_dim=300,
+    actor_layers=4,
+    critic_layers=3,
+    pixel_actor_head="dreamer",
+    inference_only=False,
+):
     """(world_model, actor, qf or None): the reference's sizes (visual_control/smac.py:36-53)."""
     world_model = WorldModel(action_dim, WorldModelConfig.preset(world_model_preset))
     if inference_only:  # env runners filter beliefs and act: no decoder, no reward head
@@ -71,8 +80,12 @@ def build_nets(action_dim: int, *, world_model_preset="paper", pixel_hidden_dim=
         world_model.encoder.to(memory_format=torch.channels_last)
         world_model.decoder.to(memory_format=torch.channels_last)
     feat_dim = world_model.feat_dim
-    actor = TanhGaussianHead(feat_dim, action_dim, pixel_hidden_dim, actor_layers, nn.ELU, head=pixel_actor_head)  # pi(a|s)
-    qf = None if inference_only else TwinQ(feat_dim, action_dim, pixel_hidden_dim, critic_layers, nn.ELU)  # Q(s, a), Eq. (12)
+    actor = TanhGaussianHead(
+        feat_dim, action_dim, pixel_hidden_dim, actor_layers, nn.ELU, head=pixel_actor_head
+    )  # pi(a|s)
+    qf = (
+        None if inference_only else TwinQ(feat_dim, action_dim, pixel_hidden_dim, critic_layers, nn.ELU)
+    )  # Q(s, a), Eq. (12)
     return world_model, actor, qf
 
 
@@ -104,34 +117,55 @@ def autocast(device: torch.device, dtype: torch.dtype | None, *, cache: bool = T
 class UpdateNoise:
     """Every standard normal draw of one training forward pass, drawn up front (one ``randn`` per buffer, instead of one
     per RSSM step): the eager, captured and compiled updates can then be compared on identical inputs, and a CUDA graph
-    captures five launches that draw fresh numbers at each replay. Legend as in the module doc; KB = K*B, particle-major.
+    captures five launches that draw fresh numbers at each replay. Legend as in the module doc; KB = K*B,
+    particle-major.
     """
 
     posterior_B_T_S: torch.Tensor  # the world model's posterior samples s_t ~ q(s_t | h_t)
     particles: torch.Tensor | None  # "history": (KB, T, S) re-filter draws; "step": (K, B, T, S); None for K = 0
     actor_N_A: torch.Tensor  # u ~ pi(.|s0) for every (b, t)
-    next_action_R_B_T_A: torch.Tensor | None  # a' ~ pi(.|s_r,t+1) per latent row (critic_particles="all"); None for R = 1
+    next_action_R_B_T_A: (
+        torch.Tensor | None
+    )  # a' ~ pi(.|s_r,t+1) per latent row (critic_particles="all"); None for R = 1
 
     @classmethod
-    def draw(cls, settings: PixelSettings, batch_B: int, length_T: int, stoch_S: int, action_A: int,
-             device: torch.device) -> "UpdateNoise":
+    def draw(
+        cls, settings: PixelSettings, batch_B: int, length_T: int, stoch_S: int, action_A: int, device: torch.device
+    ) -> "UpdateNoise":
         K, B, T = settings.num_particles, batch_B, length_T
         randn = lambda *shape: torch.randn(*shape, device=device)  # noqa: E731
-        particles = None if K == 0 else randn(K * B, T, stoch_S) if settings.particle_mode == "history" else randn(K, B, T, stoch_S)
+        particles = (
+            None
+            if K == 0
+            else randn(K * B, T, stoch_S)
+            if settings.particle_mode == "history"
+            else randn(K, B, T, stoch_S)
+        )
         R = K + 1 if settings.critic_particles == "all" else 1
         return cls(randn(B, T, stoch_S), particles, randn(B * T, action_A), randn(R, B, T, action_A) if R > 1 else None)
 
     def tensors(self) -> list[torch.Tensor]:
-        return [t for t in (self.posterior_B_T_S, self.particles, self.actor_N_A, self.next_action_R_B_T_A) if t is not None]
+        return [
+            t for t in (self.posterior_B_T_S, self.particles, self.actor_N_A, self.next_action_R_B_T_A) if t is not None
+        ]
 
 
-def forward_train(batch: dict, *, world_model: WorldModel, actor: TanhGaussianHead, qf: TwinQ, target_qf: TwinQ,
-                  settings: PixelSettings, device: torch.device, noise: UpdateNoise | None = None) -> dict:
+def forward_train(
+    batch: dict,
+    *,
+    world_model: WorldModel,
+    actor: TanhGaussianHead,
+    qf: TwinQ,
+    target_qf: TwinQ,
+    settings: PixelSettings,
+    device: torch.device,
+    noise: UpdateNoise | None = None,
+) -> dict:
     """The training forward pass of pixel SMAC: every loss input, one pass (DDP sees everything). See the module doc.
 
     Sync-free (no host read of a device value, no data-dependent shape): the transitions (t, t+1) that cross an episode
-    seam stay in the (B, T-1) grids and are masked out by ``VALID_NEXT`` in the losses (``smac_rllib.objectives.losses``).
-    ``noise``: the draws (default: ``UpdateNoise.draw``)."""
+    seam stay in the (B, T-1) grids and are masked out by ``VALID_NEXT`` in the losses
+    (``smac_rllib.objectives.losses``). ``noise``: the draws (default: ``UpdateNoise.draw``)."""
     action_B_T_A = batch["actions"].to(device=device, dtype=torch.float32)  # a_t, taken at x_t
     is_first_B_T = batch["is_first"].to(device)
     B, T, A = action_B_T_A.shape
@@ -139,7 +173,8 @@ def forward_train(batch: dict, *, world_model: WorldModel, actor: TanhGaussianHe
         noise = UpdateNoise.draw(settings, B, T, world_model.rssm.stoch_size, A, device)
     prev_action_B_T_A = torch.cat([torch.zeros_like(action_B_T_A[:, :1]), action_B_T_A[:, :-1]], dim=1)
     side = _particle_stream(settings, device)
-    # the world model and the particle re-filter under autocast (reference smac.py:104, 213); no cast cache across streams
+    # the world model and the particle re-filter under autocast (reference smac.py:104, 213);
+    # no cast cache across streams
     with autocast(device, resolve_autocast(settings.autocast, device), cache=side is None):
         image_and_embed = world_model.embed(batch["obs"])
         if side is not None:  # docs/design.md §10: the K*B re-filter needs only the detached embeddings, so it runs
@@ -147,18 +182,27 @@ def forward_train(batch: dict, *, world_model: WorldModel, actor: TanhGaussianHe
             # graph the fork / join is captured as two parallel branches)
             side.wait_stream(torch.cuda.current_stream(device))
             with torch.cuda.stream(side):
-                particles_K_B_T_F = _history_particles(world_model, image_and_embed[1], prev_action_B_T_A, is_first_B_T,
-                                                       settings, noise.particles)
+                particles_K_B_T_F = _history_particles(
+                    world_model, image_and_embed[1], prev_action_B_T_A, is_first_B_T, settings, noise.particles
+                )
         wm_loss, wm_metrics, wm = world_model.loss(
-            batch["obs"], prev_action_B_T_A, batch["rewards"].to(device, torch.float32), is_first_B_T,
-            noise_B_T_S=noise.posterior_B_T_S, image_and_embed=image_and_embed,
+            batch["obs"],
+            prev_action_B_T_A,
+            batch["rewards"].to(device, torch.float32),
+            is_first_B_T,
+            noise_B_T_S=noise.posterior_B_T_S,
+            image_and_embed=image_and_embed,
         )  # Eq. (13)
         if side is not None:
             torch.cuda.current_stream(device).wait_stream(side)
             particles_K_B_T_F.record_stream(torch.cuda.current_stream(device))  # made on the side stream, used here
-            latent_K1_B_T_F = torch.cat([wm.feat_B_T_F.detach().unsqueeze(0), particles_K_B_T_F.to(wm.feat_B_T_F.dtype)])
+            latent_K1_B_T_F = torch.cat(
+                [wm.feat_B_T_F.detach().unsqueeze(0), particles_K_B_T_F.to(wm.feat_B_T_F.dtype)]
+            )
         else:
-            latent_K1_B_T_F = belief_particles(world_model, wm, prev_action_B_T_A, is_first_B_T, settings, noise.particles)  # detached (Alg. 2)
+            latent_K1_B_T_F = belief_particles(
+                world_model, wm, prev_action_B_T_A, is_first_B_T, settings, noise.particles
+            )  # detached (Alg. 2)
     out = {WM_LOSS: wm_loss.float(), WM_METRICS: wm_metrics}
     K1 = latent_K1_B_T_F.shape[0]
     latent_K1_B_T_F = latent_K1_B_T_F.float()
@@ -176,7 +220,9 @@ def forward_train(batch: dict, *, world_model: WorldModel, actor: TanhGaussianHe
 
     # Critic on the replayed (x_t, a_t) at R latents: all K+1 particles (reference smac.py:156) or s0 only.
     R = K1 if settings.critic_particles == "all" else 1
-    out[VALID_NEXT] = ~is_first_B_T[:, 1:].bool()  # (B, T-1): x_{t+1} continues x_t's episode (rows concatenate episodes)
+    out[VALID_NEXT] = ~is_first_B_T[
+        :, 1:
+    ].bool()  # (B, T-1): x_{t+1} continues x_t's episode (rows concatenate episodes)
     q_pred_T2_R_B_T = qf(latent_K1_B_T_F[:R], action_B_T_A.expand(R, -1, -1, -1))
     out[Q_PRED] = q_pred_T2_R_B_T[..., :-1]  # (T2, R, B, T-1)
     # TD target at t+1 (Eq. 12): each latent row r acts a' ~ pi(.|s_r,t+1) (reference smac.py:149-153).
@@ -187,9 +233,13 @@ def forward_train(batch: dict, *, world_model: WorldModel, actor: TanhGaussianHe
             next_action_R_B_T_A = sample.action_B_A.detach().reshape(1, B, T, -1)
             log_w_K1_R_B_T = sample.log_w_K1_B.detach().reshape(K1, 1, B, T)
         elif settings.td_entropy == "conditional":  # only -log pi(a'_r | s_r) is needed
-            next_action_R_B_T_A, log_w_K1_R_B_T = _own_action_log_w(mean_R_B_T_A, log_std_R_B_T_A, noise.next_action_R_B_T_A)
+            next_action_R_B_T_A, log_w_K1_R_B_T = _own_action_log_w(
+                mean_R_B_T_A, log_std_R_B_T_A, noise.next_action_R_B_T_A
+            )
         else:  # every particle's own marginal estimate: K+1 log-weights per particle, own latent first
-            next_action_R_B_T_A, log_w_K1_R_B_T = own_first_log_w(mean_R_B_T_A, log_std_R_B_T_A, noise.next_action_R_B_T_A)
+            next_action_R_B_T_A, log_w_K1_R_B_T = own_first_log_w(
+                mean_R_B_T_A, log_std_R_B_T_A, noise.next_action_R_B_T_A
+            )
         if settings.td_entropy == "conditional":
             log_w_K1_R_B_T = log_w_K1_R_B_T[:1]
         q_next_T2_R_B_T = target_qf(latent_K1_B_T_F[:R], next_action_R_B_T_A)
@@ -200,8 +250,14 @@ def forward_train(batch: dict, *, world_model: WorldModel, actor: TanhGaussianHe
     return out
 
 
-def belief_particles(world_model: WorldModel, wm, prev_action_B_T_A, is_first_B_T, settings: PixelSettings,
-                     noise: torch.Tensor | None = None) -> torch.Tensor:
+def belief_particles(
+    world_model: WorldModel,
+    wm,
+    prev_action_B_T_A,
+    is_first_B_T,
+    settings: PixelSettings,
+    noise: torch.Tensor | None = None,
+) -> torch.Tensor:
     """(K+1, B, T, F) detached belief features: s0 = the world model's posterior sample, then K particles.
 
     "history": K independent posterior trajectories filtered over the whole sequence (reference code);
@@ -215,7 +271,9 @@ def belief_particles(world_model: WorldModel, wm, prev_action_B_T_A, is_first_B_
     rssm = world_model.rssm
     with torch.no_grad():
         if settings.particle_mode == "history":
-            feat_K_B_T_F = _history_particles(world_model, wm.embed_B_T_E, prev_action_B_T_A, is_first_B_T, settings, noise)
+            feat_K_B_T_F = _history_particles(
+                world_model, wm.embed_B_T_E, prev_action_B_T_A, is_first_B_T, settings, noise
+            )
         else:
             post = {k: v.detach() for k, v in wm.post.items()}
             stoch_K_B_T_S = rssm.sample_stoch_particles(post, K, noise_K_B_T_S=noise)
@@ -223,13 +281,21 @@ def belief_particles(world_model: WorldModel, wm, prev_action_B_T_A, is_first_B_
     return torch.cat([feat0_1_B_T_F, feat_K_B_T_F.to(feat0_1_B_T_F.dtype)], dim=0)
 
 
-def _history_particles(world_model: WorldModel, embed_B_T_E, prev_action_B_T_A, is_first_B_T, settings: PixelSettings,
-                       noise: torch.Tensor | None) -> torch.Tensor:
-    """(K, B, T, F) detached features of K posterior trajectories re-filtered over the sequence (reference smac.py:205-249)."""
+def _history_particles(
+    world_model: WorldModel,
+    embed_B_T_E,
+    prev_action_B_T_A,
+    is_first_B_T,
+    settings: PixelSettings,
+    noise: torch.Tensor | None,
+) -> torch.Tensor:
+    """(K, B, T, F) detached features of K posterior trajectories re-filtered over the sequence (reference
+    smac.py:205-249)."""
     rssm = world_model.rssm
     with torch.no_grad():
-        post_K = rssm.observe_particles(embed_B_T_E.detach(), prev_action_B_T_A, is_first_B_T, settings.num_particles,
-                                       noise_KB_T_S=noise)
+        post_K = rssm.observe_particles(
+            embed_B_T_E.detach(), prev_action_B_T_A, is_first_B_T, settings.num_particles, noise_KB_T_S=noise
+        )
         return rssm.get_feat(post_K)
 
 
@@ -238,15 +304,21 @@ _SIDE_STREAMS: dict = {}
 
 def _particle_stream(settings: PixelSettings, device: torch.device):
     """The side CUDA stream of the particle re-filter (one per device), or None (CPU, K = 0, "step", switched off)."""
-    if device.type != "cuda" or not settings.particle_stream or settings.num_particles == 0 or settings.particle_mode != "history":
+    if (
+        device.type != "cuda"
+        or not settings.particle_stream
+        or settings.num_particles == 0
+        or settings.particle_mode != "history"
+    ):
         return None
     if device not in _SIDE_STREAMS:
         _SIDE_STREAMS[device] = torch.cuda.Stream(device)
     return _SIDE_STREAMS[device]
 
 
-def _own_action_log_w(mean_R_B_T_A: torch.Tensor, log_std_R_B_T_A: torch.Tensor,
-                      noise_R_B_T_A: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def _own_action_log_w(
+    mean_R_B_T_A: torch.Tensor, log_std_R_B_T_A: torch.Tensor, noise_R_B_T_A: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """a'_r ~ pi(.|s_r) for every latent row r, and log pi(a'_r | s_r): (R, B, T, A), (1, R, B, T)."""
     if noise_R_B_T_A is None:
         noise_R_B_T_A = torch.randn_like(mean_R_B_T_A)
@@ -268,10 +340,18 @@ class OptimSettings:
 
     @classmethod
     def from_config(cls, config) -> "OptimSettings":
-        """An SMACConfig's: its ``grad_clip`` where set (RLlib's field), else ``pixel_grad_clip`` (the reference's 100)."""
+        """An SMACConfig's: its ``grad_clip`` where set (RLlib's field), else ``pixel_grad_clip`` (the reference's
+        100)."""
         clip = config.grad_clip if config.grad_clip is not None else config.pixel_grad_clip
-        return cls(config.world_model_lr, config.actor_lr, config.critic_lr, config.alpha_lr, clip or 0.0, config.tau,
-                   config.gamma)
+        return cls(
+            config.world_model_lr,
+            config.actor_lr,
+            config.critic_lr,
+            config.alpha_lr,
+            clip or 0.0,
+            config.tau,
+            config.gamma,
+        )
 
 
 class PixelUpdate(nn.Module):
@@ -281,18 +361,33 @@ class PixelUpdate(nn.Module):
     ``step`` returns the metrics as 0-d tensors on the device (no host synchronisation per update).
     """
 
-    def __init__(self, world_model, actor, qf, log_alpha: float | torch.Tensor, *, settings: PixelSettings,
-                 objective: losses.ObjectiveSettings, optim: OptimSettings = OptimSettings(), target_entropy: float | None = None):
+    def __init__(
+        self,
+        world_model,
+        actor,
+        qf,
+        log_alpha: float | torch.Tensor,
+        *,
+        settings: PixelSettings,
+        objective: losses.ObjectiveSettings,
+        optim: OptimSettings = OptimSettings(),
+        target_entropy: float | None = None,
+    ):
         super().__init__()
         self.world_model, self.actor, self.qf = world_model, actor, qf
         self.target_qf = copy.deepcopy(qf).requires_grad_(False)
         self.log_alpha = nn.Parameter(torch.as_tensor(log_alpha, dtype=torch.float32).clone().detach())
         self.settings, self.objective, self.optim = settings, objective, optim
         self.target_entropy = -float(actor.action_dim) if target_entropy is None else target_entropy  # -|A|
-        groups = {"world_model": (world_model, optim.world_model_lr), "critic": (qf, optim.critic_lr),
-                  "actor": (actor, optim.actor_lr)}
+        groups = {
+            "world_model": (world_model, optim.world_model_lr),
+            "critic": (qf, optim.critic_lr),
+            "actor": (actor, optim.actor_lr),
+        }
         self.optimizers = {name: adam(module.parameters(), lr=lr) for name, (module, lr) in groups.items()}
-        self.optimizers["alpha"] = adam([self.log_alpha], lr=optim.alpha_lr)  # the learner's Adam (smac_rllib/core/optim.py)
+        self.optimizers["alpha"] = adam(
+            [self.log_alpha], lr=optim.alpha_lr
+        )  # the learner's Adam (smac_rllib/core/optim.py)
         self.scaler = None  # fp16: a GradScaler, made on the first step's device
 
     @classmethod
@@ -300,24 +395,47 @@ class PixelUpdate(nn.Module):
         """The same update as the RLlib learner of ``module`` (a pixel SMAC RLModule): copies of its nets, target
         critics and alpha, ``config``'s objective and optimizer settings (tests and benchmarks compare the two)."""
         update = cls(
-            copy.deepcopy(module.world_model), copy.deepcopy(module.actor), copy.deepcopy(module.qf), module.log_alpha.detach(),
-            settings=module.settings, objective=losses.ObjectiveSettings.from_config(config),
-            optim=OptimSettings.from_config(config), target_entropy=target_entropy,
+            copy.deepcopy(module.world_model),
+            copy.deepcopy(module.actor),
+            copy.deepcopy(module.qf),
+            module.log_alpha.detach(),
+            settings=module.settings,
+            objective=losses.ObjectiveSettings.from_config(config),
+            optim=OptimSettings.from_config(config),
+            target_entropy=target_entropy,
         )
         update.target_qf.load_state_dict(module.target_qf.state_dict())
         return update.to(module.log_alpha.device)
 
     @classmethod
-    def sharing(cls, module, optimizers: dict[str, torch.optim.Optimizer], *, objective: losses.ObjectiveSettings,
-                optim: OptimSettings, target_entropy: float) -> "PixelUpdate":
-        """An update of ``module``'s own nets (world model, actor, critics, target critics, log alpha) stepping the given
-        optimizers (named ``world_model``, ``critic``, ``actor``, ``alpha``): nothing is copied. What the RLlib pixel
-        learner captures in a CUDA graph (``SMACPixelTorchLearner``, smac_rllib/training/fast_update/captured_update.py)."""
+    def sharing(
+        cls,
+        module,
+        optimizers: dict[str, torch.optim.Optimizer],
+        *,
+        objective: losses.ObjectiveSettings,
+        optim: OptimSettings,
+        target_entropy: float,
+    ) -> "PixelUpdate":
+        """An update of ``module``'s own nets (world model, actor, critics, target critics, log alpha) stepping the
+        given optimizers (named ``world_model``, ``critic``, ``actor``, ``alpha``): nothing is copied. What the RLlib
+        pixel learner captures in a CUDA graph (``SMACPixelTorchLearner``,
+        smac_rllib/training/fast_update/captured_update.py)."""
         update = cls.__new__(cls)
         nn.Module.__init__(update)
-        update.world_model, update.actor, update.qf, update.target_qf = module.world_model, module.actor, module.qf, module.target_qf
+        update.world_model, update.actor, update.qf, update.target_qf = (
+            module.world_model,
+            module.actor,
+            module.qf,
+            module.target_qf,
+        )
         update.log_alpha = module.log_alpha
-        update.settings, update.objective, update.optim, update.target_entropy = module.settings, objective, optim, target_entropy
+        update.settings, update.objective, update.optim, update.target_entropy = (
+            module.settings,
+            objective,
+            optim,
+            target_entropy,
+        )
         update.optimizers = dict(optimizers)
         update.scaler = None
         return update
@@ -330,19 +448,42 @@ class PixelUpdate(nn.Module):
         device = self.log_alpha.device
         if self.settings.autocast == "fp16" and self.scaler is None:
             self.scaler = torch.amp.GradScaler(device.type)
-        fwd_out = forward_train(batch, world_model=self.world_model, actor=self.actor, qf=self.qf, target_qf=self.target_qf,
-                                settings=self.settings, device=device, noise=noise)
+        fwd_out = forward_train(
+            batch,
+            world_model=self.world_model,
+            actor=self.actor,
+            qf=self.qf,
+            target_qf=self.target_qf,
+            settings=self.settings,
+            device=device,
+            noise=noise,
+        )
         out = losses.soft_actor_critic_losses(  # Eqs. (7), (9)-(12)
-            fwd_out, fwd_out[REWARD_NEXT], fwd_out[TERMINATED_NEXT], log_alpha=self.log_alpha,
-            target_entropy=self.target_entropy, discount_B=self.optim.gamma, settings=self.objective,
+            fwd_out,
+            fwd_out[REWARD_NEXT],
+            fwd_out[TERMINATED_NEXT],
+            log_alpha=self.log_alpha,
+            target_entropy=self.target_entropy,
+            discount_B=self.optim.gamma,
+            settings=self.objective,
         )
         total = fwd_out[WM_LOSS] + out.critic + out.actor + out.alpha  # Eq. (13) trains the world model only
         clip = {name: self.optim.grad_clip for name in self.optimizers if name != "alpha"}  # reference smac.py:166-168
-        tail = backward_and_step(total, [fwd_out[WM_LOSS], out.critic, out.actor, out.alpha], self.optimizers, clip=clip,
-                                 scaler=self.scaler,
-                                 polyak=(self._target_params, self._main_params, self.optim.tau) if average_targets else None)
-        metrics = losses.loss_metrics(fwd_out, out, target_entropy=self.target_entropy,
-                                      num_particles=self.settings.num_particles, settings=self.objective)
+        tail = backward_and_step(
+            total,
+            [fwd_out[WM_LOSS], out.critic, out.actor, out.alpha],
+            self.optimizers,
+            clip=clip,
+            scaler=self.scaler,
+            polyak=(self._target_params, self._main_params, self.optim.tau) if average_targets else None,
+        )
+        metrics = losses.loss_metrics(
+            fwd_out,
+            out,
+            target_entropy=self.target_entropy,
+            num_particles=self.settings.num_particles,
+            settings=self.objective,
+        )
         extra = {"estimator/particle_feat_std": fwd_out[PARTICLE_SPREAD], TOTAL_LOSS: total.detach()}
         return metrics | fwd_out[WM_METRICS] | tail | extra
 

@@ -46,35 +46,66 @@ class StateUpdate:
     n_step: int = 1
 
     @classmethod
-    def from_config(cls, module, config, action_dim: int | None = None, make_optimizer=adam, optimizers=None,
-                    target_entropy: float | None = None) -> "StateUpdate":
+    def from_config(
+        cls,
+        module,
+        config,
+        action_dim: int | None = None,
+        make_optimizer=adam,
+        optimizers=None,
+        target_entropy: float | None = None,
+    ) -> "StateUpdate":
         """``config``'s update of ``module``: its optimizers (``optimizer_groups``) unless given (the learner's own);
         the target entropy -|A| unless given (the learner's: RLlib's ``target_entropy``)."""
         if optimizers is None:
             optimizers = {name: make_optimizer(params, lr=lr) for name, params, lr in optimizer_groups(module, config)}
         if target_entropy is None:
             target_entropy = -float(action_dim)
-        return cls(module, optimizers, losses.ObjectiveSettings.from_config(config), target_entropy, config.gamma,
-                   config.tau, config.resolved_num_particles, config.grad_clip, config.n_step)
+        return cls(
+            module,
+            optimizers,
+            losses.ObjectiveSettings.from_config(config),
+            target_entropy,
+            config.gamma,
+            config.tau,
+            config.resolved_num_particles,
+            config.grad_clip,
+            config.n_step,
+        )
 
     def step(self, batch: dict[str, torch.Tensor], average_targets: bool = True) -> dict[str, torch.Tensor]:
         """One update on a batch of transitions {obs, new_obs, actions, rewards, terminateds} (tensors); returns the
         metrics (0-d tensors on the device, no host sync)."""
         module = self.module
-        fwd = module._forward_train({Columns.OBS: batch[Columns.OBS], Columns.NEXT_OBS: batch[Columns.NEXT_OBS],
-                                     Columns.ACTIONS: batch[Columns.ACTIONS]})
+        fwd = module._forward_train(
+            {
+                Columns.OBS: batch[Columns.OBS],
+                Columns.NEXT_OBS: batch[Columns.NEXT_OBS],
+                Columns.ACTIONS: batch[Columns.ACTIONS],
+            }
+        )
         out = losses.soft_actor_critic_losses(  # Eqs. (9)-(11)
-            fwd, batch[Columns.REWARDS], batch[Columns.TERMINATEDS], log_alpha=module.log_alpha,
-            target_entropy=self.target_entropy, discount_B=td_discount(self.gamma, self.n_step, batch), settings=self.settings,
+            fwd,
+            batch[Columns.REWARDS],
+            batch[Columns.TERMINATEDS],
+            log_alpha=module.log_alpha,
+            target_entropy=self.target_entropy,
+            discount_B=td_discount(self.gamma, self.n_step, batch),
+            settings=self.settings,
         )
         total = out.critic + out.actor + out.alpha
         if average_targets and not hasattr(self, "_polyak"):
             self._polyak = target_pairs(module.get_target_network_pairs())
-        tail = backward_and_step(total, [out.critic, out.actor, out.alpha], self.optimizers,
-                                 clip={name: self.grad_clip for name in self.optimizers} if self.grad_clip else {},
-                                 polyak=(*self._polyak, self.tau) if average_targets else None)
-        metrics = losses.loss_metrics(fwd, out, target_entropy=self.target_entropy, num_particles=self.num_particles,
-                                      settings=self.settings)
+        tail = backward_and_step(
+            total,
+            [out.critic, out.actor, out.alpha],
+            self.optimizers,
+            clip={name: self.grad_clip for name in self.optimizers} if self.grad_clip else {},
+            polyak=(*self._polyak, self.tau) if average_targets else None,
+        )
+        metrics = losses.loss_metrics(
+            fwd, out, target_entropy=self.target_entropy, num_particles=self.num_particles, settings=self.settings
+        )
         return metrics | tail | {TOTAL_LOSS: total.detach()}
 
     def state_tensors(self) -> list[torch.Tensor]:

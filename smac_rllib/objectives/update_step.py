@@ -19,25 +19,38 @@ NONFINITE = "nonfinite_update"  # metric: 1.0 where this update's losses or grad
 TOTAL_LOSS = "total_loss"
 
 
-def backward_and_step(total: torch.Tensor, loss_terms: Iterable[torch.Tensor], optimizers: dict[str, torch.optim.Optimizer],
-                      *, clip: dict[str, float], scaler: torch.amp.GradScaler | None = None,
-                      polyak: tuple[list[torch.Tensor], list[torch.Tensor], float] | None = None) -> dict[str, torch.Tensor]:
+def backward_and_step(
+    total: torch.Tensor,
+    loss_terms: Iterable[torch.Tensor],
+    optimizers: dict[str, torch.optim.Optimizer],
+    *,
+    clip: dict[str, float],
+    scaler: torch.amp.GradScaler | None = None,
+    polyak: tuple[list[torch.Tensor], list[torch.Tensor], float] | None = None,
+) -> dict[str, torch.Tensor]:
     """One backward of ``total`` and the optimizer steps; returns the tail's metrics (0-d tensors on the device).
 
     ``loss_terms``: the 0-d losses checked for inf/NaN with the gradients. ``clip``: optimizer name -> max global norm
     (absent or 0: no clip; its norm is logged as ``gradients/<name>_global_norm``). ``scaler``: fp16's GradScaler (it
-    finds and skips overflowing gradients itself; ``nonfinite_update`` then flags non-finite losses only). ``polyak``: (target tensors, main tensors, tau),
-    target <- target + tau (main - target), also after a skipped update (toward the unchanged mains)."""
+    finds and skips overflowing gradients itself; ``nonfinite_update`` then flags non-finite losses only). ``polyak``:
+    (target tensors, main tensors, tau), target <- target + tau (main - target), also after a skipped update (toward the
+    unchanged mains)."""
     for optimizer in optimizers.values():
         optimizer.zero_grad(set_to_none=True)
     (scaler.scale(total) if scaler is not None else total).backward()  # one backward (Alg. 1 / Alg. 2)
-    grads = {name: [p.grad for group in opt.param_groups for p in group["params"] if p.grad is not None]
-             for name, opt in optimizers.items()}
+    grads = {
+        name: [p.grad for group in opt.param_groups for p in group["params"] if p.grad is not None]
+        for name, opt in optimizers.items()
+    }
     all_reduce_mean_([g for gs in grads.values() for g in gs])  # num_learners >= 2
     metrics: dict[str, torch.Tensor] = {}
     terms = [t.detach().float().reshape(1) for t in loss_terms]
-    checked = ([torch.cat(terms)] if terms else []) + ([g for gs in grads.values() for g in gs] if scaler is None else [])
-    found_inf = nonfinite_flag(checked) if checked else None  # fp16: the losses only; overflowing grads are the scaler's
+    checked = ([torch.cat(terms)] if terms else []) + (
+        [g for gs in grads.values() for g in gs] if scaler is None else []
+    )
+    found_inf = (
+        nonfinite_flag(checked) if checked else None
+    )  # fp16: the losses only; overflowing grads are the scaler's
     if found_inf is not None:
         metrics[NONFINITE] = found_inf
     for name, optimizer in optimizers.items():
@@ -60,7 +73,9 @@ def backward_and_step(total: torch.Tensor, loss_terms: Iterable[torch.Tensor], o
     return metrics
 
 
-def target_pairs(pairs: Iterable[tuple[torch.nn.Module, torch.nn.Module]]) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+def target_pairs(
+    pairs: Iterable[tuple[torch.nn.Module, torch.nn.Module]],
+) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
     """(target tensors, main tensors) of (main, target) network pairs: parameters and floating buffers, in one order."""
     targets, mains = [], []
     for main_net, target_net in pairs:
@@ -82,16 +97,34 @@ class ModuleUpdate:
     (named 0-d loss terms, metrics)``; the tail is ``backward_and_step``. The form of the baselines' steps (SLAC's,
     Dreamer's), whose forward passes live in their RLModules."""
 
-    def __init__(self, module: torch.nn.Module, optimizers: dict[str, torch.optim.Optimizer], losses_fn, *,
-                 clip: dict[str, float] | None = None, tau: float | None = None):
-        self.module, self.optimizers, self.losses_fn, self.clip, self.tau = module, optimizers, losses_fn, clip or {}, tau
+    def __init__(
+        self,
+        module: torch.nn.Module,
+        optimizers: dict[str, torch.optim.Optimizer],
+        losses_fn,
+        *,
+        clip: dict[str, float] | None = None,
+        tau: float | None = None,
+    ):
+        self.module, self.optimizers, self.losses_fn, self.clip, self.tau = (
+            module,
+            optimizers,
+            losses_fn,
+            clip or {},
+            tau,
+        )
         self._polyak = target_pairs(module.get_target_network_pairs()) if tau is not None else None
 
     def step(self, batch: dict, average_targets: bool = True) -> dict[str, torch.Tensor]:
         terms, metrics = self.losses_fn(self.module._forward_train(batch))
         total = sum(terms.values())
-        tail = backward_and_step(total, terms.values(), self.optimizers, clip=self.clip,
-                                 polyak=(*self._polyak, self.tau) if self._polyak and average_targets else None)
+        tail = backward_and_step(
+            total,
+            terms.values(),
+            self.optimizers,
+            clip=self.clip,
+            polyak=(*self._polyak, self.tau) if self._polyak and average_targets else None,
+        )
         return metrics | tail | {TOTAL_LOSS: total.detach()}
 
     def state_tensors(self) -> list[torch.Tensor]:

@@ -98,11 +98,16 @@ class AsyncDriver:
         group = algo.env_runner_group
         self.num_runners = group.num_remote_env_runners()
         self.request_env_steps = config.get_rollout_fragment_length() * config.num_envs_per_env_runner
-        lead = getattr(config, "async_max_lead_env_steps", None) or default_max_lead_env_steps(self.request_env_steps, self.num_runners)
+        lead = getattr(config, "async_max_lead_env_steps", None) or default_max_lead_env_steps(
+            self.request_env_steps, self.num_runners
+        )
         self.limiter = make_limiter(lead)
-        self.sync_every = weight_sync_every_updates(config, self.limiter.updates_per_env_step, self.request_env_steps,
-                                                    self.num_runners)
-        self.learner_ids = [None] if algo.learner_group.is_local else list(algo.learner_group._worker_manager.actor_ids())
+        self.sync_every = weight_sync_every_updates(
+            config, self.limiter.updates_per_env_step, self.request_env_steps, self.num_runners
+        )
+        self.learner_ids = (
+            [None] if algo.learner_group.is_local else list(algo.learner_group._worker_manager.actor_ids())
+        )
         self.in_flight: dict[int, int] = {}  # runner id -> updates_done when its request was sent (weights' version)
         self.updates_done = 0  # the slowest learner's count
         self.granted = 0
@@ -145,10 +150,10 @@ class AsyncDriver:
         """Each learner's shard from a checkpoint (as many shards as learners), and the driver's shard counts."""
         if len(shards) != len(self.learner_ids):
             raise ValueError(
-                f"this checkpoint holds {len(shards)} replay shard(s) but the run has {len(self.learner_ids)} learners; "
-                f"restore it with num_learners={len(shards) if len(shards) > 1 else 0}"
+                f"this checkpoint holds {len(shards)} replay shard(s) but the run has {len(self.learner_ids)} "
+                f"learners; restore it with num_learners={len(shards) if len(shards) > 1 else 0}"
             )
-        for learner_id, shard in zip(self.learner_ids, shards):
+        for learner_id, shard in zip(self.learner_ids, shards, strict=True):
             self._call(learner_id, lambda learner, **kw: learner.async_set_replay_state(**kw), state=shard)
 
     def replay_sizes(self) -> list[int]:
@@ -162,7 +167,8 @@ class AsyncDriver:
         self.updates_done = self.granted = self.synced_at = updates_done
 
     def update_stamps(self) -> list[int]:
-        """Env steps stored when each of the (newest 100k) updates started, learner 0's, once every granted update ran."""
+        """Env steps stored when each of the (newest 100k) updates started, learner 0's, once every granted update
+        ran."""
         self.quiesce()
         return self._call_all(lambda learner: learner.async_update_stamps())[0]
 
@@ -192,7 +198,9 @@ class AsyncDriver:
         lifetime = algo.metrics.peek((ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME), default=0)
         progress = self._call_all(
             lambda learner, **kw: learner.async_grant(**kw),
-            granted_updates=self.granted, env_steps_stored=algo.env_steps_stored, env_steps_lifetime=lifetime,
+            granted_updates=self.granted,
+            env_steps_stored=algo.env_steps_stored,
+            env_steps_lifetime=lifetime,
         )
         self.updates_done = min(p["updates_done"] for p in progress)
 
@@ -206,7 +214,9 @@ class AsyncDriver:
     def quiesce(self) -> None:
         """Waits until every learner has run every update granted to it (before a checkpoint, an evaluation, a stop)."""
         while True:
-            progress = self._call_all(lambda learner, **kw: learner.async_wait(**kw), updates=self.granted, timeout_s=1.0)
+            progress = self._call_all(
+                lambda learner, **kw: learner.async_wait(**kw), updates=self.granted, timeout_s=1.0
+            )
             self.updates_done = min(p["updates_done"] for p in progress)
             if all(p["updates_done"] >= p["granted"] for p in progress):
                 return
@@ -249,7 +259,9 @@ class AsyncDriver:
             if not self._may_insert():
                 return 0
             # the local env runner samples in this process; the learner thread overlaps it
-            per_shard, metrics = _sample_for_learner(group.local_env_runner, num_shards=len(self.learner_ids), to_object_store=False)
+            per_shard, metrics = _sample_for_learner(
+                group.local_env_runner, num_shards=len(self.learner_ids), to_object_store=False
+            )
             self._consume(per_shard, metrics, version=self.updates_done)
             return 1
         if any(not group._worker_manager.is_actor_healthy(i) for i in group._worker_manager.actor_ids()):
@@ -328,7 +340,9 @@ class AsyncDriver:
         steps_after_warm_up = algo.env_steps_stored - self.limiter.learning_starts
         metrics = {
             "learner_utilization": busy / wall,
-            "observed_updates_per_env_step": self.updates_done / steps_after_warm_up if steps_after_warm_up > 0 else 0.0,
+            "observed_updates_per_env_step": self.updates_done / steps_after_warm_up
+            if steps_after_warm_up > 0
+            else 0.0,
             "policy_lag_updates": self.lag_sum / self.lag_count if self.lag_count else 0.0,
             "staging_s_per_batch": sum(p["staging_s"] for p in periods) / staged if staged else 0.0,
             "updates_per_s": new_updates / wall,

@@ -84,7 +84,8 @@ class AsyncLearnerMixin(LeanMetricsMixin):
         self.check_device_metrics(self.device_metrics.flush(self.metrics))
 
     def check_device_metrics(self, watched: dict) -> None:
-        """The learner's checks of watched device values (``StepLearnerMixin``'s non-finite streak), where it has any."""
+        """The learner's checks of watched device values (``StepLearnerMixin``'s non-finite streak), where it has
+        any."""
         parent = getattr(super(), "check_device_metrics", None)
         if parent is not None:
             parent(watched)
@@ -101,7 +102,9 @@ class AsyncLearnerMixin(LeanMetricsMixin):
     # --- called by the driver (``foreach_learner``) ---------------------------------------------------
     def async_attach_replay(self, replay=None, *, shard_index: int = 0, num_shards: int = 1) -> None:
         """Uses ``replay`` (a local learner shares the driver's buffer object) or builds this learner's shard."""
-        self._replay = replay if replay is not None else make_replay(self.config, shard_index=shard_index, num_shards=num_shards)
+        self._replay = (
+            replay if replay is not None else make_replay(self.config, shard_index=shard_index, num_shards=num_shards)
+        )
 
     def async_add(self, episodes) -> bool:
         """Adds episode chunks (or an ObjectRef of them) to the shard; False if their runner died first (lost)."""
@@ -136,13 +139,17 @@ class AsyncLearnerMixin(LeanMetricsMixin):
         return {"updates_done": self._updates_done, "granted": self._granted}
 
     def async_wait(self, updates: int, timeout_s: float | None = None) -> dict:
-        """Blocks until ``updates`` updates are done (or the thread failed): the driver's quiesce before a checkpoint."""
+        """Blocks until ``updates`` updates are done (or the thread failed): the driver's quiesce before a
+        checkpoint."""
         with self._cond:
-            self._cond.wait_for(lambda: self._updates_done >= min(updates, self._granted) or self._error is not None, timeout_s)
+            self._cond.wait_for(
+                lambda: self._updates_done >= min(updates, self._granted) or self._error is not None, timeout_s
+            )
         return self.async_progress()
 
     def async_results(self) -> dict:
-        """This period's learner results (RLlib's reduced metrics) and the asynchronous loop's own metrics (busy time, staging, updates)."""
+        """This period's learner results (RLlib's reduced metrics) and the asynchronous loop's own metrics (busy time,
+        staging, updates)."""
         with self._update_lock:
             self.flush_device_metrics()
             wall_s = time.perf_counter() - self._period_start
@@ -293,9 +300,11 @@ def profiling_aids():
             return module
         path = Path(os.environ.get("SMAC_PROFILING_AIDS") or PROFILING_AIDS)
         if not path.is_file() or path.suffix != ".py":
-            raise RuntimeError(f"SMAC_PROFILE_THREADS / SMAC_OP_PROBE need the profiling aids at {path} (a source checkout "
-                               "installed with pip install -e, or SMAC_PROFILING_AIDS=<absolute path to "
-                               "benchmarks/stack_sampler.py>); unset them to run without")
+            raise RuntimeError(
+                f"SMAC_PROFILE_THREADS / SMAC_OP_PROBE need the profiling aids at {path} (a source checkout "
+                "installed with pip install -e, or SMAC_PROFILING_AIDS=<absolute path to "
+                "benchmarks/stack_sampler.py>); unset them to run without"
+            )
         spec = importlib.util.spec_from_file_location("smac_profiling_aids", path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)

@@ -1,8 +1,9 @@
 """Class names that older checkpoints pickled and the code no longer defines.
 
 Until the update became one function (docs/design.md §9), ``fast_update: false`` picked ``<Name>RLlibPath`` twins of
-the learners and RLModules; a checkpoint names classes by module path and name. ``__getattr__ = retired_twins(globals())``
-at the end of a module makes ``<module>.<Name>RLlibPath`` the class ``<Name>`` of the same module, so they restore.
+the learners and RLModules; a checkpoint names classes by module path and name.
+``__getattr__ = retired_twins(globals())`` at the end of a module makes ``<module>.<Name>RLlibPath`` the class
+``<Name>`` of the same module, so they restore.
 """
 
 from __future__ import annotations

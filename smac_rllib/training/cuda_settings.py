@@ -1,5 +1,5 @@
-"""CUDA settings the learners relax for speed, governed by their own switch ``cuda_deterministic`` (not ``fast_update``):
-what RLlib's seeding adds to the seeds on a CUDA torch."""
+"""CUDA settings the learners relax for speed, governed by their own switch ``cuda_deterministic`` (not
+``fast_update``): what RLlib's seeding adds to the seeds on a CUDA torch."""
 
 from __future__ import annotations
 

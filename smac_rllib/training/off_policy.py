@@ -39,6 +39,7 @@ from smac_rllib.training.async_driver import AsyncDriver, split_by_shard
 from smac_rllib.training.rate_limiter import SampleToInsertRatio
 from smac_rllib.training.replay import make_replay, sample_train_batch
 
+
 def set_defaults(config, fields: dict) -> None:
     """Each field of a ``{name: (default, meaning)}`` table set to its default on ``config`` (the table is the field's
     one home: its default, its documentation, and with ``set_provided`` its ``training()`` keyword)."""
@@ -72,16 +73,28 @@ class FieldTableConfig:
 
 
 ASYNC_FIELDS = {  # name: (default, meaning) -- the loop's fields, set through training(...) on all our configs
-    "async_learning": (True, "act and learn at the same time (docs/design.md §8); False = the synchronous loop "
-                             "(sample, update, sync), reproducible step by step"),
-    "weight_sync_every_updates": (None, "async: updates between weight syncs to the env runners; None = the "
-                                        "reference's policy lag (pixels: every 500 agent steps) or the synchronous "
-                                        "loop's cadence (states)"),
-    "async_max_lead_env_steps": (None, "async: how many env steps the runners may sample ahead of the updates "
-                                       "(rate limiter slack); None = 2 x fragment x envs x runners"),
-    "cuda_deterministic": (False, "keep what RLlib's seeding sets on a CUDA learner (CUBLAS_WORKSPACE_CONFIG=:4096:8, "
-                                  "cuDNN deterministic): 1.4-1.7x slower pixel updates on an H100 "
-                                  "(docs/gpu.md); False = the seeds only"),
+    "async_learning": (
+        True,
+        "act and learn at the same time (docs/design.md §8); False = the synchronous loop "
+        "(sample, update, sync), reproducible step by step",
+    ),
+    "weight_sync_every_updates": (
+        None,
+        "async: updates between weight syncs to the env runners; None = the "
+        "reference's policy lag (pixels: every 500 agent steps) or the synchronous "
+        "loop's cadence (states)",
+    ),
+    "async_max_lead_env_steps": (
+        None,
+        "async: how many env steps the runners may sample ahead of the updates "
+        "(rate limiter slack); None = 2 x fragment x envs x runners",
+    ),
+    "cuda_deterministic": (
+        False,
+        "keep what RLlib's seeding sets on a CUDA learner (CUBLAS_WORKSPACE_CONFIG=:4096:8, "
+        "cuDNN deterministic): 1.4-1.7x slower pixel updates on an H100 "
+        "(docs/gpu.md); False = the seeds only",
+    ),
 }
 
 
@@ -125,9 +138,14 @@ class LiveProgress:
         self.last = now
         elapsed, done = now - self.started, updates_lifetime - self.base
         record = {
-            "time": now, "training_iteration": self.iteration, "elapsed_s": elapsed, "updates_done": done,
-            "updates_planned": planned_lifetime - self.base, "s_per_update": elapsed / done if done else None,
-            "env_steps_stored": env_steps, "updates_lifetime": updates_lifetime,
+            "time": now,
+            "training_iteration": self.iteration,
+            "elapsed_s": elapsed,
+            "updates_done": done,
+            "updates_planned": planned_lifetime - self.base,
+            "s_per_update": elapsed / done if done else None,
+            "env_steps_stored": env_steps,
+            "updates_lifetime": updates_lifetime,
         }
         tmp = f"{self.path}.tmp"
         try:
@@ -215,7 +233,8 @@ class OffPolicyLoop:
         num_updates = max(0, self.update_rule.granted_updates(self.env_steps_stored) - self._updates_total)
         for done in range(num_updates):
             self.live_progress.maybe_write(
-                updates_lifetime=self._updates_total + done, planned_lifetime=self._updates_total + num_updates,
+                updates_lifetime=self._updates_total + done,
+                planned_lifetime=self._updates_total + num_updates,
                 env_steps=self.env_steps_stored,
             )
             with self.metrics.log_time((TIMERS, REPLAY_BUFFER_SAMPLE_TIMER)):
@@ -278,17 +297,23 @@ class OffPolicyLoop:
         if not remote_ids:
             results = [funcs[0](group.local_env_runner)]
         else:
-            ids, funcs = zip(*[(i, f) for i, f, q in zip(remote_ids, funcs, quotas) if q > 0])
+            ids, funcs = zip(*[(i, f) for i, f, q in zip(remote_ids, funcs, quotas, strict=True) if q > 0], strict=True)
             results = group.foreach_env_runner(
-                list(funcs), local_env_runner=False, remote_worker_ids=list(ids), timeout_seconds=self.config.sample_timeout_s
+                list(funcs),
+                local_env_runner=False,
+                remote_worker_ids=list(ids),
+                timeout_seconds=self.config.sample_timeout_s,
             )
         if num_shards is not None:
             return [per_shard for per_shard, _ in results], [metrics for _, metrics in results]
         return [e for episodes, _ in results for e in episodes], [metrics for _, metrics in results]
 
     def _sample_train_data(self) -> dict[str, Any]:
-        """Uniform transitions (states, a ready batch), or B x T sequences (pixels); neither needs the learner connector."""
-        sample = sample_train_batch(self.local_replay_buffer, self.config, num_learners_served=max(self.config.num_learners, 1))
+        """Uniform transitions (states, a ready batch), or B x T sequences (pixels); neither needs the learner
+        connector."""
+        sample = sample_train_batch(
+            self.local_replay_buffer, self.config, num_learners_served=max(self.config.num_learners, 1)
+        )
         return {"batch": SampleBatch(sample).as_multi_agent()}
 
     # --- checkpoints include the replay buffer (RLlib 2.60's new stack leaves it out) -------------------
@@ -299,7 +324,9 @@ class OffPolicyLoop:
         if driver is not None:
             driver.quiesce()
         state = super().get_state(components, not_components=not_components, **kwargs)
-        if self.config.store_buffer_in_checkpoints and self._check_component("replay_buffer", components, not_components):
+        if self.config.store_buffer_in_checkpoints and self._check_component(
+            "replay_buffer", components, not_components
+        ):
             if driver is not None and self.local_replay_buffer is None:
                 state["replay_shards"] = driver.replay_states()
             else:
@@ -341,8 +368,8 @@ class OffPolicyLoop:
         if self.local_replay_buffer is not None:
             if len(shards) != 1:
                 raise ValueError(
-                    f"this checkpoint holds {len(shards)} replay shards (async_learning with num_learners={len(shards)}); "
-                    f"restore it with num_learners={len(shards)} and async_learning=True"
+                    f"this checkpoint holds {len(shards)} replay shards (async_learning with "
+                    f"num_learners={len(shards)}); restore it with num_learners={len(shards)} and async_learning=True"
                 )
             self.local_replay_buffer.set_state(shards[0])
             return

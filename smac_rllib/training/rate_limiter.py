@@ -39,7 +39,9 @@ class SampleToInsertRatio:
         # + 1e-9: 0.2 * 5 is 1.0000000000000002 or 0.9999999999999999 depending on the path; count it as 1
         return int(math.floor(self.updates_per_env_step * steps_after_warm_up + 1e-9))
 
-    def may_insert(self, *, env_steps_stored: int, env_steps_in_flight: int, request_env_steps: int, updates_done: int) -> bool:
+    def may_insert(
+        self, *, env_steps_stored: int, env_steps_in_flight: int, request_env_steps: int, updates_done: int
+    ) -> bool:
         """Whether a runner may start sampling ``request_env_steps`` more steps now."""
         projected = env_steps_stored + env_steps_in_flight + request_env_steps
         if projected <= self.learning_starts:
@@ -53,8 +55,9 @@ def default_max_lead_env_steps(request_env_steps: int, num_runners: int) -> int:
     return max(1, 2 * request_env_steps * max(1, num_runners))
 
 
-def windowed_ratio_errors(env_steps_at_update: list[int], *, ratio: float, learning_starts: int, window: int,
-                          total_env_steps: int) -> list[float]:
+def windowed_ratio_errors(
+    env_steps_at_update: list[int], *, ratio: float, learning_starts: int, window: int, total_env_steps: int
+) -> list[float]:
     """Relative error of updates per env step over consecutive windows of ``window`` env steps after the warm-up.
 
     ``env_steps_at_update[u]`` is the replay's env-step count when update ``u`` started. The policy-lag metric:

@@ -3,8 +3,8 @@
 RLlib 2.60's ``EpisodeReplayBuffer`` samples by slicing 256 episode objects per batch, then the learner connector
 turns them into a batch; profiled on a 1-thread CPU learner (cartpole, batch 256) that cost 0.135 s + 0.03 s per
 update, more than the SAC/SMAC update itself. Here a batch is one fancy index into preallocated arrays and reaches
-the learner as a ``batch`` (no learner connector): SAC baseline 0.20 -> 0.12 s per update, SMAC K=8 0.125 -> 0.07 s. Pixel runs keep the episode buffer: they sample B x T
-sequences (``OffPolicyLoop._sample_train_data``).
+the learner as a ``batch`` (no learner connector): SAC baseline 0.20 -> 0.12 s per update, SMAC K=8 0.125 -> 0.07 s.
+Pixel runs keep the episode buffer: they sample B x T sequences (``OffPolicyLoop._sample_train_data``).
 
 Arrays grow by doubling up to ``capacity`` (a 1M-transition buffer is allocated only as it fills), then wrap
 around, overwriting the oldest transition. Only 1-step transitions (``n_step=1``, the paper's setting).
@@ -87,7 +87,9 @@ class TransitionReplayBuffer:
     def sample(self, num_items: int) -> dict[str, np.ndarray]:
         """N uniform transitions (with replacement) as train-batch columns, incl. SAC's ``n_step``/``weights``."""
         if self._size == 0:
-            raise ValueError("cannot sample from an empty replay buffer (num_steps_sampled_before_learning_starts >= 1)")
+            raise ValueError(
+                "cannot sample from an empty replay buffer (num_steps_sampled_before_learning_starts >= 1)"
+            )
         idx_N = self._rng.integers(0, self._size, size=num_items)
         batch = {name: array[idx_N] for name, array in self._arrays.items()}
         batch["n_step"] = np.ones(num_items, dtype=np.float32)  # RLlib SAC's discount gamma ** n_step
@@ -153,7 +155,9 @@ def sample_train_batch(replay, config, *, num_learners_served: int) -> dict[str,
     ``num_learners_served`` learners split it (the synchronous loop samples for all; a shard for its own learner).
     """
     if getattr(config, "is_pixels", False):
-        sample = replay.sample(batch_size_B=config.batch_size_B * num_learners_served, batch_length_T=config.batch_length_T)
+        sample = replay.sample(
+            batch_size_B=config.batch_size_B * num_learners_served, batch_length_T=config.batch_length_T
+        )
         return {k: sample[k] for k in ("obs", "actions", "rewards", "is_first", "is_terminated")}
     per_learner = config.total_train_batch_size // max(config.num_learners, 1)
     return replay.sample(num_items=per_learner * num_learners_served)

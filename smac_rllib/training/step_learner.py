@@ -23,10 +23,20 @@ import torch
 from ray.rllib.core.learner.torch.torch_learner import TorchLearner
 from ray.rllib.core.rl_module.apis import TargetNetworkAPI
 from ray.rllib.policy.sample_batch import MultiAgentBatch
-from ray.rllib.utils.metrics import ALL_MODULES, LAST_TARGET_UPDATE_TS, NUM_ENV_STEPS_SAMPLED_LIFETIME, NUM_TARGET_UPDATES
+from ray.rllib.utils.metrics import (
+    ALL_MODULES,
+    LAST_TARGET_UPDATE_TS,
+    NUM_ENV_STEPS_SAMPLED_LIFETIME,
+    NUM_TARGET_UPDATES,
+)
 
 from smac_rllib.objectives.update_step import NONFINITE, TOTAL_LOSS
-from smac_rllib.training.fast_update.captured_update import CaptureUnavailable, GraphedUpdate, compile_rssm_step, resolve_capture
+from smac_rllib.training.fast_update.captured_update import (
+    CaptureUnavailable,
+    GraphedUpdate,
+    compile_rssm_step,
+    resolve_capture,
+)
 
 
 class NonFiniteUpdateError(FloatingPointError):
@@ -34,7 +44,8 @@ class NonFiniteUpdateError(FloatingPointError):
 
 
 class StepLearnerMixin:
-    """Put between ``AsyncLearnerMixin`` and RLlib's learner: ``class L(AsyncLearnerMixin, StepLearnerMixin, SACTorchLearner)``.
+    """Put between ``AsyncLearnerMixin`` and RLlib's learner:
+    ``class L(AsyncLearnerMixin, StepLearnerMixin, SACTorchLearner)``.
 
     Subclasses define ``make_update(module_id)`` (an object with ``step(batch, average_targets=True) -> metrics``,
     ``optimizers`` and ``state_tensors()``) and, if the update can be captured in a CUDA graph, ``capture_keys`` (the
@@ -46,17 +57,26 @@ class StepLearnerMixin:
         super().build()
         device = self._device if self._device is not None else torch.device("cpu")
         mode = self.config.learner_capture if self.capture_keys else "off"
-        self._capture_mode = resolve_capture(mode, device, autocast=getattr(self.config, "autocast", None),
-                                             num_learners=self.config.num_learners)
+        self._capture_mode = resolve_capture(
+            mode, device, autocast=getattr(self.config, "autocast", None), num_learners=self.config.num_learners
+        )
         if self._grad_scalers is not None:
-            raise CaptureUnavailable("RLlib's _torch_grad_scaler_class is not used by this learner's update; drop it "
-                                     "(pixel runs: autocast: fp16 brings its own GradScaler)")
+            raise CaptureUnavailable(
+                "RLlib's _torch_grad_scaler_class is not used by this learner's update; drop it "
+                "(pixel runs: autocast: fp16 brings its own GradScaler)"
+            )
         if self._capture_mode != "off" and self._lr_scheduler_classes is not None:
-            raise CaptureUnavailable(f"learner_capture={self.config.learner_capture!r} bakes the learning rates into the "
-                                     "graph: drop the lr schedule, or use learner_capture: off")
-        if self._capture_mode != "off" and self.config.target_network_update_freq:  # also where "auto" resolved to a graph
-            raise CaptureUnavailable(f"learner_capture={self.config.learner_capture!r} averages the target networks in "
-                                     "every update; set target_network_update_freq: 0 or learner_capture: off")
+            raise CaptureUnavailable(
+                f"learner_capture={self.config.learner_capture!r} bakes the learning rates into the "
+                "graph: drop the lr schedule, or use learner_capture: off"
+            )
+        if (
+            self._capture_mode != "off" and self.config.target_network_update_freq
+        ):  # also where "auto" resolved to a graph
+            raise CaptureUnavailable(
+                f"learner_capture={self.config.learner_capture!r} averages the target networks in "
+                "every update; set target_network_update_freq: 0 or learner_capture: off"
+            )
         self._updates: dict[Any, Any] = {}  # module id -> its update (eager) or GraphedUpdate
         self._timestep = 0
         self._nonfinite_streak = self._nonfinite_streak_max = None  # consecutive skipped updates, on the device
@@ -65,23 +85,54 @@ class StepLearnerMixin:
         raise NotImplementedError
 
     # --- the shell of one update ---------------------------------------------------------------------------
-    def update(self, batch=None, batches=None, batch_refs=None, episodes=None, episodes_refs=None, data_iterators=None,
-               training_data=None, *, timesteps: dict[str, Any] | None = None, num_total_minibatches: int = 0,
-               num_epochs: int = 1, minibatch_size: int | None = None, shuffle_batch_per_epoch: bool = False,
-               _no_metrics_reduce: bool = False, **kwargs):
+    def update(
+        self,
+        batch=None,
+        batches=None,
+        batch_refs=None,
+        episodes=None,
+        episodes_refs=None,
+        data_iterators=None,
+        training_data=None,
+        *,
+        timesteps: dict[str, Any] | None = None,
+        num_total_minibatches: int = 0,
+        num_epochs: int = 1,
+        minibatch_size: int | None = None,
+        shuffle_batch_per_epoch: bool = False,
+        _no_metrics_reduce: bool = False,
+        **kwargs,
+    ):
         """``Learner.update`` for one ``MultiAgentBatch`` (a replay's), one epoch, no minibatches: the same metrics
         (steps trained, total loss, weights sequence number) without RLlib's per-call ``TrainingData`` wrapping,
-        batch scans and Prometheus timers. Anything else goes to RLlib's ``update``, which calls the same ``_update``."""
+        batch scans and Prometheus timers. Anything else goes to RLlib's ``update``, which calls the same
+        ``_update``."""
         others = (batches, batch_refs, episodes, episodes_refs, data_iterators, training_data, minibatch_size)
-        lean = (isinstance(batch, MultiAgentBatch) and all(x is None for x in others) and num_epochs == 1
-                and num_total_minibatches == 0 and not kwargs
-                and all(mid in self.module and self.should_module_be_updated(mid, batch) for mid in batch.policy_batches))
+        lean = (
+            isinstance(batch, MultiAgentBatch)
+            and all(x is None for x in others)
+            and num_epochs == 1
+            and num_total_minibatches == 0
+            and not kwargs
+            and all(mid in self.module and self.should_module_be_updated(mid, batch) for mid in batch.policy_batches)
+        )
         if not lean:
-            return super().update(batch=batch, batches=batches, batch_refs=batch_refs, episodes=episodes,
-                                  episodes_refs=episodes_refs, data_iterators=data_iterators, training_data=training_data,
-                                  timesteps=timesteps, num_total_minibatches=num_total_minibatches, num_epochs=num_epochs,
-                                  minibatch_size=minibatch_size, shuffle_batch_per_epoch=shuffle_batch_per_epoch,
-                                  _no_metrics_reduce=_no_metrics_reduce, **kwargs)
+            return super().update(
+                batch=batch,
+                batches=batches,
+                batch_refs=batch_refs,
+                episodes=episodes,
+                episodes_refs=episodes_refs,
+                data_iterators=data_iterators,
+                training_data=training_data,
+                timesteps=timesteps,
+                num_total_minibatches=num_total_minibatches,
+                num_epochs=num_epochs,
+                minibatch_size=minibatch_size,
+                shuffle_batch_per_epoch=shuffle_batch_per_epoch,
+                _no_metrics_reduce=_no_metrics_reduce,
+                **kwargs,
+            )
         timesteps = timesteps or {}
         self.before_gradient_based_update(timesteps=timesteps)
         self._weights_seq_no += 1
@@ -105,11 +156,14 @@ class StepLearnerMixin:
         config = self.config.get_config_for_module(module_id)
         module = self.module[module_id].unwrapped()
         due = isinstance(module, TargetNetworkAPI) and (
-            self._timestep - self.last_update_ts_by_mid[module_id] >= config.target_network_update_freq)
+            self._timestep - self.last_update_ts_by_mid[module_id] >= config.target_network_update_freq
+        )
         runner = self._updates.get(module_id)
         if runner is None or (isinstance(runner, GraphedUpdate) and not runner.fits(columns)):
             runner = self._updates[module_id] = self._make_runner(module_id, module, columns)
-        metrics = runner.step(columns) if isinstance(runner, GraphedUpdate) else runner.step(columns, average_targets=due)
+        metrics = (
+            runner.step(columns) if isinstance(runner, GraphedUpdate) else runner.step(columns, average_targets=due)
+        )
         if due:  # RLlib's DQN learner's target-update metrics
             self.metrics.log_value((module_id, NUM_TARGET_UPDATES), 1, reduce="lifetime_sum")
             self.last_update_ts_by_mid[module_id] = self._timestep
@@ -129,9 +183,17 @@ class StepLearnerMixin:
             return update
         if self._capture_mode == "graph+compile":
             compile_rssm_step(module.world_model.rssm)
-        use_graph = self._device is not None and self._device.type == "cuda"  # on the CPU: the same path, eagerly (tests)
-        return GraphedUpdate(update.step, {k: columns[k] for k in self.capture_keys}, optimizers=list(update.optimizers.values()),
-                             state_tensors=update.state_tensors, use_graph=use_graph, capture_guard=self._capture_guard)
+        use_graph = (
+            self._device is not None and self._device.type == "cuda"
+        )  # on the CPU: the same path, eagerly (tests)
+        return GraphedUpdate(
+            update.step,
+            {k: columns[k] for k in self.capture_keys},
+            optimizers=list(update.optimizers.values()),
+            state_tensors=update.state_tensors,
+            use_graph=use_graph,
+            capture_guard=self._capture_guard,
+        )
 
     def _tensor_columns(self, batch: MultiAgentBatch) -> dict[str, dict[str, torch.Tensor]]:
         """``{module_id: {column: tensor on the learner's device}}``: RLlib's ``_convert_batch_type`` (``from_numpy``,
@@ -142,7 +204,11 @@ class StepLearnerMixin:
         for mid, policy_batch in batch.policy_batches.items():
             columns = {}
             for name, v in policy_batch.items():
-                if isinstance(v, torch.Tensor) and v.dtype != torch.float64 and (v.device == self._device or (cpu and v.device.type == "cpu")):
+                if (
+                    isinstance(v, torch.Tensor)
+                    and v.dtype != torch.float64
+                    and (v.device == self._device or (cpu and v.device.type == "cpu"))
+                ):
                     columns[name] = v
                 elif cpu and isinstance(v, np.ndarray) and v.dtype.kind in "fiub":
                     t = torch.from_numpy(v) if v.flags.writeable else torch.from_numpy(v.copy())
@@ -153,7 +219,8 @@ class StepLearnerMixin:
         return converted
 
     def after_gradient_based_update(self, *, timesteps: dict[str, Any]) -> None:
-        # TorchLearner's (learning-rate schedules and their metrics), not DQNLearner's: the targets were averaged in the step
+        # TorchLearner's (learning-rate schedules and their metrics), not DQNLearner's:
+        # the targets were averaged in the step
         TorchLearner.after_gradient_based_update(self, timesteps=timesteps)
 
     # --- skipped updates -----------------------------------------------------------------------------------

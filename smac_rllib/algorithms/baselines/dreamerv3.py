@@ -33,7 +33,11 @@ def is_dreamerv3(config_or_class) -> bool:
 
 
 def _options(value) -> list:
-    return list(value["grid_search"]) if isinstance(value, dict) and isinstance(value.get("grid_search"), list) else [value]
+    return (
+        list(value["grid_search"])
+        if isinstance(value, dict) and isinstance(value.get("grid_search"), list)
+        else [value]
+    )
 
 
 def fill_env_config(config: dict) -> None:
@@ -78,9 +82,11 @@ def warnings(config) -> list[str]:
     n = config.rollout_fragment_length * config.num_envs_per_env_runner * max(1, config.num_env_runners or 0)
     bt = config.batch_size_B * config.batch_length_T
     needed = (Fraction(config.training_ratio).limit_denominator(10**6) / bt).denominator  # least n with n r / BT whole
-    return [f"DreamerV3 trains whole batches of B x T = {bt} steps after every {n} sampled env step(s): effective "
-            f"training_ratio {effective:g}, not {config.training_ratio:g}; make the env steps per sampling round "
-            f"(rollout_fragment_length x num_envs_per_env_runner x num_env_runners, now {n}) a multiple of {needed}"]
+    return [
+        f"DreamerV3 trains whole batches of B x T = {bt} steps after every {n} sampled env step(s): effective "
+        f"training_ratio {effective:g}, not {config.training_ratio:g}; make the env steps per sampling round "
+        f"(rollout_fragment_length x num_envs_per_env_runner x num_env_runners, now {n}) a multiple of {needed}"
+    ]
 
 
 def errors(config) -> list[str]:
@@ -91,22 +97,30 @@ def errors(config) -> list[str]:
     found = []
     size = config.model_size
     if size not in _ALLOWED_MODEL_DIMS:
-        found.append(f"model_size={size!r} is not a DreamerV3 size; use one of {', '.join(_ALLOWED_MODEL_DIMS)} "
-                     "(DreamerV3 on DMC: S; nano..XXS are RLlib's debug sizes)")
+        found.append(
+            f"model_size={size!r} is not a DreamerV3 size; use one of {', '.join(_ALLOWED_MODEL_DIMS)} "
+            "(DreamerV3 on DMC: S; nano..XXS are RLlib's debug sizes)"
+        )
     b, t = config.batch_size_B, config.batch_length_T
     if not (isinstance(b, int) and not isinstance(b, bool) and b >= 1):
         found.append(f"batch_size_B={b!r} must be an integer >= 1 (sequences per update; DreamerV3: 16)")
     if not (isinstance(t, int) and not isinstance(t, bool) and t >= 2):
-        found.append(f"batch_length_T={t!r} must be an integer >= 2 (steps per sequence: the world model learns "
-                     "dynamics from consecutive steps; DreamerV3: 64)")
+        found.append(
+            f"batch_length_T={t!r} must be an integer >= 2 (steps per sequence: the world model learns "
+            "dynamics from consecutive steps; DreamerV3: 64)"
+        )
     env, env_config = config.env, config.env_config if isinstance(config.env_config, dict) else {}
     if isinstance(env, str) and env.startswith("dmc/") and env_config.get("from_pixels") is True:
         size = env_config.get("image_size", IMAGE_SIZE)
         if size != IMAGE_SIZE:
-            found.append(f"env_config.image_size={size!r}: RLlib's DreamerV3 builds its conv encoder and decoder for "
-                         f"{IMAGE_SIZE}x{IMAGE_SIZE} frames; set image_size: {IMAGE_SIZE}")
+            found.append(
+                f"env_config.image_size={size!r}: RLlib's DreamerV3 builds its conv encoder and decoder for "
+                f"{IMAGE_SIZE}x{IMAGE_SIZE} frames; set image_size: {IMAGE_SIZE}"
+            )
         fmt = env_config.get("pixel_format", "uint8")  # filled in by fill_env_config unless in a grid
         if fmt != "float":
-            found.append(f"env_config.pixel_format={fmt!r}: RLlib's DreamerV3 takes float images in [-0.5, 0.5], not "
-                         "raw uint8 frames; set pixel_format: float or leave it out (the CLI sets it for DreamerV3)")
+            found.append(
+                f"env_config.pixel_format={fmt!r}: RLlib's DreamerV3 takes float images in [-0.5, 0.5], not "
+                "raw uint8 frames; set pixel_format: float or leave it out (the CLI sets it for DreamerV3)"
+            )
     return found

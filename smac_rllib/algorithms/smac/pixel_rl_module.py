@@ -136,10 +136,16 @@ class SMACPixelTorchRLModule(CachedTrainModeMixin, TorchRLModule, InferenceOnlyA
 
     # --- training ---------------------------------------------------------------------------------------
     def _forward_train(self, batch: dict[str, Any], **kwargs) -> dict[str, Any]:
-        """World-model ELBO, belief particles, actor/critic inputs: ``smac_rllib.objectives.pixel_update.forward_train``."""
+        """World-model ELBO, belief particles, actor/critic inputs:
+        ``smac_rllib.objectives.pixel_update.forward_train``."""
         return pixel_update.forward_train(
-            batch, world_model=self.world_model, actor=self.actor, qf=self.qf, target_qf=self.target_qf,
-            settings=self.settings, device=self.log_alpha.device,
+            batch,
+            world_model=self.world_model,
+            actor=self.actor,
+            qf=self.qf,
+            target_qf=self.target_qf,
+            settings=self.settings,
+            device=self.log_alpha.device,
         )
 
 

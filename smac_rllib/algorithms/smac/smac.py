@@ -15,41 +15,77 @@ from ray.rllib.algorithms.sac.sac import SAC, SACConfig
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from smac_rllib.core import estimators
-from smac_rllib.training.off_policy import ASYNC_FIELDS, FieldTableConfig, OffPolicyLoop, async_field_errors, set_defaults
+from smac_rllib.training.off_policy import (
+    ASYNC_FIELDS,
+    FieldTableConfig,
+    OffPolicyLoop,
+    async_field_errors,
+    set_defaults,
+)
 
 _FIELDS = {  # name: (default, reference-code name / meaning) -- one home per hyperparameter
-    "num_particles": (None, "K, fresh latent particles per entropy estimate (reference code: num_p); K+1 with s0; "
-                      "None = 16 for states, 32 for pixels (the reference's num_p, default.yaml:48)"),
+    "num_particles": (
+        None,
+        "K, fresh latent particles per entropy estimate (reference code: num_p); K+1 with s0; "
+        "None = 16 for states, 32 for pixels (the reference's num_p, default.yaml:48)",
+    ),
     "latent_dim": (16, "dimension of s in q(s|x) (reference code: latent_dim)"),
     "estimator": ("mlmc", "'mlmc' (Eq. 7) | 'nested' (Eq. 6) | 'naive' | 'iwae' (upper bounds, ablation only)"),
-    "mlmc_average_level0": (True, "MLMC level 0 averaged over all K pairs (s0, s_k), reference code "
-                            "visual_control/network.py:375; False = Eq. (7) literally (particle 1 only)"),
-    "td_entropy": (None, "entropy term of the TD target: 'marginal' (the estimator at x', Eq. 10) | 'conditional' "
-                   "(-log pi(a'|s') of one latent, Eq. 12 and reference smac.py:153); None = marginal for states, "
-                   "conditional for pixels"),
+    "mlmc_average_level0": (
+        True,
+        "MLMC level 0 averaged over all K pairs (s0, s_k), reference code "
+        "visual_control/network.py:375; False = Eq. (7) literally (particle 1 only)",
+    ),
+    "td_entropy": (
+        None,
+        "entropy term of the TD target: 'marginal' (the estimator at x', Eq. 10) | 'conditional' "
+        "(-log pi(a'|s') of one latent, Eq. 12 and reference smac.py:153); None = marginal for states, "
+        "conditional for pixels",
+    ),
     "beta": (0.0, "weight of the conditional-entropy regularizer, App. B.3 (0 = off; reference: pazent)"),
     "beta_scale": ("alpha", "'alpha': the regularizer is scaled by alpha (reference smac.py:140) | 'none' (paper)"),
     "hidden_dim": (256, "width of the q(s|x) and pi(a|s) MLPs (SMAC 256; the SAC baseline uses 400)"),
     "critic_hidden_dim": (256, "width of the twin Q MLPs"),
     "num_hidden_layers": (2, "hidden layers of every MLP (paper: 2)"),
     "critic_loss": ("mse", "'mse' (paper, pytorch_sac) | 'huber' (RLlib SAC's default)"),
-    "updates_per_env_step": (None, "gradient updates per sampled env step; None = 1.0 for states (pytorch_sac), "
-                             "0.2 for pixels (reference: 100 updates of B x T every 1000 frames at action repeat 2)"),
-    "random_actions_before_learning": (True, "uniform random actions for exactly the first "
-                                       "num_steps_sampled_before_learning_starts agent steps (pytorch_sac seed steps; "
-                                       "reference start_steps)"),
+    "updates_per_env_step": (
+        None,
+        "gradient updates per sampled env step; None = 1.0 for states (pytorch_sac), "
+        "0.2 for pixels (reference: 100 updates of B x T every 1000 frames at action repeat 2)",
+    ),
+    "random_actions_before_learning": (
+        True,
+        "uniform random actions for exactly the first "
+        "num_steps_sampled_before_learning_starts agent steps (pytorch_sac seed steps; "
+        "reference start_steps)",
+    ),
     "max_consecutive_nonfinite_updates": (100, "stop the run after this many skipped non-finite updates in a row"),
-    "torch_num_threads": (1, "torch threads per CPU learner / env runner process (docs/design.md §9); 0 = torch default"),
-    "fast_update": (True, "retired: every run takes the one update (docs/design.md §9); kept so that older "
-                          "checkpoints' configs restore, false is refused"),
+    "torch_num_threads": (
+        1,
+        "torch threads per CPU learner / env runner process (docs/design.md §9); 0 = torch default",
+    ),
+    "fast_update": (
+        True,
+        "retired: every run takes the one update (docs/design.md §9); kept so that older "
+        "checkpoints' configs restore, false is refused",
+    ),
     # --- pixels (Alg. 2); used when env_config has from_pixels=True ---
     "world_model_preset": ("paper", "RSSM sizes: 'paper' (deter 200, stoch 30, depth 32) | 'small' | 'tiny'"),
-    "critic_particles": ("all", "pixel critic trained on 'all' K+1 belief particles, each with its own a' "
-                                "(reference smac.py:149-158) | 's0' (the world model's posterior sample only)"),
-    "pixel_actor_head": ("dreamer", "'dreamer': the reference's ActionDecoder (mean 5 tanh(mu/5), std softplus(raw + 4) "
-                                    "+ 1e-4; network.py:254) | 'sac': pytorch_sac's bounded log-std head"),
-    "particle_mode": ("history", "'history': K posterior trajectories re-filtered over the sequence (reference code) | "
-                                 "'step': K samples of s_t around the shared deterministic state (cheap)"),
+    "critic_particles": (
+        "all",
+        "pixel critic trained on 'all' K+1 belief particles, each with its own a' "
+        "(reference smac.py:149-158) | 's0' (the world model's posterior sample only)",
+    ),
+    "pixel_actor_head": (
+        "dreamer",
+        "'dreamer': the reference's ActionDecoder (mean 5 tanh(mu/5), std softplus(raw + 4) "
+        "+ 1e-4; network.py:254) | 'sac': pytorch_sac's bounded log-std head",
+    ),
+    "particle_mode": (
+        "history",
+        "'history': K posterior trajectories re-filtered over the sequence (reference code) | "
+        "'step': K samples of s_t around the shared deterministic state (cheap)",
+    ),
     "batch_size_B": (50, "sequences per update (reference: 50)"),
     "batch_length_T": (50, "steps per sequence (reference: 50)"),
     "world_model_lr": (6e-4, "world-model Adam learning rate (reference: 6e-4)"),
@@ -58,12 +94,18 @@ _FIELDS = {  # name: (default, reference-code name / meaning) -- one home per hy
     "actor_layers": (4, "hidden layers of the pixel actor (reference: 4)"),
     "critic_layers": (3, "hidden layers of the pixel critics"),
     "pixel_grad_clip": (100.0, "global-norm gradient clip per optimizer for pixels (reference: 100)"),
-    "autocast": ("auto", "'auto' (bf16 on a GPU learner, fp32 on CPU) | 'bf16' | 'fp16' (with a grad scaler; the "
-                         "reference's choice, smac.py:104) | None: autocast of the world model and the particle re-filter"),
-    "learner_capture": ("auto", "how the pixel learner runs its one update: 'off' (eager) | 'graph' (the whole "
-                                "update captured in one CUDA graph, replayed per update; CUDA learner) | 'graph+compile' "
-                                "(the same with the RSSM step compiled by Inductor) | 'auto' (the fastest mode measured on "
-                                "a device for a CUDA learner, eager on the CPU; smac_rllib/training/fast_update/captured_update.py)"),
+    "autocast": (
+        "auto",
+        "'auto' (bf16 on a GPU learner, fp32 on CPU) | 'bf16' | 'fp16' (with a grad scaler; the "
+        "reference's choice, smac.py:104) | None: autocast of the world model and the particle re-filter",
+    ),
+    "learner_capture": (
+        "auto",
+        "how the pixel learner runs its one update: 'off' (eager) | 'graph' (the whole "
+        "update captured in one CUDA graph, replayed per update; CUDA learner) | 'graph+compile' "
+        "(the same with the RSSM step compiled by Inductor) | 'auto' (the fastest mode measured on "
+        "a device for a CUDA learner, eager on the CPU; smac_rllib/training/fast_update/captured_update.py)",
+    ),
 } | ASYNC_FIELDS
 # Numeric fields no check of ``smac_errors`` covers: key -> (low, high, low_open, high_open, hint), checked by the
 # CLI before Ray starts (``config_questions.ranges``) as RLlib's common settings are.
@@ -74,11 +116,22 @@ RANGES = {
     "pixel_grad_clip": (0, None, True, False, "(reference: 100)"),
 }
 
-_PIXEL_MODULE_FIELDS = ("world_model_preset", "particle_mode", "action_noise", "pixel_hidden_dim", "actor_layers",
-                        "critic_layers", "autocast", "critic_particles", "pixel_actor_head")
+_PIXEL_MODULE_FIELDS = (
+    "world_model_preset",
+    "particle_mode",
+    "action_noise",
+    "pixel_hidden_dim",
+    "actor_layers",
+    "critic_layers",
+    "autocast",
+    "critic_particles",
+    "pixel_actor_head",
+)
 # Settings of one modality that the other ignores (the check of the whole configuration refuses them when written):
 # the pixel section of _FIELDS in a state run; in a pixel run the state networks' keys, each with the pixel key to use.
-PIXEL_ONLY_FIELDS = tuple(list(_FIELDS)[list(_FIELDS).index("world_model_preset"):list(_FIELDS).index("learner_capture") + 1])
+PIXEL_ONLY_FIELDS = tuple(
+    list(_FIELDS)[list(_FIELDS).index("world_model_preset") : list(_FIELDS).index("learner_capture") + 1]
+)
 STATE_ONLY_FIELDS = {
     "latent_dim": "world_model_preset (the RSSM's stochastic state is the pixel policy's latent)",
     "hidden_dim": "pixel_hidden_dim",
@@ -123,7 +176,9 @@ class SMACConfig(FieldTableConfig, SACConfig):
         self.tau = 0.005
         self.gamma = 0.99
         self.train_batch_size_per_learner = 256
-        self.num_steps_sampled_before_learning_starts = 5000  # agent steps: pytorch_sac's 5000 | reference's 10000 frames
+        self.num_steps_sampled_before_learning_starts = (
+            5000  # agent steps: pytorch_sac's 5000 | reference's 10000 frames
+        )
         self.replay_buffer_config = {"type": "EpisodeReplayBuffer", "capacity": 1_000_000}
         self.store_buffer_in_checkpoints = True  # RLlib 2.60 would drop the buffer on restore (docs/design.md §9)
         self.rollout_fragment_length = 10
@@ -147,12 +202,21 @@ class SMACConfig(FieldTableConfig, SACConfig):
         return 32 if self.is_pixels else 16
 
     def unused_keys(self, written) -> list[str]:
-        """One message per written key this run ignores: pixel settings in a state run, state settings in a pixel run."""
+        """One message per written key this run ignores: pixel settings in a state run, state settings in a pixel
+        run."""
         if self.is_pixels:
-            return [f"{key}={written[key]!r} does nothing in a pixel run (env_config from_pixels: true); use {use} "
-                    "instead, or remove it" for key, use in STATE_ONLY_FIELDS.items() if key in written]
-        return [f"{key}={written[key]!r} is a pixel setting (Alg. 2) and this run learns from states; set env_config "
-                "from_pixels: true or remove it" for key in PIXEL_ONLY_FIELDS if key in written]
+            return [
+                f"{key}={written[key]!r} does nothing in a pixel run (env_config from_pixels: true); use {use} "
+                "instead, or remove it"
+                for key, use in STATE_ONLY_FIELDS.items()
+                if key in written
+            ]
+        return [
+            f"{key}={written[key]!r} is a pixel setting (Alg. 2) and this run learns from states; set env_config "
+            "from_pixels: true or remove it"
+            for key in PIXEL_ONLY_FIELDS
+            if key in written
+        ]
 
     # what the command line asks of a config (algorithms/config_questions.py)
     COST_HINT = ("benchmarks/results/pixel_learner_cost_cpu/", "tuned_examples/smac_pixels_quick.yaml")
@@ -176,8 +240,12 @@ class SMACConfig(FieldTableConfig, SACConfig):
         rows = (K + 1) * B * T
         layers = self.actor_layers + 2 * 3 * self.critic_layers
         activations = rows * self.pixel_hidden_dim * layers * 4 * 2 + B * T * 64 * 64 * 3 * 4 * 8
-        return {f"one update's activations ({rows:,} latent rows of width {self.pixel_hidden_dim})":
-                (activations, "batch_size_B / batch_length_T / num_particles")}
+        return {
+            f"one update's activations ({rows:,} latent rows of width {self.pixel_hidden_dim})": (
+                activations,
+                "batch_size_B / batch_length_T / num_particles",
+            )
+        }
 
     def cpu_hours_per_10k_frames(self) -> float | None:
         """Learner hours per 10k frames of a paper-preset pixel run on a CPU learner; None for other cases.
@@ -189,8 +257,12 @@ class SMACConfig(FieldTableConfig, SACConfig):
         if not self.is_pixels or self.world_model_preset != "paper" or (self.num_gpus_per_learner or 0) > 0:
             return None
         k0, k32 = 3.02, 5.70
-        s_per_update = ((k0 + (k32 - k0) * min(self.resolved_num_particles, 32) / 32)
-                        * self.batch_size_B * self.batch_length_T / (16 * 32))
+        s_per_update = (
+            (k0 + (k32 - k0) * min(self.resolved_num_particles, 32) / 32)
+            * self.batch_size_B
+            * self.batch_length_T
+            / (16 * 32)
+        )
         action_repeat = (self.env_config or {}).get("action_repeat") or 2
         updates = 10_000 / action_repeat * self.resolved_updates_per_env_step
         return s_per_update * updates / 3600 / max(1, self.num_learners)
@@ -223,8 +295,10 @@ class SMACConfig(FieldTableConfig, SACConfig):
         """Every invalid SMAC setting, each as a message that names the fix."""
         errors = []
         if self.fast_update is not True:
-            errors.append(f"fast_update={self.fast_update!r}: the switch was retired, every run takes the one update "
-                          "(docs/design.md §9); remove fast_update")
+            errors.append(
+                f"fast_update={self.fast_update!r}: the switch was retired, every run takes the one update "
+                "(docs/design.md §9); remove fast_update"
+            )
         if self.estimator not in estimators.ESTIMATORS:
             errors.append(f"estimator={self.estimator!r} is unknown; use one of {sorted(estimators.ESTIMATORS)}")
         K = self.resolved_num_particles
@@ -250,9 +324,13 @@ class SMACConfig(FieldTableConfig, SACConfig):
         if self.beta_scale not in ("alpha", "none"):
             errors.append(f"beta_scale={self.beta_scale!r} is unknown; use 'alpha' (reference code) or 'none' (paper)")
         if self.td_entropy not in (None, "marginal", "conditional"):
-            errors.append(f"td_entropy={self.td_entropy!r} is unknown; use 'marginal' (Eq. 10), 'conditional' (Eq. 12) or None")
+            errors.append(
+                f"td_entropy={self.td_entropy!r} is unknown; use 'marginal' (Eq. 10), 'conditional' (Eq. 12) or None"
+            )
         if not isinstance(self.mlmc_average_level0, bool):
-            errors.append(f"mlmc_average_level0={self.mlmc_average_level0!r} must be true (reference) or false (Eq. 7 literally)")
+            errors.append(
+                f"mlmc_average_level0={self.mlmc_average_level0!r} must be true (reference) or false (Eq. 7 literally)"
+            )
         if self.critic_particles not in ("all", "s0"):
             errors.append(f"critic_particles={self.critic_particles!r} is unknown; use 'all' (reference) or 's0'")
         if self.pixel_actor_head not in ("dreamer", "sac"):
@@ -267,7 +345,9 @@ class SMACConfig(FieldTableConfig, SACConfig):
             errors.append(f"updates_per_env_step={upe!r} must be > 0 (pytorch_sac: 1; pixels: 0.2)")
         alpha0 = self.initial_alpha
         if alpha0 is not None and not (isinstance(alpha0, (int, float)) and alpha0 > 0 and math.isfinite(alpha0)):
-            errors.append(f"initial_alpha={alpha0!r} must be > 0 (pytorch_sac: 0.1; pixel reference: 1.0; None = per modality)")
+            errors.append(
+                f"initial_alpha={alpha0!r} must be > 0 (pytorch_sac: 0.1; pixel reference: 1.0; None = per modality)"
+            )
         limit = self.max_consecutive_nonfinite_updates
         if not (isinstance(limit, int) and not isinstance(limit, bool) and limit >= 1):
             errors.append(f"max_consecutive_nonfinite_updates={limit!r} must be an integer >= 1 (default 100)")
@@ -275,8 +355,10 @@ class SMACConfig(FieldTableConfig, SACConfig):
         if self.is_pixels:
             errors += self._pixel_errors()
         elif self.learner_capture not in ("auto", "off"):
-            errors.append(f"learner_capture={self.learner_capture!r} applies to pixel runs (env_config from_pixels: true); "
-                          "remove it for a state run")
+            errors.append(
+                f"learner_capture={self.learner_capture!r} applies to pixel runs (env_config from_pixels: true); "
+                "remove it for a state run"
+            )
         return errors
 
     def _pixel_errors(self) -> list[str]:
@@ -294,7 +376,9 @@ class SMACConfig(FieldTableConfig, SACConfig):
             if not isinstance(value, int) or value < 1:
                 errors.append(f"{name}={value!r} must be an integer >= 1")
         if not isinstance(self.batch_length_T, int) or self.batch_length_T < 2:
-            errors.append(f"batch_length_T={self.batch_length_T!r} must be an integer >= 2 (TD targets need t+1; reference 50)")
+            errors.append(
+                f"batch_length_T={self.batch_length_T!r} must be an integer >= 2 (TD targets need t+1; reference 50)"
+            )
         if not (isinstance(self.world_model_lr, (int, float)) and self.world_model_lr > 0):
             errors.append(f"world_model_lr={self.world_model_lr!r} must be a positive number (reference: 6e-4)")
         if not (isinstance(self.action_noise, (int, float)) and self.action_noise >= 0):
@@ -303,7 +387,10 @@ class SMACConfig(FieldTableConfig, SACConfig):
             errors.append(f"autocast={self.autocast!r} is unknown; use 'auto', 'bf16', 'fp16' or None")
         errors += self._capture_errors()
         if self.env_config.get("image_size", 64) != 64:
-            errors.append(f"image_size={self.env_config.get('image_size')!r}: the RSSM's conv stack needs 64x64 frames; set image_size: 64")
+            errors.append(
+                f"image_size={self.env_config.get('image_size')!r}: the RSSM's conv stack needs 64x64 frames; set "
+                "image_size: 64"
+            )
         return errors
 
     def _capture_errors(self) -> list[str]:
@@ -314,7 +401,11 @@ class SMACConfig(FieldTableConfig, SACConfig):
             return [f"learner_capture={mode!r} is unknown; use one of {list(CAPTURE_MODES)}"]
         if mode in ("auto", "off"):
             return []
-        gpu = self.num_gpus_per_learner if self.num_learners else (self.num_gpus_per_learner or getattr(self, "num_gpus", 0))
+        gpu = (
+            self.num_gpus_per_learner
+            if self.num_learners
+            else (self.num_gpus_per_learner or getattr(self, "num_gpus", 0))
+        )
         device = "cuda" if gpu else "cpu"
         import torch
 
@@ -323,7 +414,10 @@ class SMACConfig(FieldTableConfig, SACConfig):
         except CaptureUnavailable as e:
             return [str(e) + (" (set num_gpus_per_learner: 1)" if device == "cpu" else "")]
         if self.target_network_update_freq:
-            return [f"learner_capture={mode!r} averages the target critics in every update; set target_network_update_freq: 0"]
+            return [
+                f"learner_capture={mode!r} averages the target critics in every update; set "
+                "target_network_update_freq: 0"
+            ]
         return []
 
     def get_default_rl_module_spec(self) -> RLModuleSpec:
@@ -355,12 +449,17 @@ class SMACConfig(FieldTableConfig, SACConfig):
     @property
     def _model_config_auto_includes(self) -> dict[str, Any]:
         module_fields = ("latent_dim", "hidden_dim", "critic_hidden_dim", "num_hidden_layers")
-        return super()._model_config_auto_includes | {name: getattr(self, name) for name in module_fields} | {
-            "num_particles": self.resolved_num_particles,
-            "initial_log_alpha": math.log(self.resolved_initial_alpha),
-            "td_entropy": self.resolved_td_entropy,
-            "torch_num_threads": self.torch_num_threads,
-        } | ({name: getattr(self, name) for name in _PIXEL_MODULE_FIELDS} if self.is_pixels else {})
+        return (
+            super()._model_config_auto_includes
+            | {name: getattr(self, name) for name in module_fields}
+            | {
+                "num_particles": self.resolved_num_particles,
+                "initial_log_alpha": math.log(self.resolved_initial_alpha),
+                "td_entropy": self.resolved_td_entropy,
+                "torch_num_threads": self.torch_num_threads,
+            }
+            | ({name: getattr(self, name) for name in _PIXEL_MODULE_FIELDS} if self.is_pixels else {})
+        )
 
 
 class SMAC(OffPolicyLoop, SAC):

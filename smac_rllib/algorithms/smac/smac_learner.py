@@ -40,7 +40,8 @@ class SMACTorchLearner(AsyncLearnerMixin, StepLearnerMixin, SACTorchLearner):
         return {name: self.get_optimizer(module_id, name) for name, _, _ in self.optimizer_groups(module, self.config)}
 
     def target_entropy_value(self, module_id) -> float:
-        """RLlib keeps the target entropy as a tensor on the learner's device: read it on the host once, not per update."""
+        """RLlib keeps the target entropy as a tensor on the learner's device: read it on the host once, not per
+        update."""
         cache = self.__dict__.setdefault("_target_entropy_floats", {})
         if module_id not in cache:
             cache[module_id] = float(self.target_entropy[module_id])
@@ -48,8 +49,12 @@ class SMACTorchLearner(AsyncLearnerMixin, StepLearnerMixin, SACTorchLearner):
 
     def make_update(self, module_id) -> StateUpdate:
         config = self.config.get_config_for_module(module_id)
-        return StateUpdate.from_config(self._module[module_id].unwrapped(), config, optimizers=self.module_optimizers(module_id),
-                                       target_entropy=self.target_entropy_value(module_id))
+        return StateUpdate.from_config(
+            self._module[module_id].unwrapped(),
+            config,
+            optimizers=self.module_optimizers(module_id),
+            target_entropy=self.target_entropy_value(module_id),
+        )
 
 
 class SMACPixelTorchLearner(SMACTorchLearner):
@@ -73,8 +78,10 @@ class SMACPixelTorchLearner(SMACTorchLearner):
     def make_update(self, module_id) -> PixelUpdate:
         config = self.config.get_config_for_module(module_id)
         return PixelUpdate.sharing(
-            self._module[module_id].unwrapped(), self.module_optimizers(module_id),
-            objective=losses.ObjectiveSettings.from_config(config), target_entropy=self.target_entropy_value(module_id),
+            self._module[module_id].unwrapped(),
+            self.module_optimizers(module_id),
+            objective=losses.ObjectiveSettings.from_config(config),
+            target_entropy=self.target_entropy_value(module_id),
             optim=OptimSettings.from_config(config),
         )
 

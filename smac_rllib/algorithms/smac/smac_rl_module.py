@@ -20,11 +20,17 @@ from torch import nn
 
 from smac_rllib.training.fast_update.train_mode import CachedTrainModeMixin
 from smac_rllib.algorithms.twin_q_module import TwinQModuleAPI
-from smac_rllib.objectives.losses import ACTION_LOG_STD, LOG_W, LOG_W_NEXT, Q_NEXT_TARGET, Q_PI, Q_PRED  # train forward keys
+from smac_rllib.objectives.losses import (
+    ACTION_LOG_STD,
+    LOG_W,
+    LOG_W_NEXT,
+    Q_NEXT_TARGET,
+    Q_PI,
+    Q_PRED,
+)  # train forward keys
 from smac_rllib.models.critic import TwinQ, frozen
 from smac_rllib.models.latent_policy import LatentPolicy
 from smac_rllib.training.checkpoint_names import retired_twins
-
 
 
 class SMACTorchRLModule(CachedTrainModeMixin, TorchRLModule, TwinQModuleAPI):
@@ -74,7 +80,9 @@ class SMACTorchRLModule(CachedTrainModeMixin, TorchRLModule, TwinQModuleAPI):
         # Critic target at x' (Eq. 10): a' ~ pi(.|x') and the entropy estimate's log-weights, no gradient
         # ("conditional": only log pi(a'|s0'), one latent, as the pixel reference's TD target).
         with torch.no_grad():
-            next_sample = self.policy.sample(next_obs_B_X, 0 if self.td_entropy == "conditional" else self.num_particles)
+            next_sample = self.policy.sample(
+                next_obs_B_X, 0 if self.td_entropy == "conditional" else self.num_particles
+            )
             out[LOG_W_NEXT] = next_sample.log_w_K1_B
             out[Q_NEXT_TARGET] = self.target_qf(next_obs_B_X, next_sample.action_B_A)
         return out

@@ -16,9 +16,14 @@ settings (``training/cuda_settings.py``, switched by ``cuda_deterministic``).
 import importlib
 
 _HOMES = {  # lazy: ``captured_update`` (pure torch) imports without Ray, as the device benchmarks need
-    "CAPTURE_MODES": "captured_update", "CaptureUnavailable": "captured_update", "GraphedUpdate": "captured_update",
-    "resolve_capture": "captured_update", "DeviceMetrics": "device_metrics", "LeanMetricsLogger": "metrics_logger",
-    "LeanMetricsMixin": "metrics_logger", "CachedTrainModeMixin": "train_mode",
+    "CAPTURE_MODES": "captured_update",
+    "CaptureUnavailable": "captured_update",
+    "GraphedUpdate": "captured_update",
+    "resolve_capture": "captured_update",
+    "DeviceMetrics": "device_metrics",
+    "LeanMetricsLogger": "metrics_logger",
+    "LeanMetricsMixin": "metrics_logger",
+    "CachedTrainModeMixin": "train_mode",
 }
 __all__ = list(_HOMES)
 

@@ -4,8 +4,8 @@ Pure torch, no ray. ``GraphedUpdate`` wraps an *unchanged* update function -- ``
 and TD-MPC2 wrap theirs: the eager step stays the reference (CI covers its math on the CPU), the graph replays the same
 kernels. Forward, losses, the one backward, the non-finite flag, the foreach clips, the fused Adam steps (made
 capturable; a non-finite update is skipped inside the graph by fused Adam's ``found_inf``), Polyak averaging and every
-metric are captured; the noise is drawn inside the graph (a CUDA graph re-reads the Philox offset at each replay, so every
-replay draws fresh numbers). Per update the host does three things: copy the batch into the static input buffers,
+metric are captured; the noise is drawn inside the graph (a CUDA graph re-reads the Philox offset at each replay, so
+every replay draws fresh numbers). Per update the host does three things: copy the batch into the static input buffers,
 ``replay()``, and copy the static metric vector out (before the next replay overwrites it: TorchRL's Dreamer trap).
 
 Capture recipe (PyTorch's "whole-network capture"; NVIDIA's CUDA-graph guide for the pitfalls):
@@ -16,8 +16,8 @@ capturing costs no training; 3. gradients set to None before capture, never betw
 capture runs, see ``AsyncLearnerMixin``); 5. one static metric vector.
 
 Re-capture (``invalidate()``) after anything that replaces tensors the graph points at: an optimizer's
-``load_state_dict`` (a learner's ``set_state``, a restore from a checkpoint), ``.to()``, a learning-rate change (the lr is
-baked into the captured fused Adam). ``param.copy_`` (weight syncs, ``load_state_dict`` of a module) keeps addresses
+``load_state_dict`` (a learner's ``set_state``, a restore from a checkpoint), ``.to()``, a learning-rate change (the lr
+is baked into the captured fused Adam). ``param.copy_`` (weight syncs, ``load_state_dict`` of a module) keeps addresses
 and needs none.
 """
 
@@ -33,7 +33,8 @@ from smac_rllib.objectives.pixel_update import autocast_cache_off
 CAPTURE_MODES = ("auto", "off", "graph", "graph+compile")
 
 # What ``auto`` resolves to on a CUDA learner: the fastest mode measured equal to eager on a device (docs/gpu.md,
-# benchmarks/gpu_graph.py, benchmarks/results/gpu/PLAN.md). Eager until a device window has measured the graph: nothing unmeasured is a default.
+# benchmarks/gpu_graph.py, benchmarks/results/gpu/PLAN.md). Eager until a device window has measured the graph: nothing
+# unmeasured is a default.
 AUTO_ON_CUDA = "off"
 
 
@@ -56,14 +57,20 @@ def resolve_capture(mode: str, device: torch.device, *, autocast: str | None = N
     if mode == "off":
         return mode
     if device.type != "cuda":
-        raise CaptureUnavailable(f"learner_capture={mode!r} needs a CUDA learner (this one is on {device.type}); "
-                                 "use 'auto' or 'off' (eager) on the CPU")
+        raise CaptureUnavailable(
+            f"learner_capture={mode!r} needs a CUDA learner (this one is on {device.type}); "
+            "use 'auto' or 'off' (eager) on the CPU"
+        )
     if autocast == "fp16":
-        raise CaptureUnavailable(f"learner_capture={mode!r} does not capture fp16's GradScaler; use autocast 'bf16' or "
-                                 "'auto', or learner_capture 'off'")
+        raise CaptureUnavailable(
+            f"learner_capture={mode!r} does not capture fp16's GradScaler; use autocast 'bf16' or "
+            "'auto', or learner_capture 'off'"
+        )
     if num_learners > 1:
-        raise CaptureUnavailable(f"learner_capture={mode!r} runs one learner (DDP all-reduces outside the graph); set "
-                                 "num_learners <= 1 or learner_capture 'off'")
+        raise CaptureUnavailable(
+            f"learner_capture={mode!r} runs one learner (DDP all-reduces outside the graph); set "
+            "num_learners <= 1 or learner_capture 'off'"
+        )
     return mode
 
 
@@ -84,9 +91,17 @@ class GraphedUpdate:
     are saved before the warm-up and copied back after the capture. ``step`` returns the metrics as views into this
     update's own copy of the metric vector (floats stay floats)."""
 
-    def __init__(self, step_fn: Callable[[dict], dict], example_batch: dict[str, torch.Tensor], *,
-                 optimizers: list[torch.optim.Optimizer], state_tensors: Callable[[], list[torch.Tensor]], warmup: int = 3,
-                 use_graph: bool = True, capture_guard=None):
+    def __init__(
+        self,
+        step_fn: Callable[[dict], dict],
+        example_batch: dict[str, torch.Tensor],
+        *,
+        optimizers: list[torch.optim.Optimizer],
+        state_tensors: Callable[[], list[torch.Tensor]],
+        warmup: int = 3,
+        use_graph: bool = True,
+        capture_guard=None,
+    ):
         self.step_fn, self.optimizers, self.state_tensors, self.warmup = step_fn, optimizers, state_tensors, warmup
         self.use_graph = use_graph  # False: the same static buffers and metric vector, the step run eagerly (CPU tests)
         self.capture_guard = capture_guard or contextlib.nullcontext()  # a lock other threads' pinned copies take
@@ -96,8 +111,10 @@ class GraphedUpdate:
 
     def fits(self, batch: dict[str, torch.Tensor]) -> bool:
         """The batch has the captured shapes, dtypes and device (a graph replays fixed shapes only)."""
-        return all(k in batch and batch[k].shape == v.shape and batch[k].dtype == v.dtype and batch[k].device == v.device
-                   for k, v in self.static_batch.items())
+        return all(
+            k in batch and batch[k].shape == v.shape and batch[k].dtype == v.dtype and batch[k].device == v.device
+            for k, v in self.static_batch.items()
+        )
 
     def invalidate(self) -> None:
         """Forget the graph (see the module doc for when); the next ``step`` captures again."""
@@ -108,7 +125,9 @@ class GraphedUpdate:
             for group in optimizer.param_groups:
                 group["capturable"] = True
         saved = [t.detach().clone() for t in self.state_tensors()]  # the warm-up's updates are undone after capture
-        saved_moments = [{p: {k: v.clone() for k, v in st.items()} for p, st in o.state.items()} for o in self.optimizers]
+        saved_moments = [
+            {p: {k: v.clone() for k, v in st.items()} for p, st in o.state.items()} for o in self.optimizers
+        ]
         try:
             with autocast_cache_off():  # warm-up and capture run the same code (no cast cache in either)
                 side = torch.cuda.Stream()
@@ -118,19 +137,23 @@ class GraphedUpdate:
                         self.step_fn(self.static_batch)
                 torch.cuda.current_stream().wait_stream(side)
                 for optimizer in self.optimizers:
-                    optimizer.zero_grad(set_to_none=True)  # backward inside the graph allocates the gradients in its pool
+                    optimizer.zero_grad(
+                        set_to_none=True
+                    )  # backward inside the graph allocates the gradients in its pool
                 graph = torch.cuda.CUDAGraph()
                 with torch.cuda.graph(graph, capture_error_mode="thread_local"):
                     self.static_metrics = self._metric_vector(self.step_fn(self.static_batch))
         finally:  # captured or not: weights, target critics, Adam's moments and step counters as before the warm-up
             with torch.no_grad():
-                for tensor, value in zip(self.state_tensors(), saved):
+                for tensor, value in zip(self.state_tensors(), saved, strict=True):
                     tensor.copy_(value)
-                for optimizer, before in zip(self.optimizers, saved_moments):
+                for optimizer, before in zip(self.optimizers, saved_moments, strict=True):
                     for param, state in optimizer.state.items():
                         for key, tensor in state.items():
                             if torch.is_tensor(tensor):
-                                tensor.copy_(before[param][key]) if param in before else tensor.zero_()  # fresh Adam: zeros
+                                tensor.copy_(
+                                    before[param][key]
+                                ) if param in before else tensor.zero_()  # fresh Adam: zeros
         self.graph = graph
         self.captures += 1
 
@@ -145,10 +168,10 @@ class GraphedUpdate:
             static.copy_(batch[name], non_blocking=True)
         if not self.use_graph:
             vector = self._metric_vector(self.step_fn(self.static_batch))
-            return dict(zip(self.names, vector.unbind())) | self.constants
+            return dict(zip(self.names, vector.unbind(), strict=True)) | self.constants
         if self.graph is None:
             with self.capture_guard:
                 self._capture()
         self.graph.replay()
         vector = self.static_metrics.clone()  # out of the graph's output before the next replay overwrites it
-        return dict(zip(self.names, vector.unbind())) | self.constants
+        return dict(zip(self.names, vector.unbind(), strict=True)) | self.constants

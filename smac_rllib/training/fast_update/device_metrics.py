@@ -47,9 +47,16 @@ class DeviceMetrics:
         host = {}
         if tensors:
             device = tensors[0][1].device
-            stacked = torch.stack([v if v.dtype == torch.float32 and v.dim() == 0 and v.device == device
-                                   else v.float().reshape(()).to(device) for _, v in tensors])  # most are: no extra ops
-            host = dict(zip((i for i, _ in tensors), stacked.cpu().tolist()))  # the one device -> host copy
+            stacked = torch.stack(
+                [
+                    v
+                    if v.dtype == torch.float32 and v.dim() == 0 and v.device == device
+                    else v.float().reshape(()).to(device)
+                    for _, v in tensors
+                ]
+            )  # most are: no extra ops
+            # the one device -> host copy
+            host = dict(zip((i for i, _ in tensors), stacked.cpu().tolist(), strict=True))
         out = {}
         for i, (kind, key, value, log_kwargs) in enumerate(rows):
             value = host.get(i, value)
@@ -74,8 +81,11 @@ def _log_dict_defaults() -> dict:
 
         from ray.rllib.utils.metrics.metrics_logger import MetricsLogger
 
-        _LOG_DICT_DEFAULTS = {name: p.default for name, p in inspect.signature(MetricsLogger.log_dict).parameters.items()
-                              if p.kind is p.KEYWORD_ONLY and name != "key"}
+        _LOG_DICT_DEFAULTS = {
+            name: p.default
+            for name, p in inspect.signature(MetricsLogger.log_dict).parameters.items()
+            if p.kind is p.KEYWORD_ONLY and name != "key"
+        }
     return _LOG_DICT_DEFAULTS
 
 

@@ -29,8 +29,10 @@ class LeanMetricsLogger(MetricsLogger):
             node = node.get(k) if isinstance(node, dict) else None
             if node is None:
                 break
-        if isinstance(node, StatsBase) and (_WARNED_EACH_CALL.isdisjoint(kwargs) or all(
-                kwargs.get(k, DEPRECATED_VALUE) is DEPRECATED_VALUE for k in _WARNED_EACH_CALL)):  # log_dict passes them unset
+        if isinstance(node, StatsBase) and (
+            _WARNED_EACH_CALL.isdisjoint(kwargs)
+            or all(kwargs.get(k, DEPRECATED_VALUE) is DEPRECATED_VALUE for k in _WARNED_EACH_CALL)
+        ):  # log_dict passes them unset
             node.push(value)
         else:
             super().log_value(key, value, **kwargs)

@@ -1,10 +1,11 @@
-"""DreamerConfig and Dreamer: the reference code's DreamerV1 (``visual_control/dreamer.py``, ``dreamer=0``) -- the paper's
-Dreamer baseline (Fig. 4/5) -- on the world model, env runners, replay and asynchronous loop SMAC uses.
+"""DreamerConfig and Dreamer: the reference code's DreamerV1 (``visual_control/dreamer.py``, ``dreamer=0``) -- the
+paper's Dreamer baseline (Fig. 4/5) -- on the world model, env runners, replay and asynchronous loop SMAC uses.
 
 Made like SMAC (and RLlib's TQC): a config, an algorithm, an RLModule and a Learner, each small. What differs from
 pixel SMAC: no critic, particles, temperature or target network; a value network, and the actor trained by the
-lambda-returns of H imagined steps (``smac_rllib/objectives/imagination.py``). Acting (belief filter, a ~ pi + Gaussian noise 0.3),
-the warm-up, replay and evaluation are pixel SMAC's. Every difference from the reference: docs/fidelity.md ("Dreamer").
+lambda-returns of H imagined steps (``smac_rllib/objectives/imagination.py``). Acting (belief filter, a ~ pi + Gaussian
+noise 0.3), the warm-up, replay and evaluation are pixel SMAC's. Every difference from the reference: docs/fidelity.md
+("Dreamer").
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ class DreamerConfig(SMACConfig):
         config = DreamerConfig().environment("dmc/cheetah-run", env_config={"from_pixels": True, "action_repeat": 2})
         algo = config.build_algo()
 
-    The reference's values (``visual_control/main.py:34-75`` over ``configs/default/default.yaml``): world-model lr 6e-4,
-    actor and value lr 8e-5, gradient clip 100 per optimizer, horizon 15, lambda 0.95, gamma 0.99, B x T 50 x 50,
+    The reference's values (``visual_control/main.py:34-75`` over ``configs/default/default.yaml``): world-model lr
+    6e-4, actor and value lr 8e-5, gradient clip 100 per optimizer, horizon 15, lambda 0.95, gamma 0.99, B x T 50 x 50,
     0.2 updates per agent step, 5000 random agent steps, exploration noise 0.3. SMAC's world-model, replay, loop and
     evaluation fields apply; its particle, critic and temperature fields do nothing here."""
 
@@ -41,7 +42,9 @@ class DreamerConfig(SMACConfig):
         set_defaults(self, _FIELDS)
         self.actor_lr = 8e-5  # reference Config.actor_lr (Dreamer's), not SMAC's 3e-4
         self.num_particles = 0
-        self.learner_capture = "off"  # the captured update is pixel SMAC's (smac_rllib/training/fast_update/captured_update.py)
+        self.learner_capture = (
+            "off"  # the captured update is pixel SMAC's (smac_rllib/training/fast_update/captured_update.py)
+        )
 
     def smac_errors(self) -> list[str]:
         errors = [e for e in super().smac_errors() if not e.startswith("learner_capture")]
@@ -72,7 +75,10 @@ class DreamerConfig(SMACConfig):
     @property
     def _model_config_auto_includes(self) -> dict[str, Any]:
         return super()._model_config_auto_includes | {
-            "imagine_horizon": self.imagine_horizon, "return_lambda": self.return_lambda, "gamma": self.gamma}
+            "imagine_horizon": self.imagine_horizon,
+            "return_lambda": self.return_lambda,
+            "gamma": self.gamma,
+        }
 
 
 class Dreamer(SMAC):

@@ -15,7 +15,8 @@ from smac_rllib.training.checkpoint_names import retired_twins
 
 
 def dreamer_losses(fwd_out: dict) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
-    """One backward of the three (reference dreamer.py:144): the module's forward already detached what each must not train."""
+    """One backward of the three (reference dreamer.py:144): the module's forward already detached what each must not
+    train."""
     terms = {"world_model": fwd_out[WM_LOSS], "value": fwd_out[VALUE_LOSS], "actor": fwd_out[ACTOR_LOSS]}
     return terms, dict(fwd_out[WM_METRICS]) | fwd_out[DREAMER_METRICS]
 
@@ -33,8 +34,12 @@ class DreamerTorchLearner(SMACPixelTorchLearner):
     def make_update(self, module_id) -> ModuleUpdate:
         clip = OptimSettings.from_config(self.config.get_config_for_module(module_id)).grad_clip
         optimizers = self.module_optimizers(module_id)
-        return ModuleUpdate(self._module[module_id].unwrapped(), optimizers, dreamer_losses,
-                            clip={name: clip for name in optimizers} if clip else None)
+        return ModuleUpdate(
+            self._module[module_id].unwrapped(),
+            optimizers,
+            dreamer_losses,
+            clip={name: clip for name in optimizers} if clip else None,
+        )
 
 
 __getattr__ = retired_twins(globals())  # checkpoints written with fast_update: false name "...RLlibPath" classes

@@ -1,6 +1,7 @@
 """RLModule of the Dreamer baseline: pixel SMAC's world model, actor and acting (belief filter, a ~ pi + noise), with
 a value network v(s) (reference ``DenseDecoder``, 3 x 300 ELU, ``visual_control/dreamer.py:48``) instead of the twin
-critics, the temperature and the target critics. Training: ``smac_rllib.objectives.imagination.dreamer_forward_train``."""
+critics, the temperature and the target critics. Training:
+``smac_rllib.objectives.imagination.dreamer_forward_train``."""
 
 from __future__ import annotations
 
@@ -34,9 +35,14 @@ class DreamerPixelTorchRLModule(SMACPixelTorchRLModule):
     def _forward_train(self, batch: dict[str, Any], **kwargs) -> dict[str, Any]:
         cfg = self.model_config
         return imagination.dreamer_forward_train(
-            batch, world_model=self.world_model, actor=self.actor, value=self.value,
-            horizon=int(cfg["imagine_horizon"]), discount=float(cfg["gamma"]),
-            lam=float(cfg["return_lambda"]), autocast_setting=self.settings.autocast,
+            batch,
+            world_model=self.world_model,
+            actor=self.actor,
+            value=self.value,
+            horizon=int(cfg["imagine_horizon"]),
+            discount=float(cfg["gamma"]),
+            lam=float(cfg["return_lambda"]),
+            autocast_setting=self.settings.autocast,
             device=next(self.value.parameters()).device,
         )
 

@@ -6,8 +6,25 @@ their classes."""
 from smac_rllib.algorithms.baselines.policy_sac.policy_sac import PolicySACConfig
 from smac_rllib.algorithms.baselines.policy_sac.policy_sac_learner import PolicySACTorchLearner
 from smac_rllib.algorithms.baselines.policy_sac.policy_sac_rl_module import (
-    EXTRA_ACTOR_LOSS, LOGP, LOGP_NEXT, Q_NEXT_TARGET, Q_PI, Q_PRED, PolicySACTorchRLModule)
+    EXTRA_ACTOR_LOSS,
+    LOGP,
+    LOGP_NEXT,
+    Q_NEXT_TARGET,
+    Q_PI,
+    Q_PRED,
+    PolicySACTorchRLModule,
+)
 from smac_rllib.algorithms.twin_q_module import check_flat_spaces  # here before: old pickles and imports find it
 
-__all__ = ["EXTRA_ACTOR_LOSS", "LOGP", "LOGP_NEXT", "PolicySACConfig", "PolicySACTorchLearner",
-           "PolicySACTorchRLModule", "Q_NEXT_TARGET", "Q_PI", "Q_PRED", "check_flat_spaces"]
+__all__ = [
+    "EXTRA_ACTOR_LOSS",
+    "LOGP",
+    "LOGP_NEXT",
+    "PolicySACConfig",
+    "PolicySACTorchLearner",
+    "PolicySACTorchRLModule",
+    "Q_NEXT_TARGET",
+    "Q_PI",
+    "Q_PRED",
+    "check_flat_spaces",
+]

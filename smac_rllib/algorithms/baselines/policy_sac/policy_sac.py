@@ -43,10 +43,16 @@ class PolicySACConfig(SACBaselineConfig):
     def _model_config_auto_includes(self) -> dict[str, Any]:
         return super()._model_config_auto_includes | {
             "hidden_dim": self.hidden_dim,
-            "initial_log_alpha": math.log(self.initial_alpha) if isinstance(self.initial_alpha, (int, float)) and self.initial_alpha > 0 else 0.0,
+            "initial_log_alpha": math.log(self.initial_alpha)
+            if isinstance(self.initial_alpha, (int, float)) and self.initial_alpha > 0
+            else 0.0,
         }
 
     def validate(self) -> None:
         super().validate()
-        if not (isinstance(self.initial_alpha, (int, float)) and self.initial_alpha > 0 and math.isfinite(self.initial_alpha)):
+        if not (
+            isinstance(self.initial_alpha, (int, float))
+            and self.initial_alpha > 0
+            and math.isfinite(self.initial_alpha)
+        ):
             raise ValueError(f"initial_alpha={self.initial_alpha!r} must be > 0 (pytorch_sac: 0.1)")

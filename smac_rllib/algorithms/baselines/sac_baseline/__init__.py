@@ -5,7 +5,18 @@ written when it was one module (``smac_rllib.algorithms.baselines.sac_baseline``
 from smac_rllib.algorithms.baselines.sac_baseline.sac_baseline import SACBaseline, SACBaselineConfig
 from smac_rllib.algorithms.baselines.sac_baseline.sac_baseline_learner import SACBaselineTorchLearner
 from smac_rllib.algorithms.baselines.sac_baseline.sac_baseline_rl_module import (
-    ConcatObsActionMLPEncoder, SACBaselineCatalog, SACBaselineTorchRLModule, SquashedGaussianTanhMean)
+    ConcatObsActionMLPEncoder,
+    SACBaselineCatalog,
+    SACBaselineTorchRLModule,
+    SquashedGaussianTanhMean,
+)
 
-__all__ = ["ConcatObsActionMLPEncoder", "SACBaseline", "SACBaselineCatalog", "SACBaselineConfig",
-           "SACBaselineTorchLearner", "SACBaselineTorchRLModule", "SquashedGaussianTanhMean"]
+__all__ = [
+    "ConcatObsActionMLPEncoder",
+    "SACBaseline",
+    "SACBaselineCatalog",
+    "SACBaselineConfig",
+    "SACBaselineTorchLearner",
+    "SACBaselineTorchRLModule",
+    "SquashedGaussianTanhMean",
+]

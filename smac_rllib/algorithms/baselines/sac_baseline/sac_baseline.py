@@ -22,15 +22,24 @@ from __future__ import annotations
 from ray.rllib.algorithms.sac.sac import SAC, SACConfig
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-from smac_rllib.training.off_policy import ASYNC_FIELDS, FieldTableConfig, OffPolicyLoop, async_field_errors, set_defaults
+from smac_rllib.training.off_policy import (
+    ASYNC_FIELDS,
+    FieldTableConfig,
+    OffPolicyLoop,
+    async_field_errors,
+    set_defaults,
+)
 
 
 _FIELDS = {  # name: (default, meaning) -- one home per field: default, doc and training() keyword
     "updates_per_env_step": (1.0, "gradient updates per sampled env step (as SMAC; pytorch_sac: 1)"),
     "hidden_dim": (400, "width of the actor and critic MLPs (paper: 400 for SAC vs 256 for SMAC, to match parameters)"),
     "critic_loss": ("mse", "'mse' (pytorch_sac) | 'huber' (RLlib SAC's)"),
-    "random_actions_before_learning": (True, "uniform random actions for the first num_steps_sampled_before_learning_"
-                                             "starts agent steps (pytorch_sac's seed steps), as SMAC"),
+    "random_actions_before_learning": (
+        True,
+        "uniform random actions for the first num_steps_sampled_before_learning_"
+        "starts agent steps (pytorch_sac's seed steps), as SMAC",
+    ),
 } | ASYNC_FIELDS  # the asynchronous actor-learner, as SMAC (docs/design.md §8)
 
 
@@ -63,13 +72,18 @@ class SACBaselineConfig(FieldTableConfig, SACConfig):
         if self.critic_loss not in ("mse", "huber"):
             raise ValueError(f"critic_loss={self.critic_loss!r} is unknown; use 'mse' (paper) or 'huber' (RLlib)")
         if not isinstance(self.random_actions_before_learning, bool):
-            raise ValueError(f"random_actions_before_learning={self.random_actions_before_learning!r} must be true or false")
+            raise ValueError(
+                f"random_actions_before_learning={self.random_actions_before_learning!r} must be true or false"
+            )
         errors = async_field_errors(self)
         if errors:
             raise ValueError(errors[0])
 
     def get_default_rl_module_spec(self) -> RLModuleSpec:
-        from smac_rllib.algorithms.baselines.sac_baseline.sac_baseline_rl_module import SACBaselineCatalog, SACBaselineTorchRLModule
+        from smac_rllib.algorithms.baselines.sac_baseline.sac_baseline_rl_module import (
+            SACBaselineCatalog,
+            SACBaselineTorchRLModule,
+        )
 
         return RLModuleSpec(module_class=SACBaselineTorchRLModule, catalog_class=SACBaselineCatalog)
 

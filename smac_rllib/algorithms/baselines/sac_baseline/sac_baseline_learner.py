@@ -19,7 +19,9 @@ class SACBaselineTorchLearner(AsyncLearnerMixin, SACTorchLearner):
     ``AsyncLearnerMixin`` it takes the layer's metrics logger and ``DeviceMetrics`` only (the same logged values)."""
 
     def _compute_loss_for_module_continuous(self, *, module_id, config, batch, fwd_out):
-        total_loss = super()._compute_loss_for_module_continuous(module_id=module_id, config=config, batch=batch, fwd_out=fwd_out)
+        total_loss = super()._compute_loss_for_module_continuous(
+            module_id=module_id, config=config, batch=batch, fwd_out=fwd_out
+        )
         if config.critic_loss == "huber":
             return total_loss
         alpha = torch.exp(self.curr_log_alpha[module_id]).detach()

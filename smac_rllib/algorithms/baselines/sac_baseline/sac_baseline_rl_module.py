@@ -25,7 +25,9 @@ class SACBaselineCatalog(SACCatalog):
 
     def _build_qf_encoder_continuous(self, framework: str):
         if len(self.observation_space.shape) != 1:
-            raise ValueError(f"the SAC baseline needs flat state observations, got shape {self.observation_space.shape}")
+            raise ValueError(
+                f"the SAC baseline needs flat state observations, got shape {self.observation_space.shape}"
+            )
         hiddens = self._model_config_dict["fcnet_hiddens"]
         self.qf_encoder_config = MLPEncoderConfig(
             input_dims=(self.observation_space.shape[0] + self.action_space.shape[0],),

@@ -44,14 +44,19 @@ class SACFlowConfig(PolicySACConfig):
     def validate(self) -> None:
         super().validate()
         if not (isinstance(self.flow_blocks, int) and not isinstance(self.flow_blocks, bool) and self.flow_blocks >= 1):
-            raise ValueError(f"flow_blocks={self.flow_blocks!r} must be an integer >= 1 (the paper's Flow2 / Flow4: 2 or 4)")
+            raise ValueError(
+                f"flow_blocks={self.flow_blocks!r} must be an integer >= 1 (the paper's Flow2 / Flow4: 2 or 4)"
+            )
         width = self.flow_hidden_dim
         if width is not None and not (isinstance(width, int) and not isinstance(width, bool) and width >= 1):
             raise ValueError(f"flow_hidden_dim={width!r} must be an integer >= 1 or None (= hidden_dim, 400)")
 
     @property
     def _model_config_auto_includes(self):
-        return super()._model_config_auto_includes | {"flow_blocks": self.flow_blocks, "flow_hidden_dim": self.flow_hidden_dim}
+        return super()._model_config_auto_includes | {
+            "flow_blocks": self.flow_blocks,
+            "flow_hidden_dim": self.flow_hidden_dim,
+        }
 
 
 class SACFlow(OffPolicyLoop, SAC):

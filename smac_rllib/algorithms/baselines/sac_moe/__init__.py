@@ -4,6 +4,9 @@ written when it was one module (``smac_rllib.algorithms.baselines.sac_moe``) fin
 
 from smac_rllib.algorithms.baselines.sac_moe.sac_moe import SACMoE, SACMoEConfig
 from smac_rllib.algorithms.baselines.sac_moe.sac_moe_rl_module import (
-    SACMoETorchRLModule, frequency_gate_loss, moe_hidden_dim)
+    SACMoETorchRLModule,
+    frequency_gate_loss,
+    moe_hidden_dim,
+)
 
 __all__ = ["SACMoE", "SACMoEConfig", "SACMoETorchRLModule", "frequency_gate_loss", "moe_hidden_dim"]

@@ -52,19 +52,27 @@ class SACMoEConfig(PolicySACConfig):
         super().validate()
         k = self.num_experts
         if not (isinstance(k, int) and not isinstance(k, bool) and k >= 2):
-            raise ValueError(f"num_experts={k!r} must be an integer >= 2 (the paper's MOE5 / MOE10: 5 or 10; "
-                             "one expert is the SACBaseline)")
+            raise ValueError(
+                f"num_experts={k!r} must be an integer >= 2 (the paper's MOE5 / MOE10: 5 or 10; "
+                "one expert is the SACBaseline)"
+            )
         width = self.moe_hidden_dim
         if width is not None and not (isinstance(width, int) and not isinstance(width, bool) and width >= 1):
-            raise ValueError(f"moe_hidden_dim={width!r} must be an integer >= 1 or None (automatic: the SAC actor's size)")
+            raise ValueError(
+                f"moe_hidden_dim={width!r} must be an integer >= 1 or None (automatic: the SAC actor's size)"
+            )
 
     @property
     def _model_config_auto_includes(self):
-        return super()._model_config_auto_includes | {"num_experts": self.num_experts, "moe_hidden_dim": self.moe_hidden_dim}
+        return super()._model_config_auto_includes | {
+            "num_experts": self.num_experts,
+            "moe_hidden_dim": self.moe_hidden_dim,
+        }
 
 
 class SACMoE(OffPolicyLoop, SAC):
-    """SAC with a probabilistic mixture-of-experts policy (MOE5 / MOE10 of the paper), trained by the same loop as SMAC."""
+    """SAC with a probabilistic mixture-of-experts policy (MOE5 / MOE10 of the paper), trained by the same loop as
+    SMAC."""
 
     @classmethod
     def get_default_config(cls) -> SACMoEConfig:

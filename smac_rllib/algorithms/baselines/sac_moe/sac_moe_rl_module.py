@@ -6,7 +6,12 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from smac_rllib.algorithms.baselines.policy_sac.policy_sac_rl_module import EXTRA_ACTOR_LOSS, LOGP, Q_PI, PolicySACTorchRLModule
+from smac_rllib.algorithms.baselines.policy_sac.policy_sac_rl_module import (
+    EXTRA_ACTOR_LOSS,
+    LOGP,
+    Q_PI,
+    PolicySACTorchRLModule,
+)
 from smac_rllib.models.critic import frozen
 from smac_rllib.models.mixture import (
     GaussianMixtureTanhPolicy,
@@ -20,7 +25,9 @@ def moe_hidden_dim(obs_dim: int, action_dim: int, num_experts: int, sac_hidden_d
     """``width`` if given, else the trunk width matching the SAC actor's parameter count (width ``sac_hidden_dim``)."""
     if width:
         return int(width)
-    return matched_hidden_dim(obs_dim, action_dim, num_experts, gaussian_actor_param_count(obs_dim, action_dim, sac_hidden_dim))
+    return matched_hidden_dim(
+        obs_dim, action_dim, num_experts, gaussian_actor_param_count(obs_dim, action_dim, sac_hidden_dim)
+    )
 
 
 def frequency_gate_loss(log_w_B_K: torch.Tensor, best_B: torch.Tensor) -> torch.Tensor:

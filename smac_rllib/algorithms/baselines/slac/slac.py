@@ -2,8 +2,8 @@
 
 Made like the SMAC pixel path: a SAC subclass on ``OffPolicyLoop`` (act, store, ``updates_per_env_step`` updates per
 new env step, sync; async by default), RLlib's ``EpisodeReplayBuffer`` of uint8 frames sampled as rows of
-``sequence_length + 1`` steps (``smac_rllib/training/replay.py``), the ``is_first`` connector of pixel SMAC. The networks are
-in ``models/slac_model.py``, the module in ``slac_rl_module.py``, the losses in ``slac_learner.py``.
+``sequence_length + 1`` steps (``smac_rllib/training/replay.py``), the ``is_first`` connector of pixel SMAC. The
+networks are in ``models/slac_model.py``, the module in ``slac_rl_module.py``, the losses in ``slac_learner.py``.
 
 Model pretraining: once the ``num_steps_sampled_before_learning_starts`` uniform random steps are stored, the first
 ``initial_model_train_steps`` updates are owed at once and train the model only; the env runners wait for them (the
@@ -20,37 +20,75 @@ from typing import Any
 from ray.rllib.algorithms.sac.sac import SAC, SACConfig
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-from smac_rllib.training.off_policy import ASYNC_FIELDS, FieldTableConfig, OffPolicyLoop, async_field_errors, set_defaults
+from smac_rllib.training.off_policy import (
+    ASYNC_FIELDS,
+    FieldTableConfig,
+    OffPolicyLoop,
+    async_field_errors,
+    set_defaults,
+)
 from smac_rllib.training.rate_limiter import SampleToInsertRatio
 
 # name: (default, meaning; the original's name and file) -- one home per hyperparameter.
-# Original: alexlee-gk/slac, slac/agents/slac/configs/slac.gin (gin) and examples/v1/train_eval.py (train_eval defaults).
+# Original: alexlee-gk/slac, slac/agents/slac/configs/slac.gin (gin)
+# and examples/v1/train_eval.py (train_eval defaults).
 _FIELDS = {
-    "sequence_length": (8, "L: the actor sees the last L frames and L-1 actions; rows of L+1 steps train model and "
-                           "critic (slac.gin: train_eval.sequence_length = 8)"),
+    "sequence_length": (
+        8,
+        "L: the actor sees the last L frames and L-1 actions; rows of L+1 steps train model and "
+        "critic (slac.gin: train_eval.sequence_length = 8)",
+    ),
     "latent1_size": (32, "z1 size (slac.gin: ModelDistributionNetwork.latent1_size)"),
     "latent2_size": (256, "z2 size (slac.gin: latent2_size)"),
-    "base_depth": (32, "conv depth; conv features and latent-model MLPs are 8 x base_depth = 256 (slac.gin: base_depth)"),
-    "decoder_std": (math.sqrt(0.1), "std of the Gaussian image likelihood on [0, 1] pixels (ModelDistributionNetwork "
-                                    "decoder_stddev)"),
+    "base_depth": (
+        32,
+        "conv depth; conv features and latent-model MLPs are 8 x base_depth = 256 (slac.gin: base_depth)",
+    ),
+    "decoder_std": (
+        math.sqrt(0.1),
+        "std of the Gaussian image likelihood on [0, 1] pixels (ModelDistributionNetwork decoder_stddev)",
+    ),
     "batch_size_B": (256, "sequences per update for the critic and actor (train_eval.batch_size)"),
     "model_batch_size": (32, "the first sequences of each batch that train the model (train_eval.model_batch_size)"),
     "model_lr": (1e-4, "latent-model Adam learning rate (train_eval.model_learning_rate)"),
-    "initial_model_train_steps": (100_000, "model-only updates after the random warm-up, before any RL update "
-                                           "(slac.gin: train_eval.initial_model_train_steps)"),
+    "initial_model_train_steps": (
+        100_000,
+        "model-only updates after the random warm-up, before any RL update "
+        "(slac.gin: train_eval.initial_model_train_steps)",
+    ),
     "hidden_dim": (256, "width of the actor and critic MLPs (train_eval.actor_fc_layers / critic_joint_fc_layers)"),
     "num_hidden_layers": (2, "hidden layers of the actor and critic MLPs (train_eval: 2)"),
-    "updates_per_env_step": (1.0, "updates per agent step after the pretraining (train_steps_per_iteration / "
-                                  "collect_steps_per_iteration = 1)"),
-    "random_actions_before_learning": (True, "uniform random actions for the first num_steps_sampled_before_learning_"
-                                             "starts agent steps (train_eval: RandomTFPolicy, initial_collect_steps)"),
+    "updates_per_env_step": (
+        1.0,
+        "updates per agent step after the pretraining (train_steps_per_iteration / collect_steps_per_iteration = 1)",
+    ),
+    "random_actions_before_learning": (
+        True,
+        "uniform random actions for the first num_steps_sampled_before_learning_"
+        "starts agent steps (train_eval: RandomTFPolicy, initial_collect_steps)",
+    ),
     "max_consecutive_nonfinite_updates": (100, "stop the run after this many skipped non-finite updates in a row"),
-    "torch_num_threads": (1, "torch threads per CPU learner / env runner process (docs/design.md §9); 0 = torch default"),
-    "fast_update": (True, "retired: every run takes the one update (docs/design.md §9); kept so that older "
-                          "checkpoints' configs restore, false is refused"),
+    "torch_num_threads": (
+        1,
+        "torch threads per CPU learner / env runner process (docs/design.md §9); 0 = torch default",
+    ),
+    "fast_update": (
+        True,
+        "retired: every run takes the one update (docs/design.md §9); kept so that older "
+        "checkpoints' configs restore, false is refused",
+    ),
 } | ASYNC_FIELDS
-_MODULE_FIELDS = ("sequence_length", "latent1_size", "latent2_size", "base_depth", "decoder_std", "model_batch_size",
-                  "hidden_dim", "num_hidden_layers", "torch_num_threads")
+_MODULE_FIELDS = (
+    "sequence_length",
+    "latent1_size",
+    "latent2_size",
+    "base_depth",
+    "decoder_std",
+    "model_batch_size",
+    "hidden_dim",
+    "num_hidden_layers",
+    "torch_num_threads",
+)
 
 
 class SLACConfig(FieldTableConfig, SACConfig):
@@ -107,8 +145,14 @@ class SLACConfig(FieldTableConfig, SACConfig):
         if (self.num_gpus_per_learner or 0) > 0:
             return None
         env_config = self.env_config if isinstance(self.env_config, dict) else {}
-        scale = (self.batch_size_B / 256 * (self.sequence_length + 1) / 9 * (env_config.get("image_size", 64) / 64) ** 2
-                 * (self.base_depth / 32) ** 2)
+        scale = (
+            self.batch_size_B
+            / 256
+            * (self.sequence_length + 1)
+            / 9
+            * (env_config.get("image_size", 64) / 64) ** 2
+            * (self.base_depth / 32) ** 2
+        )
         updates = 10_000 / (env_config.get("action_repeat") or 2) * self.updates_per_env_step  # pixel default: 2
         return 5.6 * scale * updates / 3600 / max(1, self.num_learners)
 
@@ -122,33 +166,61 @@ class SLACConfig(FieldTableConfig, SACConfig):
         """Every invalid SLAC setting, each as a one-line message that names the fix."""
         errors = []
         if self.fast_update is not True:
-            errors.append(f"fast_update={self.fast_update!r}: the switch was retired, every run takes the one update "
-                          "(docs/design.md §9); remove fast_update")
+            errors.append(
+                f"fast_update={self.fast_update!r}: the switch was retired, every run takes the one update "
+                "(docs/design.md §9); remove fast_update"
+            )
         if not self.is_pixels:
             errors.append("SLAC learns from pixels: set env_config from_pixels: true (image_size: 64, the original's)")
         size = (self.env_config or {}).get("image_size", 64) if isinstance(self.env_config, dict) else 64
         if not (isinstance(size, int) and size >= 16 and size % 16 == 0):
-            errors.append(f"image_size={size!r}: SLAC's conv encoder/decoder need a side divisible by 16 (original: 64)")
+            errors.append(
+                f"image_size={size!r}: SLAC's conv encoder/decoder need a side divisible by 16 (original: 64)"
+            )
         seq = self.sequence_length
         if not (_is_int(seq) and seq >= 2):
-            errors.append(f"sequence_length={seq!r} must be an integer >= 2 (the actor's history of L frames and L-1 "
-                          "actions, and a transition for the critic; original: 8)")
-        for name, paper in (("latent1_size", 32), ("latent2_size", 256), ("base_depth", 32), ("batch_size_B", 256),
-                            ("model_batch_size", 32), ("hidden_dim", 256), ("num_hidden_layers", 2)):
+            errors.append(
+                f"sequence_length={seq!r} must be an integer >= 2 (the actor's history of L frames and L-1 "
+                "actions, and a transition for the critic; original: 8)"
+            )
+        for name, paper in (
+            ("latent1_size", 32),
+            ("latent2_size", 256),
+            ("base_depth", 32),
+            ("batch_size_B", 256),
+            ("model_batch_size", 32),
+            ("hidden_dim", 256),
+            ("num_hidden_layers", 2),
+        ):
             value = getattr(self, name)
             if not (_is_int(value) and value >= 1):
                 errors.append(f"{name}={value!r} must be an integer >= 1 (original: {paper})")
         ims = self.initial_model_train_steps
         if not (_is_int(ims) and ims >= 0):
-            errors.append(f"initial_model_train_steps={ims!r} must be an integer >= 0 (original: 100000; 0 = no pretraining)")
-        for name, paper in (("model_lr", 1e-4), ("actor_lr", 3e-4), ("critic_lr", 3e-4), ("alpha_lr", 3e-4),
-                            ("decoder_std", "sqrt(0.1)"), ("updates_per_env_step", 1), ("initial_alpha", 1)):
+            errors.append(
+                f"initial_model_train_steps={ims!r} must be an integer >= 0 (original: 100000; 0 = no pretraining)"
+            )
+        for name, paper in (
+            ("model_lr", 1e-4),
+            ("actor_lr", 3e-4),
+            ("critic_lr", 3e-4),
+            ("alpha_lr", 3e-4),
+            ("decoder_std", "sqrt(0.1)"),
+            ("updates_per_env_step", 1),
+            ("initial_alpha", 1),
+        ):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (value > 0 and math.isfinite(value)):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not (value > 0 and math.isfinite(value))
+            ):
                 errors.append(f"{name}={value!r} must be a positive number (original: {paper})")
         starts = self.num_steps_sampled_before_learning_starts
         if not (_is_int(starts) and starts >= 0):
-            errors.append(f"num_steps_sampled_before_learning_starts={starts!r} must be an integer >= 0 (original: 10000)")
+            errors.append(
+                f"num_steps_sampled_before_learning_starts={starts!r} must be an integer >= 0 (original: 10000)"
+            )
         if self.n_step != 1:
             errors.append(f"n_step={self.n_step!r} is not supported; use n_step: 1 (SLAC's 1-step TD target)")
         return errors + async_field_errors(self)
@@ -177,9 +249,13 @@ class SLACConfig(FieldTableConfig, SACConfig):
 
     @property
     def _model_config_auto_includes(self) -> dict[str, Any]:
-        return super()._model_config_auto_includes | {name: getattr(self, name) for name in _MODULE_FIELDS} | {
-            "initial_log_alpha": math.log(self.initial_alpha),
-        }
+        return (
+            super()._model_config_auto_includes
+            | {name: getattr(self, name) for name in _MODULE_FIELDS}
+            | {
+                "initial_log_alpha": math.log(self.initial_alpha),
+            }
+        )
 
 
 def _is_int(value) -> bool:
@@ -197,11 +273,17 @@ class PretrainingRatio(SampleToInsertRatio):
         owed = self.pretrain_updates if env_steps_stored >= max(self.learning_starts, 1) else 0
         return owed + super().granted_updates(env_steps_stored)
 
-    def may_insert(self, *, env_steps_stored: int, env_steps_in_flight: int, request_env_steps: int, updates_done: int) -> bool:
+    def may_insert(
+        self, *, env_steps_stored: int, env_steps_in_flight: int, request_env_steps: int, updates_done: int
+    ) -> bool:
         if env_steps_stored + env_steps_in_flight == 0:
             return True  # no warm-up (learning_starts 0): the first data comes before the pretraining it grants
-        return super().may_insert(env_steps_stored=env_steps_stored, env_steps_in_flight=env_steps_in_flight,
-                                  request_env_steps=request_env_steps, updates_done=updates_done)
+        return super().may_insert(
+            env_steps_stored=env_steps_stored,
+            env_steps_in_flight=env_steps_in_flight,
+            request_env_steps=request_env_steps,
+            updates_done=updates_done,
+        )
 
 
 class SLAC(OffPolicyLoop, SAC):

@@ -19,7 +19,13 @@ from __future__ import annotations
 import torch
 
 from smac_rllib.algorithms.baselines.slac.slac_rl_module import (
-    LOGP, LOGP_NEXT, MODEL_LOSS, MODEL_METRICS, REWARD, TERMINATED, VALID,
+    LOGP,
+    LOGP_NEXT,
+    MODEL_LOSS,
+    MODEL_METRICS,
+    REWARD,
+    TERMINATED,
+    VALID,
 )
 from smac_rllib.algorithms.smac.smac_learner import SMACTorchLearner
 from smac_rllib.objectives.losses import Q_NEXT_TARGET, Q_PI, Q_PRED
@@ -31,7 +37,9 @@ def masked_mean(x_B: torch.Tensor, valid_B: torch.Tensor) -> torch.Tensor:
     return (x_B * valid_B).sum() / valid_B.sum().clamp(min=1.0)
 
 
-def slac_losses(fwd_out: dict, *, log_alpha: torch.Tensor, gamma: float, target_entropy: float) -> dict[str, torch.Tensor]:
+def slac_losses(
+    fwd_out: dict, *, log_alpha: torch.Tensor, gamma: float, target_entropy: float
+) -> dict[str, torch.Tensor]:
     """Critic, actor and temperature losses of SAC on SLAC's inputs (pure torch); see the module doc."""
     alpha = log_alpha.exp().detach()
     valid_B = fwd_out[VALID]
@@ -50,8 +58,13 @@ class SLACUpdate(ModuleUpdate):
 
     def __init__(self, module, optimizers, config, target_entropy: float):
         self.config, self.target_entropy = config, target_entropy
-        super().__init__(module, optimizers, self._losses, tau=config.tau,
-                         clip={name: config.grad_clip for name in optimizers} if config.grad_clip else None)
+        super().__init__(
+            module,
+            optimizers,
+            self._losses,
+            tau=config.tau,
+            clip={name: config.grad_clip for name in optimizers} if config.grad_clip else None,
+        )
 
     def step(self, batch: dict, average_targets: bool = True) -> dict[str, torch.Tensor]:
         module = self.module
@@ -66,12 +79,19 @@ class SLACUpdate(ModuleUpdate):
         module = self.module
         terms, metrics = {"model": fwd_out[MODEL_LOSS]}, dict(fwd_out[MODEL_METRICS])
         if Q_PRED in fwd_out:  # an RL update (after the model pretraining)
-            out = slac_losses(fwd_out, log_alpha=module.log_alpha, gamma=self.config.gamma, target_entropy=self.target_entropy)
+            out = slac_losses(
+                fwd_out, log_alpha=module.log_alpha, gamma=self.config.gamma, target_entropy=self.target_entropy
+            )
             terms |= {"critic": out["critic"], "actor": out["actor"], "alpha": out["alpha"]}
             metrics |= {
-                "critic/loss": out["critic"], "critic/q_mean": fwd_out[Q_PRED].mean(), "critic/target_mean": out["target"].mean(),
-                "actor/loss": out["actor"], "actor/entropy": -fwd_out[LOGP].mean(), "actor/q_pi": fwd_out[Q_PI].mean(),
-                "alpha/loss": out["alpha"], "alpha/value": module.log_alpha.exp(),
+                "critic/loss": out["critic"],
+                "critic/q_mean": fwd_out[Q_PRED].mean(),
+                "critic/target_mean": out["target"].mean(),
+                "actor/loss": out["actor"],
+                "actor/entropy": -fwd_out[LOGP].mean(),
+                "actor/q_pi": fwd_out[Q_PI].mean(),
+                "alpha/loss": out["alpha"],
+                "alpha/value": module.log_alpha.exp(),
                 "critic/valid_fraction": fwd_out[VALID].mean(),
             }
         return terms, {k: v.detach() for k, v in metrics.items()}
@@ -89,8 +109,12 @@ class SLACTorchLearner(SMACTorchLearner):
         ]
 
     def make_update(self, module_id) -> SLACUpdate:
-        return SLACUpdate(self._module[module_id].unwrapped(), self.module_optimizers(module_id),
-                          self.config.get_config_for_module(module_id), self.target_entropy_value(module_id))
+        return SLACUpdate(
+            self._module[module_id].unwrapped(),
+            self.module_optimizers(module_id),
+            self.config.get_config_for_module(module_id),
+            self.target_entropy_value(module_id),
+        )
 
 
 __getattr__ = retired_twins(globals())  # checkpoints written with fast_update: false name "...RLlibPath" classes

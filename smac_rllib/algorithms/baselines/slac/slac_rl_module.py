@@ -50,23 +50,34 @@ class SLACTorchRLModule(CachedTrainModeMixin, TorchRLModule, InferenceOnlyAPI, T
         action_dim = int(self.action_space.shape[0])
         self.sequence_length = int(cfg["sequence_length"])
         self.model_batch_size = int(cfg["model_batch_size"])
-        self.model = SLACModel(action_dim, SLACModelConfig(
-            base_depth=int(cfg["base_depth"]), latent1_size=int(cfg["latent1_size"]),
-            latent2_size=int(cfg["latent2_size"]), decoder_std=float(cfg["decoder_std"]),
-            image_size=image_size,
-        ))
+        self.model = SLACModel(
+            action_dim,
+            SLACModelConfig(
+                base_depth=int(cfg["base_depth"]),
+                latent1_size=int(cfg["latent1_size"]),
+                latent2_size=int(cfg["latent2_size"]),
+                decoder_std=float(cfg["decoder_std"]),
+                image_size=image_size,
+            ),
+        )
         hidden, layers = int(cfg["hidden_dim"]), int(cfg["num_hidden_layers"])
         # pi(a | x_t-L+1:t, a_t-L+1:t-1) on conv features (TF attribute: actor_network); named `policy` for counts.py
-        self.policy = SequenceActor(actor_input_dim(self.sequence_length, self.model.feature_dim, action_dim), action_dim, hidden, layers)
+        self.policy = SequenceActor(
+            actor_input_dim(self.sequence_length, self.model.feature_dim, action_dim), action_dim, hidden, layers
+        )
         self.register_buffer("uniform_exploration", torch.tensor(False))  # OffPolicyLoop's uniform warm-up
-        self.register_buffer("model_updates_done", torch.tensor(0, dtype=torch.long))  # pretraining progress (checkpointed)
+        self.register_buffer(
+            "model_updates_done", torch.tensor(0, dtype=torch.long)
+        )  # pretraining progress (checkpointed)
         self.rl_step = True  # set by the learner before each update: False during the model pretraining
         if self.inference_only:
             for name in SLACModel.NON_ACTING:  # runners only encode frames for the actor
                 delattr(self.model, name)
         else:
             latent_dim = self.model.latent1_size + self.model.latent2_size
-            self.qf = TwinQ(latent_dim, action_dim, hidden, layers, nn.ReLU)  # Q(z, a), critic_joint_fc_layers (256, 256)
+            self.qf = TwinQ(
+                latent_dim, action_dim, hidden, layers, nn.ReLU
+            )  # Q(z, a), critic_joint_fc_layers (256, 256)
             self.qf.apply(_glorot)
             self.log_alpha = nn.Parameter(torch.tensor(float(cfg["initial_log_alpha"])))
 
@@ -88,8 +99,10 @@ class SLACTorchRLModule(CachedTrainModeMixin, TorchRLModule, InferenceOnlyAPI, T
 
     def get_initial_state(self) -> dict[str, torch.Tensor]:
         L, shape = self.sequence_length, tuple(self.observation_space.shape)
-        return {"frames": torch.zeros((L - 1, *shape), dtype=torch.uint8),
-                "actions": torch.zeros(L - 1, self.policy.action_dim)}
+        return {
+            "frames": torch.zeros((L - 1, *shape), dtype=torch.uint8),
+            "actions": torch.zeros(L - 1, self.policy.action_dim),
+        }
 
     # --- acting -----------------------------------------------------------------------------------------
     def _history(self, batch: dict[str, Any]):
@@ -103,7 +116,9 @@ class SLACTorchRLModule(CachedTrainModeMixin, TorchRLModule, InferenceOnlyAPI, T
         is_first = batch.get("is_first")
         if is_first is not None:  # a new episode: the history is its first frame repeated, zero actions
             first_B = (is_first[:, 0] if is_first.dim() == 2 else is_first).bool()
-            frames_B_Lm1 = torch.where(first_B[:, None, None, None, None], obs_B_H_W_C[:, None].expand_as(frames_B_Lm1), frames_B_Lm1)
+            frames_B_Lm1 = torch.where(
+                first_B[:, None, None, None, None], obs_B_H_W_C[:, None].expand_as(frames_B_Lm1), frames_B_Lm1
+            )
             actions_B_Lm1_A = torch.where(first_B[:, None, None], torch.zeros_like(actions_B_Lm1_A), actions_B_Lm1_A)
         frames_B_L = torch.cat([frames_B_Lm1, obs_B_H_W_C[:, None]], dim=1)
         feat_B_L_F = self.model.encoder(frames_B_L)  # every frame with the current weights, as the TF policy
@@ -112,7 +127,10 @@ class SLACTorchRLModule(CachedTrainModeMixin, TorchRLModule, InferenceOnlyAPI, T
 
     @staticmethod
     def _act_output(action_B_A, frames_B_L, actions_B_Lm1_A, has_time) -> dict[str, Any]:
-        state_out = {"frames": frames_B_L[:, 1:], "actions": torch.cat([actions_B_Lm1_A[:, 1:], action_B_A[:, None]], dim=1)}
+        state_out = {
+            "frames": frames_B_L[:, 1:],
+            "actions": torch.cat([actions_B_Lm1_A[:, 1:], action_B_A[:, None]], dim=1),
+        }
         return {Columns.ACTIONS: action_B_A.unsqueeze(1) if has_time else action_B_A, Columns.STATE_OUT: state_out}
 
     @torch.inference_mode()
@@ -141,8 +159,9 @@ class SLACTorchRLModule(CachedTrainModeMixin, TorchRLModule, InferenceOnlyAPI, T
         # Model (ELBO) on the first model_batch_size rows (SlacAgent.model_loss: x[:model_batch_size]).
         feat_m = self.model.encoder(obs_B_T[:Bm])
         post_m = self.model.posterior(feat_m, action_B_T_A[:Bm], is_first_B_T[:Bm])
-        model_loss, metrics, _ = self.model.loss(obs_B_T[:Bm], action_B_T_A[:Bm], reward_B_T[:Bm], is_first_B_T[:Bm],
-                                                 feat_B_T_F=feat_m, post=post_m)
+        model_loss, metrics, _ = self.model.loss(
+            obs_B_T[:Bm], action_B_T_A[:Bm], reward_B_T[:Bm], is_first_B_T[:Bm], feat_B_T_F=feat_m, post=post_m
+        )
         out = {MODEL_LOSS: model_loss, MODEL_METRICS: metrics}
         if not self.rl_step:
             return out

@@ -70,8 +70,10 @@ class TD3Config(SACBaselineConfig):
     @property
     def _model_config_auto_includes(self) -> dict[str, Any]:
         return super()._model_config_auto_includes | {
-            "hidden_dim": self.hidden_dim, "target_noise": self.target_noise,
-            "target_noise_clip": self.target_noise_clip, "exploration_noise": self.exploration_noise,
+            "hidden_dim": self.hidden_dim,
+            "target_noise": self.target_noise,
+            "target_noise_clip": self.target_noise_clip,
+            "exploration_noise": self.exploration_noise,
         }
 
 

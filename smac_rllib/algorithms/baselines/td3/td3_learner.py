@@ -19,7 +19,9 @@ from smac_rllib.algorithms.baselines.td3.td3_rl_module import Q_NEXT_TARGET, Q_P
 
 def td3_target(reward_B, terminated_B, q_next_target_T2_B, *, discount_B) -> torch.Tensor:
     """y = r + gamma^n (1 - d) min_i Qbar_i(x', a'): the soft target of ``losses.td_target`` without entropy."""
-    return losses.td_target(reward_B, terminated_B, q_next_target_T2_B, torch.zeros_like(reward_B), alpha=0.0, discount_B=discount_B)
+    return losses.td_target(
+        reward_B, terminated_B, q_next_target_T2_B, torch.zeros_like(reward_B), alpha=0.0, discount_B=discount_B
+    )
 
 
 class TD3TorchLearner(AsyncLearnerMixin, TorchLearner):
@@ -30,9 +32,13 @@ class TD3TorchLearner(AsyncLearnerMixin, TorchLearner):
 
     def build(self) -> None:
         super().build()
-        self._td3_updates = 0  # critic updates done by this learner (restarts at 0 after a restore: at most one delay shifted)
+        self._td3_updates = (
+            0  # critic updates done by this learner (restarts at 0 after a restore: at most one delay shifted)
+        )
         self._actor_step = True
-        self.module.foreach_module(lambda mid, mod: mod.make_target_networks() if isinstance(mod, TwinQModuleAPI) else None)
+        self.module.foreach_module(
+            lambda mid, mod: mod.make_target_networks() if isinstance(mod, TwinQModuleAPI) else None
+        )
 
     def configure_optimizers_for_module(self, module_id, config=None) -> None:
         module = self._module[module_id].unwrapped()
@@ -40,8 +46,13 @@ class TD3TorchLearner(AsyncLearnerMixin, TorchLearner):
             ("critic", self.get_parameters(module.qf), config.critic_lr),
             ("actor", self.get_parameters(module.policy), config.actor_lr),
         ):
-            self.register_optimizer(module_id=module_id, optimizer_name=name, optimizer=torch.optim.Adam(params),
-                                    params=params, lr_or_lr_schedule=lr)
+            self.register_optimizer(
+                module_id=module_id,
+                optimizer_name=name,
+                optimizer=torch.optim.Adam(params),
+                params=params,
+                lr_or_lr_schedule=lr,
+            )
 
     def before_gradient_based_update(self, *, timesteps: dict[str, Any]) -> None:
         super().before_gradient_based_update(timesteps=timesteps)
@@ -49,11 +60,19 @@ class TD3TorchLearner(AsyncLearnerMixin, TorchLearner):
         for module in self.module._rl_modules.values():
             module.unwrapped().actor_step = self._actor_step
 
-    def compute_loss_for_module(self, *, module_id, config, batch: dict[str, Any], fwd_out: dict[str, Any]) -> torch.Tensor:
+    def compute_loss_for_module(
+        self, *, module_id, config, batch: dict[str, Any], fwd_out: dict[str, Any]
+    ) -> torch.Tensor:
         discount_B = td_discount(config.gamma, config.n_step, batch)
-        target_B = td3_target(batch[Columns.REWARDS], batch[Columns.TERMINATEDS], fwd_out[Q_NEXT_TARGET], discount_B=discount_B)
+        target_B = td3_target(
+            batch[Columns.REWARDS], batch[Columns.TERMINATEDS], fwd_out[Q_NEXT_TARGET], discount_B=discount_B
+        )
         critic = losses.critic_loss(fwd_out[Q_PRED], target_B, kind=config.critic_loss)
-        metrics = {"critic/loss": critic, "critic/q_mean": fwd_out[Q_PRED].mean(), "critic/target_mean": target_B.mean()}
+        metrics = {
+            "critic/loss": critic,
+            "critic/q_mean": fwd_out[Q_PRED].mean(),
+            "critic/target_mean": target_B.mean(),
+        }
         total = critic
         if Q_PI in fwd_out:
             actor = -fwd_out[Q_PI].mean()
@@ -64,7 +83,9 @@ class TD3TorchLearner(AsyncLearnerMixin, TorchLearner):
 
     def compute_gradients(self, loss_per_module, **kwargs):
         grads = super().compute_gradients(loss_per_module, **kwargs)
-        return {pid: g for pid, g in grads.items() if g is not None}  # critic-only updates: the actor's Adam skips its step
+        return {
+            pid: g for pid, g in grads.items() if g is not None
+        }  # critic-only updates: the actor's Adam skips its step
 
     def after_gradient_based_update(self, *, timesteps: dict[str, Any]) -> None:
         self._td3_updates += 1
