@@ -29,7 +29,7 @@ from pathlib import Path
 
 import torch
 
-from benchmarks.report import write_csv
+from benchmarks.report import write_csv, write_page
 from smac_rllib.core import estimators
 from tests.lvm import LinearGaussianLVM
 
@@ -211,7 +211,7 @@ def write_markdown(
             f"| {r['grad_rel_bias']:.3f} |"
         )
     lines += ["", "Files: `estimators.csv` (all columns, plus seconds per row), `estimators.png` (bias, std vs K).", ""]
-    path.write_text("\n".join(lines))
+    write_page(path, "\n".join(lines))
 
 
 def plot(rows: list[dict], path: Path) -> None:

@@ -32,7 +32,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo root: smac_rllib without installing it
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/report.py
 
-from report import write_csv  # noqa: E402
+from report import write_csv, write_page  # noqa: E402
 
 from smac_rllib.objectives import losses, pixel_update  # noqa: E402
 from smac_rllib.objectives.pixel_update import OptimSettings, PixelSettings, PixelUpdate  # noqa: E402
@@ -191,7 +191,7 @@ def write_markdown(rows: list[dict], args, h2d: dict, path: Path) -> None:
             f"{r['s_per_update']:.4f} | {r['ratio_to_k0']:.3f} | {r['learner_frames_per_s']:.1f} | "
             f"{r['peak_mem_gib']:.2f} | {r['error']} |"
         )
-    path.write_text("\n".join(lines) + "\n")
+    write_page(path, "\n".join(lines) + "\n")
 
 
 def main(argv: list[str] | None = None) -> None:

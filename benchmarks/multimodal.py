@@ -23,6 +23,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo root
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/report.py
+
+from report import write_page  # noqa: E402
 
 COLUMNS = (
     "estimator",
@@ -125,7 +128,7 @@ def main(argv: list[str] | None = None) -> None:
         "",
     ]
     lines += summary_lines(rows)
-    (args.out / "multimodal.md").write_text("\n".join(lines) + "\n")
+    write_page(args.out / "multimodal.md", "\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

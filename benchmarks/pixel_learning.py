@@ -17,7 +17,7 @@ import os
 import time
 from pathlib import Path
 
-from report import write_csv  # benchmarks/ is the script's directory
+from report import write_csv, write_page  # benchmarks/ is the script's directory
 
 import smac_rllib  # noqa: E402,F401 -- sets MUJOCO_GL before anything imports dm_control (smac_rllib.headless_gl)
 
@@ -226,7 +226,7 @@ def main() -> None:
                 f"| {v} | {s} | {rs[-1]['frames']} | {evals} | {rs[-1]['train_return']:.1f} | {best:.1f} "
                 f"| {rs[-1]['updates']} | {rs[-1]['wall_s']} |"
             )
-    (args.out / "pixel_learning.md").write_text("\n".join(lines) + "\n")
+    write_page(args.out / "pixel_learning.md", "\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

@@ -31,7 +31,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from report import write_csv  # noqa: E402
+from report import write_csv, write_page  # noqa: E402
 from state_learning import interval95, plot  # noqa: E402
 
 ALGOS = {"SMAC": {}, "LatentSAC": {"num_particles": 0}}
@@ -176,7 +176,7 @@ def summarize(rows: list[dict], out: Path, task: str, yaml_path: Path, stop: dic
             ]
             mean, half = interval95(vals)
             lines.append(f"- {algo} @ {common} frames: {mean:.1f} ± {half:.1f} (n={len(vals)})")
-    (out / f"{stem}.md").write_text("\n".join(lines) + "\n")
+    write_page(out / f"{stem}.md", "\n".join(lines) + "\n")
 
 
 def main(argv=None) -> None:

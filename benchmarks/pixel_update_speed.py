@@ -23,7 +23,7 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from report import write_csv  # noqa: E402  (benchmarks/ is the script's directory)
+from report import write_csv, write_page  # noqa: E402  (benchmarks/ is the script's directory)
 
 
 def make_update(preset: str, num_particles: int, mode: str, seed: int = 0):
@@ -125,7 +125,7 @@ def main(argv=None) -> None:
         "|" + "---|" * len(rows[0]),
     ]
     lines += ["| " + " | ".join(str(v) for v in r.values()) + " |" for r in rows]
-    (out / "pixel_update_speed.md").write_text("\n".join(lines) + "\n")
+    write_page(out / "pixel_update_speed.md", "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

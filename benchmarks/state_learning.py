@@ -27,7 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-from report import write_csv  # benchmarks/ is the script's directory
+from report import write_csv, write_page  # benchmarks/ is the script's directory
 
 # name -> (config class in smac_rllib.algorithms, its paper settings; docs/baselines.md). SMAC's own settings are its
 # defaults (width 256, latent 16, mlmc, alpha 0.1) with K from --num-particles.
@@ -347,7 +347,7 @@ def write_markdown(rows, args, path: Path) -> None:
         "Wall time: two runs share the 2 cores (one per core), so it depends on what ran beside each run; "
         "a resumed run adds its time after the resume to the time before the stop.",
     ]
-    path.write_text("\n".join(lines) + "\n")
+    write_page(path, "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -189,7 +189,12 @@ def test_sac_flow_learner_loss_on_a_fixed_batch():
     cols = {k: torch.as_tensor(v) for k, v in batch.policy_batches[DEFAULT_MODULE_ID].items()}
     torch.manual_seed(2)
     fwd = module.forward_train(cols)
-    loss = learner.compute_loss_for_module(module_id=DEFAULT_MODULE_ID, config=learner.config, batch=cols, fwd_out=fwd)
+    from smac_rllib.algorithms.baselines.policy_sac.policy_sac_learner import policy_sac_losses
+
+    terms, _ = policy_sac_losses(
+        module, learner.config, cols, fwd, target_entropy=float(learner.target_entropy[DEFAULT_MODULE_ID])
+    )
+    loss = sum(terms.values())
     alpha = 0.1
     y = cols["rewards"] + 0.99 * (~cols["terminateds"]).float() * (
         fwd["q_next_target_T2_B"].min(0).values - alpha * fwd["logp_next_B"]

@@ -93,8 +93,8 @@ def target_pairs(
 
 
 class ModuleUpdate:
-    """An update whose forward is the module's own ``_forward_train`` and whose losses are ``losses_fn(fwd_out) ->
-    (named 0-d loss terms, metrics)``; the tail is ``backward_and_step``. The form of the baselines' steps (SLAC's,
+    """An update whose forward is the module's own ``_forward_train`` and whose losses are ``losses_fn(fwd_out, batch)
+    -> (named 0-d loss terms, metrics)``; the tail is ``backward_and_step``. The form of the baselines' steps (SLAC's,
     Dreamer's), whose forward passes live in their RLModules."""
 
     def __init__(
@@ -116,7 +116,7 @@ class ModuleUpdate:
         self._polyak = target_pairs(module.get_target_network_pairs()) if tau is not None else None
 
     def step(self, batch: dict, average_targets: bool = True) -> dict[str, torch.Tensor]:
-        terms, metrics = self.losses_fn(self.module._forward_train(batch))
+        terms, metrics = self.losses_fn(self.module._forward_train(batch), batch)
         total = sum(terms.values())
         tail = backward_and_step(
             total,

@@ -84,6 +84,10 @@ class StepLearnerMixin:
     def make_update(self, module_id):
         raise NotImplementedError
 
+    def module_optimizers(self, module_id) -> dict:
+        """This module's optimizers by name, as registered (``configure_optimizers_for_module``)."""
+        return {name: self.get_optimizer(module_id, name) for name in self._module_optimizers[module_id]}
+
     # --- the shell of one update ---------------------------------------------------------------------------
     def update(
         self,
@@ -155,16 +159,16 @@ class StepLearnerMixin:
         """One call of this module's update; its metrics to the device buffer; returns the total loss (0-d)."""
         config = self.config.get_config_for_module(module_id)
         module = self.module[module_id].unwrapped()
-        due = isinstance(module, TargetNetworkAPI) and (
-            self._timestep - self.last_update_ts_by_mid[module_id] >= config.target_network_update_freq
-        )
+        last_ts = getattr(self, "last_update_ts_by_mid", None)  # RLlib's DQN/SAC learners count target updates
+        freq = getattr(config, "target_network_update_freq", 0) or 0
+        due = isinstance(module, TargetNetworkAPI) and (last_ts is None or self._timestep - last_ts[module_id] >= freq)
         runner = self._updates.get(module_id)
         if runner is None or (isinstance(runner, GraphedUpdate) and not runner.fits(columns)):
             runner = self._updates[module_id] = self._make_runner(module_id, module, columns)
         metrics = (
             runner.step(columns) if isinstance(runner, GraphedUpdate) else runner.step(columns, average_targets=due)
         )
-        if due:  # RLlib's DQN learner's target-update metrics
+        if due and last_ts is not None:  # RLlib's DQN learner's target-update metrics
             self.metrics.log_value((module_id, NUM_TARGET_UPDATES), 1, reduce="lifetime_sum")
             self.last_update_ts_by_mid[module_id] = self._timestep
             self.metrics.log_value((module_id, LAST_TARGET_UPDATE_TS), self._timestep, reduce="max")
@@ -241,7 +245,7 @@ class StepLearnerMixin:
         streak = int(watched.get("nonfinite_streak_max", 0))
         if self._nonfinite_streak is not None:
             self._nonfinite_streak_max = self._nonfinite_streak.clone()  # the next period's longest streak starts here
-        limit = self.config.max_consecutive_nonfinite_updates
+        limit = getattr(self.config, "max_consecutive_nonfinite_updates", 100)
         if streak > 0 and streak >= limit:
             raise NonFiniteUpdateError(
                 f"{streak} consecutive updates had non-finite losses or gradients; "

@@ -35,10 +35,6 @@ class SMACTorchLearner(AsyncLearnerMixin, StepLearnerMixin, SACTorchLearner):
                 module_id=module_id, optimizer_name=name, optimizer=adam(params), params=params, lr_or_lr_schedule=lr
             )
 
-    def module_optimizers(self, module_id) -> dict:
-        module = self._module[module_id].unwrapped()
-        return {name: self.get_optimizer(module_id, name) for name, _, _ in self.optimizer_groups(module, self.config)}
-
     def target_entropy_value(self, module_id) -> float:
         """RLlib keeps the target entropy as a tensor on the learner's device: read it on the host once, not per
         update."""

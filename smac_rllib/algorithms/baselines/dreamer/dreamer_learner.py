@@ -14,7 +14,7 @@ from smac_rllib.objectives.update_step import ModuleUpdate
 from smac_rllib.training.checkpoint_names import retired_twins
 
 
-def dreamer_losses(fwd_out: dict) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+def dreamer_losses(fwd_out: dict, batch: dict) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
     """One backward of the three (reference dreamer.py:144): the module's forward already detached what each must not
     train."""
     terms = {"world_model": fwd_out[WM_LOSS], "value": fwd_out[VALUE_LOSS], "actor": fwd_out[ACTOR_LOSS]}

@@ -9,11 +9,12 @@ from typing import Any
 import torch
 from ray.rllib.algorithms.sac.torch.sac_torch_learner import SACTorchLearner
 from ray.rllib.core.columns import Columns
-from ray.rllib.core.learner.torch.torch_learner import TorchLearner
 
 from smac_rllib.objectives import losses
 from smac_rllib.objectives.state_update import td_discount
+from smac_rllib.objectives.update_step import ModuleUpdate
 from smac_rllib.training.async_learner import AsyncLearnerMixin
+from smac_rllib.training.step_learner import StepLearnerMixin
 from smac_rllib.algorithms.baselines.policy_sac.policy_sac_rl_module import (
     EXTRA_ACTOR_LOSS,
     LOGP,
@@ -24,12 +25,63 @@ from smac_rllib.algorithms.baselines.policy_sac.policy_sac_rl_module import (
 )
 
 
-class PolicySACTorchLearner(AsyncLearnerMixin, SACTorchLearner):
-    """SAC's losses (``smac_rllib.objectives.losses``) on a ``PolicySACTorchRLModule``; targets soft-updated every
-    update (RLlib's DQN/SAC learner, ``target_network_update_freq`` 0).
+def policy_sac_losses(module, config, batch: dict[str, Any], fwd_out: dict[str, Any], *, target_entropy: float):
+    """SAC's critic, actor and temperature losses (``smac_rllib.objectives.losses``) on a ``PolicySACTorchRLModule``'s
+    forward: (named 0-d terms, metrics)."""
+    discount_B = td_discount(config.gamma, config.n_step, batch)
+    alpha = module.log_alpha.exp().detach()
+    target_B = losses.td_target(
+        batch[Columns.REWARDS],
+        batch[Columns.TERMINATEDS],
+        fwd_out[Q_NEXT_TARGET],
+        -fwd_out[LOGP_NEXT],
+        alpha=alpha,
+        discount_B=discount_B,
+    )
+    critic = losses.critic_loss(fwd_out[Q_PRED], target_B, kind=config.critic_loss)
+    entropy_B = -fwd_out[LOGP]
+    actor = losses.actor_loss(fwd_out[Q_PI], entropy_B, alpha=alpha)
+    extra = fwd_out.get(EXTRA_ACTOR_LOSS)
+    if extra is not None:
+        actor = actor + extra
+    temperature = losses.alpha_loss(module.log_alpha, entropy_B, target_entropy=target_entropy)
+    metrics = {
+        "critic/loss": critic,
+        "critic/q_mean": fwd_out[Q_PRED].mean(),
+        "critic/target_mean": target_B.mean(),
+        "actor/loss": actor,
+        "actor/q_pi": fwd_out[Q_PI].mean(),
+        "actor/entropy": entropy_B.mean(),
+        "alpha/loss": temperature,
+        "alpha/value": alpha,
+    }
+    if extra is not None:
+        metrics["actor/gate_loss"] = extra
+    terms = {"critic": critic, "actor": actor, "alpha": temperature}
+    return terms, {k: v.detach() for k, v in metrics.items()}
 
-    Speed layer (training/fast_update/): no switch, for the same reason as ``SACBaselineTorchLearner``: RLlib's
-    update path does the non-finite checks these baselines rely on; the metrics logger and ``DeviceMetrics`` only."""
+
+class PolicySACUpdate(ModuleUpdate):
+    """One update: the module's forward, ``policy_sac_losses``, the shared tail (one backward, the non-finite skip,
+    Adam steps, Polyak averaging of the target critics)."""
+
+    def __init__(self, module, optimizers, config, target_entropy: float):
+        self.config, self.target_entropy = config, target_entropy
+        super().__init__(
+            module,
+            optimizers,
+            self._losses,
+            tau=config.tau,
+            clip={name: config.grad_clip for name in optimizers} if config.grad_clip else None,
+        )
+
+    def _losses(self, fwd_out, batch):
+        return policy_sac_losses(self.module, self.config, batch, fwd_out, target_entropy=self.target_entropy)
+
+
+class PolicySACTorchLearner(AsyncLearnerMixin, StepLearnerMixin, SACTorchLearner):
+    """SAC with another policy family: one update (``PolicySACUpdate``) run by the learner shell
+    (training/step_learner.py); targets soft-updated every update (``target_network_update_freq`` 0)."""
 
     def configure_optimizers_for_module(self, module_id, config=None) -> None:
         module = self._module[module_id].unwrapped()
@@ -46,44 +98,10 @@ class PolicySACTorchLearner(AsyncLearnerMixin, SACTorchLearner):
                 lr_or_lr_schedule=lr,
             )
 
-    def compute_loss_for_module(
-        self, *, module_id, config, batch: dict[str, Any], fwd_out: dict[str, Any]
-    ) -> torch.Tensor:
-        module = self._module[module_id].unwrapped()
-        discount_B = td_discount(config.gamma, config.n_step, batch)
-        alpha = module.log_alpha.exp().detach()
-        target_entropy = float(self.target_entropy[module_id])
-        target_B = losses.td_target(
-            batch[Columns.REWARDS],
-            batch[Columns.TERMINATEDS],
-            fwd_out[Q_NEXT_TARGET],
-            -fwd_out[LOGP_NEXT],
-            alpha=alpha,
-            discount_B=discount_B,
+    def make_update(self, module_id) -> PolicySACUpdate:
+        return PolicySACUpdate(
+            self._module[module_id].unwrapped(),
+            self.module_optimizers(module_id),
+            self.config.get_config_for_module(module_id),
+            float(self.target_entropy[module_id]),
         )
-        critic = losses.critic_loss(fwd_out[Q_PRED], target_B, kind=config.critic_loss)
-        entropy_B = -fwd_out[LOGP]
-        actor = losses.actor_loss(fwd_out[Q_PI], entropy_B, alpha=alpha)
-        extra = fwd_out.get(EXTRA_ACTOR_LOSS)
-        if extra is not None:
-            actor = actor + extra
-        temperature = losses.alpha_loss(module.log_alpha, entropy_B, target_entropy=target_entropy)
-        metrics = {
-            "critic/loss": critic,
-            "critic/q_mean": fwd_out[Q_PRED].mean(),
-            "critic/target_mean": target_B.mean(),
-            "actor/loss": actor,
-            "actor/q_pi": fwd_out[Q_PI].mean(),
-            "actor/entropy": entropy_B.mean(),
-            "alpha/loss": temperature,
-            "alpha/value": alpha,
-        }
-        if extra is not None:
-            metrics["actor/gate_loss"] = extra
-        self.device_metrics.log_dict({k: v.detach() for k, v in metrics.items()}, key=module_id)
-        return critic + actor + temperature
-
-    def compute_gradients(self, loss_per_module, **kwargs):
-        # One backward of the summed losses (each parameter's gradient comes from one term),
-        # not SAC's per-optimizer ones.
-        return TorchLearner.compute_gradients(self, loss_per_module, **kwargs)

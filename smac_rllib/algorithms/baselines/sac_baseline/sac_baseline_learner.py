@@ -14,9 +14,9 @@ from smac_rllib.training.async_learner import AsyncLearnerMixin
 class SACBaselineTorchLearner(AsyncLearnerMixin, SACTorchLearner):
     """RLlib's SAC learner with the critic loss of ``smac_rllib.objectives.losses`` (MSE by default, as pytorch_sac).
 
-    Speed layer (training/fast_update/): no switch; RLlib's update path as it is. The lean update leaves the non-finite
-    check to the learner, and RLlib's SAC learner has none of its own (docs/baselines.md). Through
-    ``AsyncLearnerMixin`` it takes the layer's metrics logger and ``DeviceMetrics`` only (the same logged values)."""
+    The one learner that keeps RLlib's update path on purpose (the baseline is RLlib's SAC, docs/design.md §9):
+    RLlib's per-gradient finite checks, three backwards, state-dict Polyak. Through ``AsyncLearnerMixin`` it takes the
+    metrics logger and ``DeviceMetrics`` only (the same logged values)."""
 
     def _compute_loss_for_module_continuous(self, *, module_id, config, batch, fwd_out):
         total_loss = super()._compute_loss_for_module_continuous(

@@ -75,7 +75,7 @@ class SLACUpdate(ModuleUpdate):
                 module.model_updates_done += (1 - metrics[NONFINITE]).long()  # a skipped update does not count
         return metrics
 
-    def _losses(self, fwd_out: dict) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+    def _losses(self, fwd_out: dict, batch: dict) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
         module = self.module
         terms, metrics = {"model": fwd_out[MODEL_LOSS]}, dict(fwd_out[MODEL_METRICS])
         if Q_PRED in fwd_out:  # an RL update (after the model pretraining)
