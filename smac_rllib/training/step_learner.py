@@ -84,6 +84,9 @@ class StepLearnerMixin:
     def make_update(self, module_id):
         raise NotImplementedError
 
+    def compute_loss_for_module(self, *, module_id, config, batch, fwd_out):
+        raise NotImplementedError("this learner's losses live in its one update (make_update), not in RLlib's loss hook")
+
     def module_optimizers(self, module_id) -> dict:
         """This module's optimizers by name, as registered (``configure_optimizers_for_module``)."""
         return {name: self.get_optimizer(module_id, name) for name in self._module_optimizers[module_id]}
