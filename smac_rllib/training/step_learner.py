@@ -85,7 +85,7 @@ class StepLearnerMixin:
         raise NotImplementedError
 
     def compute_loss_for_module(self, *, module_id, config, batch, fwd_out):
-        raise NotImplementedError("this learner's losses live in its one update (make_update), not in RLlib's loss hook")
+        raise NotImplementedError("this learner's losses live in its one update (make_update), not in RLlib's hook")
 
     def module_optimizers(self, module_id) -> dict:
         """This module's optimizers by name, as registered (``configure_optimizers_for_module``)."""
