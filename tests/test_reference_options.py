@@ -20,7 +20,7 @@ from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
 from smac_rllib.core import estimators
 from smac_rllib.objectives import losses
 from smac_rllib.algorithms import SACBaselineConfig, SMACConfig
-from smac_rllib.objectives import pixel_update
+from smac_rllib.objectives import pixel_forward
 from smac_rllib.objectives.losses import LOG_W_NEXT, Q_NEXT_TARGET, Q_PRED, VALID_NEXT, ObjectiveSettings
 from smac_rllib.objectives.pixel_update import REWARD_NEXT
 from smac_rllib.core.distributions import gaussian_log_prob, tanh_log_det_jacobian
@@ -86,7 +86,7 @@ def _fixed_forward(monkeypatch, **training):
         torch.randn(3, B, T, feat_dim, generator=torch.Generator().manual_seed(0))
         + torch.arange(3.0)[:, None, None, None]
     )
-    monkeypatch.setattr(pixel_update, "belief_particles", lambda *args: latents)
+    monkeypatch.setattr(pixel_forward, "belief_particles", lambda *args: latents)  # forward_train's own module
     monkeypatch.setattr(torch, "randn_like", torch.zeros_like)
     monkeypatch.setattr(torch, "randn", torch.zeros)  # UpdateNoise.draw: every pre-drawn normal is zero
     with torch.no_grad():

@@ -105,9 +105,9 @@ def replay_batch(config) -> tuple[int | None, str]:
 
 def ranges() -> dict[str, tuple]:
     """Numeric settings of algorithms not in RLlib's common set: key -> (low, high, low_open, high_open, hint)."""
-    from smac_rllib.algorithms.smac import smac
+    from smac_rllib.algorithms.smac import smac_fields
 
-    return dict(dreamerv3.RANGES) | smac.RANGES
+    return dict(dreamerv3.RANGES) | smac_fields.RANGES
 
 
 def network_size_keys(config) -> str:

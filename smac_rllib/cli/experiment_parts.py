@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from smac_rllib.cli.checks import result_key_error
+from smac_rllib.cli.result_keys import result_key_error
 from smac_rllib.cli.errors import UserError, did_you_mean, type_name
 from smac_rllib.cli.grids import grid_options
 from smac_rllib.cli.ranges import check_finite

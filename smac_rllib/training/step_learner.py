@@ -89,7 +89,8 @@ class StepLearnerMixin:
 
     def module_optimizers(self, module_id) -> dict:
         """This module's optimizers by name, as registered (``configure_optimizers_for_module``)."""
-        return {name: self.get_optimizer(module_id, name) for name in self._module_optimizers[module_id]}
+        prefix = f"{module_id}_"  # RLlib registers "<module id>_<name>"
+        return {full[len(prefix) :]: self._named_optimizers[full] for full in self._module_optimizers[module_id]}
 
     # --- the shell of one update ---------------------------------------------------------------------------
     def update(
