@@ -32,7 +32,7 @@ DREAMER_METRICS = "dreamer_metrics"
 def lambda_returns(
     reward_H_N: torch.Tensor, value_H_N: torch.Tensor, pcont_H_N: torch.Tensor, lam: float
 ) -> torch.Tensor:
-    """(H, N) lambda-returns of imagined states 0..H-1 (reference ``dreamer.py:121-126``).
+    """(H, N) lambda-returns of imagined states 0..H-1 (reference ``dreamer.py:127-132``).
 
     ``reward_H_N[t]`` and ``value_H_N[t]`` belong to the imagined state t+1 (the reward on entering it, its value),
     ``pcont_H_N[t]`` the discount of that step. ``R_t = r_t + pcont_t ((1 - lam) v_t + lam R_{t+1})``, bootstrapped
@@ -46,7 +46,7 @@ def lambda_returns(
 
 
 def discount_weights(pcont_H_N: torch.Tensor) -> torch.Tensor:
-    """(H, N) weights of the imagined states 0..H-1: 1, pcont_0, pcont_0 pcont_1, ... (reference ``dreamer.py:118``)."""
+    """(H, N) weights of the imagined states 0..H-1: 1, pcont_0, pcont_0 pcont_1, ... (reference ``dreamer.py:124``)."""
     return torch.cat([torch.ones_like(pcont_H_N[:1]), torch.cumprod(pcont_H_N, dim=0)[:-1]], dim=0)
 
 
@@ -72,7 +72,7 @@ def imagine_ahead(
 
 def actor_value_losses(reward_H_N, value_H_N, value_pred_H_N, *, discount: float, lam: float):
     """(actor loss, value loss, lambda-returns, weights) from the imagined rewards and values (reference
-    ``dreamer.py:116-136``): the actor maximizes the weighted mean return, the value is trained by the negative
+    ``dreamer.py:116-133, 140-147``): the actor maximizes the weighted mean return, the value is trained by the negative
     unit-variance Gaussian log-likelihood of the detached returns, weighted by the same discounts."""
     pcont_H_N = torch.full_like(reward_H_N, discount)  # no continuation head (pcont off in the reference's runs)
     weights_H_N = discount_weights(pcont_H_N).detach()
@@ -99,7 +99,7 @@ def dreamer_forward_train(
     is_first_B_T = batch["is_first"].to(device)
     prev_action_B_T_A = torch.cat([torch.zeros_like(action_B_T_A[:, :1]), action_B_T_A[:, :-1]], dim=1)
     dtype = resolve_autocast(autocast_setting, device)
-    with autocast(device, dtype):  # the world model and the imagined dynamics (reference dreamer.py:82, 337)
+    with autocast(device, dtype):  # the world model and the imagined dynamics (reference dreamer.py:77, 337)
         wm_loss, wm_metrics, wm = world_model.loss(
             batch["obs"], prev_action_B_T_A, batch["rewards"].to(device, torch.float32), is_first_B_T
         )
@@ -110,7 +110,7 @@ def dreamer_forward_train(
         )
         reward_H_N = world_model.predict_reward(feat_H1_N_F[1:])
         value_H_N = value(feat_H1_N_F[1:]).squeeze(-1)
-    value_pred_H_N = value(feat_H1_N_F[:-1].detach()).squeeze(-1)  # trains the value (reference dreamer.py:132)
+    value_pred_H_N = value(feat_H1_N_F[:-1].detach()).squeeze(-1)  # trains the value (reference dreamer.py:143)
     actor_loss, value_loss, returns_H_N, _ = actor_value_losses(
         reward_H_N, value_H_N, value_pred_H_N, discount=discount, lam=lam
     )

@@ -1,6 +1,6 @@
 """Learner of the Dreamer baseline: three Adams (world model 6e-4, value 8e-5, actor 8e-5; reference
-``visual_control/dreamer.py:58-63``), one backward of model + value + actor losses, each optimizer's gradients clipped
-to global norm 100 (``dreamer.py:146-151``): ``DreamerTorchLearner.make_update``, run by pixel SMAC's learner shell
+``visual_control/dreamer.py:56-61``), one backward of model + value + actor losses, each optimizer's gradients clipped
+to global norm 100 (``dreamer.py:153-160``): ``DreamerTorchLearner.make_update``, run by pixel SMAC's learner shell
 (replay shard, update thread, device metrics, non-finite skip). Always eager: the captured update is pixel SMAC's."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from smac_rllib.training.checkpoint_names import retired_twins
 
 
 def dreamer_losses(fwd_out: dict, batch: dict) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
-    """One backward of the three (reference dreamer.py:144): the module's forward already detached what each must not
+    """One backward of the three (reference dreamer.py:153): the module's forward already detached what each must not
     train."""
     terms = {"world_model": fwd_out[WM_LOSS], "value": fwd_out[VALUE_LOSS], "actor": fwd_out[ACTOR_LOSS]}
     return terms, dict(fwd_out[WM_METRICS]) | fwd_out[DREAMER_METRICS]

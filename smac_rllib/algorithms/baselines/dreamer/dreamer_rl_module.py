@@ -1,5 +1,5 @@
 """RLModule of the Dreamer baseline: pixel SMAC's world model, actor and acting (belief filter, a ~ pi + noise), with
-a value network v(s) (reference ``DenseDecoder``, 3 x 300 ELU, ``visual_control/dreamer.py:48``) instead of the twin
+a value network v(s) (reference ``DenseDecoder``, 3 x 300 ELU, ``visual_control/dreamer.py:47``) instead of the twin
 critics, the temperature and the target critics. Training:
 ``smac_rllib.objectives.imagination.dreamer_forward_train``."""
 
