@@ -21,7 +21,7 @@ from ray.rllib.core.columns import Columns
 
 from smac_rllib.core.optim import adam
 from smac_rllib.objectives import losses
-from smac_rllib.objectives.update_step import TOTAL_LOSS, backward_and_step, target_pairs
+from smac_rllib.objectives.update_step import TOTAL_LOSS, backward_and_step, clip_each, target_pairs
 
 
 def td_discount(gamma: float, n_step, batch: dict):
@@ -100,7 +100,7 @@ class StateUpdate:
             total,
             [out.critic, out.actor, out.alpha],
             self.optimizers,
-            clip={name: self.grad_clip for name in self.optimizers} if self.grad_clip else {},
+            clip=clip_each(self.optimizers, self.grad_clip),
             polyak=(*self._polyak, self.tau) if average_targets else None,
         )
         metrics = losses.loss_metrics(

@@ -92,6 +92,11 @@ def target_pairs(
     return targets, mains
 
 
+def clip_each(optimizers: dict, max_norm: float | None) -> dict[str, float]:
+    """The same global-norm clip for every optimizer (``max_norm`` None or 0: none)."""
+    return {name: max_norm for name in optimizers} if max_norm else {}
+
+
 class ModuleUpdate:
     """An update whose forward is the module's own ``_forward_train`` and whose losses are ``losses_fn(fwd_out, batch)
     -> (named 0-d loss terms, metrics)``; the tail is ``backward_and_step``. The form of the baselines' steps (SLAC's,

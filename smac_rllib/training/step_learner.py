@@ -87,6 +87,17 @@ class StepLearnerMixin:
     def compute_loss_for_module(self, *, module_id, config, batch, fwd_out):
         raise NotImplementedError("this learner's losses live in its one update (make_update), not in RLlib's hook")
 
+    def register_optimizer_groups(self, module_id, groups, make_optimizer) -> None:
+        """One optimizer per (name, parameters, learning rate or schedule) group, registered with RLlib."""
+        for name, params, lr in groups:
+            self.register_optimizer(
+                module_id=module_id,
+                optimizer_name=name,
+                optimizer=make_optimizer(params),
+                params=params,
+                lr_or_lr_schedule=lr,
+            )
+
     def module_optimizers(self, module_id) -> dict:
         """This module's optimizers by name, as registered (``configure_optimizers_for_module``)."""
         prefix = f"{module_id}_"  # RLlib registers "<module id>_<name>"

@@ -30,10 +30,8 @@ class SMACTorchLearner(AsyncLearnerMixin, StepLearnerMixin, SACTorchLearner):
         return state_update.optimizer_groups(module, config)
 
     def configure_optimizers_for_module(self, module_id, config=None) -> None:
-        for name, params, lr in self.optimizer_groups(self._module[module_id].unwrapped(), config):
-            self.register_optimizer(
-                module_id=module_id, optimizer_name=name, optimizer=adam(params), params=params, lr_or_lr_schedule=lr
-            )
+        groups = self.optimizer_groups(self._module[module_id].unwrapped(), config)
+        self.register_optimizer_groups(module_id, groups, adam)
 
     def target_entropy_value(self, module_id) -> float:
         """RLlib keeps the target entropy as a tensor on the learner's device: read it on the host once, not per

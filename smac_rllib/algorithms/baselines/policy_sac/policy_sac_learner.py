@@ -12,7 +12,7 @@ from ray.rllib.core.columns import Columns
 
 from smac_rllib.objectives import losses
 from smac_rllib.objectives.state_update import td_discount
-from smac_rllib.objectives.update_step import ModuleUpdate
+from smac_rllib.objectives.update_step import ModuleUpdate, clip_each
 from smac_rllib.training.async_learner import AsyncLearnerMixin
 from smac_rllib.training.step_learner import StepLearnerMixin
 from smac_rllib.algorithms.baselines.policy_sac.policy_sac_rl_module import (
@@ -72,7 +72,7 @@ class PolicySACUpdate(ModuleUpdate):
             optimizers,
             self._losses,
             tau=config.tau,
-            clip={name: config.grad_clip for name in optimizers} if config.grad_clip else None,
+            clip=clip_each(optimizers, config.grad_clip),
         )
 
     def _losses(self, fwd_out, batch):
@@ -85,18 +85,12 @@ class PolicySACTorchLearner(AsyncLearnerMixin, StepLearnerMixin, SACTorchLearner
 
     def configure_optimizers_for_module(self, module_id, config=None) -> None:
         module = self._module[module_id].unwrapped()
-        for name, params, lr in (
+        groups = [
             ("critic", self.get_parameters(module.qf), config.critic_lr),
             ("actor", self.get_parameters(module.policy), config.actor_lr),
             ("alpha", [module.log_alpha], config.alpha_lr),
-        ):
-            self.register_optimizer(
-                module_id=module_id,
-                optimizer_name=name,
-                optimizer=torch.optim.Adam(params),
-                params=params,
-                lr_or_lr_schedule=lr,
-            )
+        ]
+        self.register_optimizer_groups(module_id, groups, torch.optim.Adam)
 
     def make_update(self, module_id) -> PolicySACUpdate:
         return PolicySACUpdate(

@@ -29,7 +29,7 @@ from smac_rllib.algorithms.baselines.slac.slac_rl_module import (
 )
 from smac_rllib.algorithms.smac.smac_learner import SMACTorchLearner
 from smac_rllib.objectives.losses import Q_NEXT_TARGET, Q_PI, Q_PRED
-from smac_rllib.objectives.update_step import NONFINITE, ModuleUpdate
+from smac_rllib.objectives.update_step import NONFINITE, ModuleUpdate, clip_each
 from smac_rllib.training.checkpoint_names import retired_twins
 
 
@@ -63,7 +63,7 @@ class SLACUpdate(ModuleUpdate):
             optimizers,
             self._losses,
             tau=config.tau,
-            clip={name: config.grad_clip for name in optimizers} if config.grad_clip else None,
+            clip=clip_each(optimizers, config.grad_clip),
         )
 
     def step(self, batch: dict, average_targets: bool = True) -> dict[str, torch.Tensor]:

@@ -11,7 +11,7 @@ from ray.rllib.core.learner.torch.torch_learner import TorchLearner
 
 from smac_rllib.objectives import losses
 from smac_rllib.objectives.state_update import td_discount
-from smac_rllib.objectives.update_step import ModuleUpdate
+from smac_rllib.objectives.update_step import ModuleUpdate, clip_each
 from smac_rllib.training.async_learner import AsyncLearnerMixin
 from smac_rllib.training.step_learner import StepLearnerMixin
 from smac_rllib.algorithms.twin_q_module import TwinQModuleAPI
@@ -52,7 +52,7 @@ class TD3Update(ModuleUpdate):
             optimizers,
             lambda fwd_out, batch: td3_losses(config, batch, fwd_out),
             tau=config.tau,
-            clip={name: config.grad_clip for name in optimizers} if config.grad_clip else None,
+            clip=clip_each(optimizers, config.grad_clip),
         )
 
     def step(self, batch: dict, average_targets: bool = True) -> dict:
@@ -73,17 +73,11 @@ class TD3TorchLearner(AsyncLearnerMixin, StepLearnerMixin, TorchLearner):
 
     def configure_optimizers_for_module(self, module_id, config=None) -> None:
         module = self._module[module_id].unwrapped()
-        for name, params, lr in (
+        groups = [
             ("critic", self.get_parameters(module.qf), config.critic_lr),
             ("actor", self.get_parameters(module.policy), config.actor_lr),
-        ):
-            self.register_optimizer(
-                module_id=module_id,
-                optimizer_name=name,
-                optimizer=torch.optim.Adam(params),
-                params=params,
-                lr_or_lr_schedule=lr,
-            )
+        ]
+        self.register_optimizer_groups(module_id, groups, torch.optim.Adam)
 
     def make_update(self, module_id) -> TD3Update:
         return TD3Update(
