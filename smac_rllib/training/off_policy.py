@@ -1,4 +1,5 @@
-"""The off-policy loop shared by SMAC and the SAC baseline: act, store, update, sync (Alg. 1's outer loop).
+"""The off-policy loop every algorithm of the package runs (SMAC, its baselines): act, store, update, sync (Alg. 1's
+outer loop).
 
 RLlib's DQN/SAC ``training_step`` sets the update-to-data ratio through ``training_intensity`` and an
 approximate "native ratio"; here it is explicit: ``updates_per_env_step`` gradient updates per new env step

@@ -1,4 +1,5 @@
-"""SMACConfig and SMAC: state-based Stochastic Marginal Actor-Critic (Alg. 1) on RLlib's new API stack.
+"""SMACConfig and SMAC: Stochastic Marginal Actor-Critic from states (Alg. 1) and pixels (Alg. 2, ``env_config:
+{from_pixels: true}``) on RLlib's new API stack.
 
 Made like RLlib's TQC, by subclassing SAC's Config / Algorithm; the RLModule and Learner live next door.
 The outer loop (act, store, ``updates_per_env_step`` updates per new env step, sync) is ``OffPolicyLoop``
@@ -352,7 +353,7 @@ class SMACConfig(FieldTableConfig, SACConfig):
 
 
 class SMAC(OffPolicyLoop, SAC):
-    """Stochastic Marginal Actor-Critic (Zhang et al., ICLR 2023), state-based variant (Alg. 1)."""
+    """Stochastic Marginal Actor-Critic (Zhang et al., ICLR 2023): states (Alg. 1) or pixels (Alg. 2), by the config."""
 
     @classmethod
     def get_default_config(cls) -> SMACConfig:
