@@ -192,7 +192,7 @@ def test_sac_flow_learner_loss_on_a_fixed_batch():
     from smac_rllib.algorithms.baselines.policy_sac.policy_sac_learner import policy_sac_losses
 
     terms, _ = policy_sac_losses(
-        module, learner.config, cols, fwd, target_entropy=float(learner.target_entropy[DEFAULT_MODULE_ID])
+        module, learner.config, fwd, cols, target_entropy=float(learner.target_entropy[DEFAULT_MODULE_ID])
     )
     loss = sum(terms.values())
     alpha = 0.1

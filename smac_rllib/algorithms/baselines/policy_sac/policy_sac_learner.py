@@ -4,6 +4,8 @@ Legend: B = batch, T2 = twin critics, X = obs dim, A = action dim."""
 
 from __future__ import annotations
 
+import functools
+
 from typing import Any
 
 import torch
@@ -25,7 +27,7 @@ from smac_rllib.algorithms.baselines.policy_sac.policy_sac_rl_module import (
 )
 
 
-def policy_sac_losses(module, config, batch: dict[str, Any], fwd_out: dict[str, Any], *, target_entropy: float):
+def policy_sac_losses(module, config, fwd_out: dict[str, Any], batch: dict[str, Any], *, target_entropy: float):
     """SAC's critic, actor and temperature losses (``smac_rllib.objectives.losses``) on a ``PolicySACTorchRLModule``'s
     forward: (named 0-d terms, metrics)."""
     discount_B = td_discount(config.gamma, config.n_step, batch)
@@ -61,27 +63,9 @@ def policy_sac_losses(module, config, batch: dict[str, Any], fwd_out: dict[str, 
     return terms, {k: v.detach() for k, v in metrics.items()}
 
 
-class PolicySACUpdate(ModuleUpdate):
-    """One update: the module's forward, ``policy_sac_losses``, the shared tail (one backward, the non-finite skip,
-    Adam steps, Polyak averaging of the target critics)."""
-
-    def __init__(self, module, optimizers, config, target_entropy: float):
-        self.config, self.target_entropy = config, target_entropy
-        super().__init__(
-            module,
-            optimizers,
-            self._losses,
-            tau=config.tau,
-            clip=clip_each(optimizers, config.grad_clip),
-        )
-
-    def _losses(self, fwd_out, batch):
-        return policy_sac_losses(self.module, self.config, batch, fwd_out, target_entropy=self.target_entropy)
-
-
 class PolicySACTorchLearner(AsyncLearnerMixin, StepLearnerMixin, SACTorchLearner):
-    """SAC with another policy family: one update (``PolicySACUpdate``) run by the learner shell
-    (training/step_learner.py); targets soft-updated every update (``target_network_update_freq`` 0)."""
+    """SAC with another policy family: one update (the module's forward, ``policy_sac_losses``, the shared tail) run
+    by the learner shell (training/step_learner.py); targets soft-updated every update."""
 
     def configure_optimizers_for_module(self, module_id, config=None) -> None:
         module = self._module[module_id].unwrapped()
@@ -92,10 +76,10 @@ class PolicySACTorchLearner(AsyncLearnerMixin, StepLearnerMixin, SACTorchLearner
         ]
         self.register_optimizer_groups(module_id, groups, torch.optim.Adam)
 
-    def make_update(self, module_id) -> PolicySACUpdate:
-        return PolicySACUpdate(
-            self._module[module_id].unwrapped(),
-            self.module_optimizers(module_id),
-            self.config.get_config_for_module(module_id),
-            float(self.target_entropy[module_id]),
+    def make_update(self, module_id) -> ModuleUpdate:
+        module, optimizers = self._module[module_id].unwrapped(), self.module_optimizers(module_id)
+        config = self.config.get_config_for_module(module_id)
+        losses_fn = functools.partial(
+            policy_sac_losses, module, config, target_entropy=float(self.target_entropy[module_id])
         )
+        return ModuleUpdate(module, optimizers, losses_fn, tau=config.tau, clip=clip_each(optimizers, config.grad_clip))
