@@ -7,7 +7,7 @@ side with ``PixelUpdate`` (the pure-torch update of the same math, equal in test
     python benchmarks/gpu_rllib_learner.py --iters 20 --render-procs 0,14 --out $OUT/rllib
 
 Measured on an H100 (benchmarks/results/gpu/README.md): 0.154 s per update bare, 0.30 s through RLlib inside the async
-loop, at 26% GPU utilization; in session 2, 0.18 s bare and 0.195 s through ``Learner.update`` in this script. It
+loop, at 26% GPU utilization; in a later run, 0.18 s bare and 0.195 s through ``Learner.update`` in this script. It
 separates the causes, in one process. The first four modes are interleaved (one update of each mode per round), with
 ``torch.cuda.synchronize()`` around every timed update:
 

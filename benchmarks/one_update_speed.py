@@ -1,4 +1,4 @@
-"""Speed of the one update (issue 35) against the learner path it replaced, side by side in one run.
+"""Speed of the one update against the learner path it replaced, side by side in one run.
 
     .venv/bin/python benchmarks/one_update_speed.py --old-ref fbc20d7 --rounds 3
 

@@ -158,7 +158,7 @@ def thread_state(native_id: int | None) -> str | None:
 
 def op_probe(device, calls: int = 200, python_loops: int = 200_000) -> dict[str, float]:
     """Times a fixed workload in the calling thread, to compare one process's host-side speed with another's
-    (benchmarks/results/gpu/PLAN.md, "Next session (5)"): ``linear_us``, the wall microseconds per ``F.linear`` call
+    (benchmarks/results/gpu/README.md, fourth device run): ``linear_us``, the wall microseconds per ``F.linear`` call
     (1650 x 230 @ 230 -> 300, the RSSM's shape at B=50, K+1=33; synchronized at the end on CUDA); ``linear_cpu_us``,
     this thread's CPU microseconds per call over the same loop; ``python_ns``, nanoseconds per iteration of a
     pure-Python loop (no torch: the interpreter's own speed there). Imports torch lazily (this module is standard

@@ -1,4 +1,4 @@
-"""Issue 13 items 3-6: atomic checkpoints, configuration errors not retried, the W&B key in no file, the local Ray on
+"""Reliability: atomic checkpoints, configuration errors not retried, the W&B key in no file, the local Ray on
 loopback only, pickles only from their owner, ``--video`` checked first, ASHA rungs that see evaluations.
 
 One real run (tests/data/tiny.yaml through the console script, with a fake W&B key): killed with SIGKILL after
