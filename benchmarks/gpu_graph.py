@@ -44,9 +44,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/report.py
 
 from report import write_csv  # noqa: E402
 
-from smac_rllib.objectives import losses, pixel_update  # noqa: E402
+from smac_rllib.algorithms.smac.smac_fields import _FIELDS as SMAC_FIELDS  # noqa: E402  (loads without ray)
+from smac_rllib.objectives.pixel_update import PixelUpdate, UpdateNoise  # noqa: E402
 from smac_rllib.training.fast_update.captured_update import GraphedUpdate, compile_rssm_step  # noqa: E402
-from smac_rllib.objectives.pixel_update import OptimSettings, PixelSettings, PixelUpdate, UpdateNoise  # noqa: E402
+from smac_rllib.training.fields import resolved_defaults  # noqa: E402
 
 ACTION_DIM = 6  # cheetah-run
 PRECISIONS = {"fp32": None, "bf16": "bf16"}
@@ -55,15 +56,17 @@ PRECISIONS = {"fp32": None, "bf16": "bf16"}
 def make_update(
     num_particles: int, mode: str, autocast, preset: str, device, particle_stream: bool = True
 ) -> PixelUpdate:
+    """A fresh pixel SMAC config's update (the field table's defaults) at these sizes."""
     torch.manual_seed(0)
-    world_model, actor, qf = pixel_update.build_nets(ACTION_DIM, world_model_preset=preset)
-    settings = PixelSettings(
-        num_particles=num_particles, particle_mode=mode, autocast=autocast, particle_stream=particle_stream
+    fields = resolved_defaults(
+        SMAC_FIELDS,
+        pixels=True,
+        world_model_preset=preset,
+        num_particles=num_particles,
+        particle_mode=mode,
+        autocast=autocast,
     )
-    objective = losses.ObjectiveSettings(td_entropy="conditional")
-    return PixelUpdate(world_model, actor, qf, 0.0, settings=settings, objective=objective, optim=OptimSettings()).to(
-        device
-    )
+    return PixelUpdate.from_fields(fields, ACTION_DIM, particle_stream=particle_stream).to(device)
 
 
 def fake_batch(B: int, T: int, device, seed: int = 0) -> dict:

@@ -34,8 +34,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/report.py
 
 from report import write_csv, write_page  # noqa: E402
 
-from smac_rllib.objectives import losses, pixel_update  # noqa: E402
-from smac_rllib.objectives.pixel_update import OptimSettings, PixelSettings, PixelUpdate  # noqa: E402
+from smac_rllib.algorithms.smac.smac_fields import _FIELDS as SMAC_FIELDS  # noqa: E402  (loads without ray)
+from smac_rllib.objectives import pixel_update  # noqa: E402
+from smac_rllib.objectives.pixel_update import PixelUpdate  # noqa: E402
+from smac_rllib.training.fields import resolved_defaults  # noqa: E402
 
 PRECISIONS = {"fp32": None, "bf16": "bf16", "fp16": "fp16"}  # the `autocast` setting of each precision
 ACTION_DIM = 6  # cheetah-run
@@ -44,14 +46,16 @@ ACTION_DIM = 6  # cheetah-run
 def make_update(
     num_particles: int, particle_mode: str, autocast, preset: str, device: torch.device, critic_particles: str = "all"
 ) -> PixelUpdate:
-    world_model, actor, qf = pixel_update.build_nets(ACTION_DIM, world_model_preset=preset)
-    settings = PixelSettings(
-        num_particles=num_particles, particle_mode=particle_mode, autocast=autocast, critic_particles=critic_particles
+    fields = resolved_defaults(  # a fresh pixel SMAC config's settings (the field table's defaults) at these sizes
+        SMAC_FIELDS,
+        pixels=True,
+        world_model_preset=preset,
+        num_particles=num_particles,
+        particle_mode=particle_mode,
+        autocast=autocast,
+        critic_particles=critic_particles,
     )
-    objective = losses.ObjectiveSettings(td_entropy="conditional")  # the pixel defaults (reference)
-    return PixelUpdate(world_model, actor, qf, 0.0, settings=settings, objective=objective, optim=OptimSettings()).to(
-        device
-    )
+    return PixelUpdate.from_fields(fields, ACTION_DIM).to(device)
 
 
 def fake_batch(batch_B: int, batch_T: int, device: torch.device, generator: torch.Generator) -> dict:

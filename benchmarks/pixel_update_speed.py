@@ -27,15 +27,15 @@ from report import write_csv, write_page  # noqa: E402  (benchmarks/ is the scri
 
 
 def make_update(preset: str, num_particles: int, mode: str, seed: int = 0):
-    from smac_rllib.objectives.losses import ObjectiveSettings
-    from smac_rllib.objectives.pixel_update import PixelSettings, PixelUpdate, build_nets
+    from smac_rllib.algorithms.smac.smac_fields import _FIELDS
+    from smac_rllib.objectives.pixel_update import PixelUpdate
+    from smac_rllib.training.fields import resolved_defaults
 
     torch.manual_seed(seed)
-    world_model, actor, qf = build_nets(6, world_model_preset=preset)
-    settings = PixelSettings(num_particles=num_particles, particle_mode=mode, autocast=None)
-    return PixelUpdate(
-        world_model, actor, qf, 0.0, settings=settings, objective=ObjectiveSettings(td_entropy="conditional")
+    fields = resolved_defaults(
+        _FIELDS, pixels=True, world_model_preset=preset, num_particles=num_particles, particle_mode=mode, autocast=None
     )
+    return PixelUpdate.from_fields(fields, 6)
 
 
 def make_batch(B: int, T: int, seed: int = 0) -> dict:

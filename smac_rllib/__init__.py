@@ -50,6 +50,7 @@ MOVED = {
     "smac_rllib.replay": "smac_rllib.training.replay",
     "smac_rllib.captured_update": "smac_rllib.training.fast_update.captured_update",
     "smac_rllib.training.captured_update": "smac_rllib.training.fast_update.captured_update",
+    "smac_rllib.algorithms.smac.connectors": "smac_rllib.algorithms.connectors",  # shared by the pixel algorithms
 }
 
 

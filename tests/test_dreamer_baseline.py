@@ -103,13 +103,13 @@ def test_one_learner_update_trains_world_model_value_and_actor():
 
 def test_config_names_the_fix():
     state = DreamerConfig().environment("dmc/cartpole-swingup")
-    assert any("pixels only" in e for e in state.smac_errors())
+    assert any("pixels only" in e for e in state.config_errors())
     pixels = DreamerConfig().environment("dmc/cartpole-swingup", env_config={"from_pixels": True})
-    assert pixels.copy().training(imagine_horizon=0).smac_errors() == [
+    assert pixels.copy().training(imagine_horizon=0).config_errors() == [
         "imagine_horizon=0 must be an integer >= 1 (reference: 15)"
     ]
-    assert pixels.copy().training(return_lambda=1.5).smac_errors() == [
-        "return_lambda=1.5 must be in [0, 1] (reference: 0.95)"
+    assert pixels.copy().training(return_lambda=1.5).config_errors() == [
+        "return_lambda=1.5 must be a number in [0, 1] (reference: 0.95)"
     ]
 
 

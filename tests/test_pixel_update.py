@@ -126,17 +126,21 @@ def test_rllib_learner_overhead_benchmark_runs_on_cpu(tmp_path):
 
 # ----- the sync-free update against the frozen 58c9715 update --------------------------------------------------
 def _pure_update(num_particles: int, seed: int = 0, **settings):
-    from smac_rllib.objectives.losses import ObjectiveSettings
-    from smac_rllib.objectives.pixel_update import PixelSettings, build_nets
+    from smac_rllib.algorithms.smac.smac_fields import _FIELDS
+    from smac_rllib.training.fields import resolved_defaults
 
     torch.manual_seed(seed)
-    world_model, actor, qf = build_nets(
-        2, world_model_preset="tiny", pixel_hidden_dim=16, actor_layers=2, critic_layers=2
+    fields = resolved_defaults(  # a fresh pixel config's settings, tiny
+        _FIELDS,
+        pixels=True,
+        world_model_preset="tiny",
+        pixel_hidden_dim=16,
+        actor_layers=2,
+        critic_layers=2,
+        num_particles=num_particles,
+        autocast=None,
     )
-    settings = PixelSettings(num_particles=num_particles, autocast=None, **settings)
-    return PixelUpdate(
-        world_model, actor, qf, 0.0, settings=settings, objective=ObjectiveSettings(td_entropy="conditional")
-    )
+    return PixelUpdate.from_fields(fields, 2, **settings)
 
 
 def _batch(seed: int = 0) -> dict:
@@ -350,16 +354,16 @@ def test_learner_capture_switch_resolves_and_refuses_in_one_line():
     with pytest.raises(CaptureUnavailable, match="fp16"):
         resolve_capture("graph+compile", cuda, autocast="fp16")
     config = pixel_config(num_particles=4)
-    assert config.smac_errors() == [] and config.learner_capture == "auto"
+    assert config.config_errors() == [] and config.learner_capture == "auto"
     learner = config.build_learner(spaces=SPACES)
     assert learner._capture_mode == "off"  # auto on the CPU: eager
-    errors = pixel_config(num_particles=4, learner_capture="graph").smac_errors()
+    errors = pixel_config(num_particles=4, learner_capture="graph").config_errors()
     assert len(errors) == 1 and "needs a CUDA learner" in errors[0] and "num_gpus_per_learner: 1" in errors[0]
-    assert "is unknown" in pixel_config(learner_capture="cudagraph").smac_errors()[0]
+    assert "is unknown" in pixel_config(learner_capture="cudagraph").config_errors()[0]
     from smac_rllib.algorithms import SMACConfig
 
     state = SMACConfig().environment("dmc/cartpole-swingup").training(learner_capture="graph")
-    assert "applies to pixel runs" in state.smac_errors()[0]
+    assert "applies to pixel runs" in state.config_errors()[0]
 
 
 def test_gpu_graph_benchmark_runs_on_cpu_without_ray(tmp_path):

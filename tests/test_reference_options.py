@@ -184,11 +184,11 @@ def test_beta_scale_alpha_vs_none_by_hand():
     "training, message",
     [
         (dict(td_entropy="joint"), "td_entropy='joint' is unknown"),
-        (dict(critic_particles="some"), "critic_particles='some' is unknown; use 'all' (reference) or 's0'"),
+        (dict(critic_particles="some"), "critic_particles='some' is unknown; use one of 'all', 's0'"),
         (dict(beta_scale="beta"), "beta_scale='beta' is unknown"),
-        (dict(mlmc_average_level0="yes"), "mlmc_average_level0='yes' must be true (reference) or false"),
+        (dict(mlmc_average_level0="yes"), "mlmc_average_level0='yes' must be true or false (true: the reference"),
         (dict(pixel_actor_head="flow"), "pixel_actor_head='flow' is unknown"),
-        (dict(initial_alpha=0.0), "initial_alpha=0.0 must be > 0"),
+        (dict(initial_alpha=0.0), "initial_alpha=0.0 must be a number > 0"),
     ],
 )
 def test_new_options_validate_with_a_message_that_names_the_fix(training, message):

@@ -201,7 +201,7 @@ def test_model_pretraining_updates_train_the_model_only_then_everything():
             {},
             r"initial_model_train_steps=-1 must be an integer >= 0 \(original: 100000",
         ),
-        ({"model_lr": 0.0}, {}, r"model_lr=0.0 must be a positive number \(original: 0.0001\)"),
+        ({"model_lr": 0.0}, {}, r"model_lr=0.0 must be a number > 0 \(original: 1e-4\)"),
         ({}, {"from_pixels": False}, r"SLAC learns from pixels: set env_config from_pixels: true"),
         ({}, {"image_size": 40}, r"image_size=40: SLAC's conv encoder/decoder need a side divisible by 16"),
     ],

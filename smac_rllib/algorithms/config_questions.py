@@ -2,7 +2,7 @@
 names none): its own errors and warnings, the steps one update replays, the numeric ranges of its settings, the
 defaults to fill in before the config is built, and the hours a CPU learner would take.
 
-Ours answer through their config classes (``smac_errors()``, ``replay_batch()``, ``cpu_hours_per_10k_frames()``,
+Ours answer through their config classes (``config_errors()``, ``replay_batch()``, ``cpu_hours_per_10k_frames()``,
 ``COST_HINT``); RLlib's DreamerV3 through ``baselines/dreamerv3.py``; any other RLlib algorithm gets the neutral
 answer (no errors of ours, its train batch, no estimate).
 """
@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import functools
 
+from smac_rllib import algorithms
+from smac_rllib.algorithms import pixel_run
 from smac_rllib.algorithms.baselines import dreamerv3
 
 
@@ -24,7 +26,7 @@ def errors(config) -> list[str]:
     """The algorithm's own one-line errors for this config (each naming the fix)."""
     if dreamerv3.is_dreamerv3(config):
         return dreamerv3.errors(config)
-    own = getattr(config, "smac_errors", None)
+    own = getattr(config, "config_errors", None)  # training/fields.py: FieldTableConfig
     return own() if own else []
 
 
@@ -82,17 +84,10 @@ def warnings(config) -> list[str]:
     return dreamerv3.warnings(config) if dreamerv3.is_dreamerv3(config) else []
 
 
-def sequence_batch(b, t) -> tuple[int | None, str]:
-    """Env steps one update of B x T sequences replays (SMAC's pixels, SLAC, RLlib's DreamerV3)."""
-    if isinstance(b, int) and isinstance(t, int):
-        return b * t, f"batch_size_B x batch_length_T = {b} x {t}"
-    return None, ""
-
-
 def replay_batch(config) -> tuple[int | None, str]:
     """(env steps one update replays, how the config names them); (None, "") when it cannot tell."""
     if dreamerv3.is_dreamerv3(config):
-        return sequence_batch(config.batch_size_B, config.batch_length_T)
+        return pixel_run.sequence_batch(config.batch_size_B, config.batch_length_T)
     own = getattr(config, "replay_batch", None)
     if own:
         return own()
@@ -104,10 +99,13 @@ def replay_batch(config) -> tuple[int | None, str]:
 
 
 def ranges() -> dict[str, tuple]:
-    """Numeric settings of algorithms not in RLlib's common set: key -> (low, high, low_open, high_open, hint)."""
-    from smac_rllib.algorithms.smac import smac_fields
-
-    return dict(dreamerv3.RANGES) | smac_fields.RANGES
+    """Numeric settings of algorithms not in RLlib's common set: key -> (low, high, low_open, high_open, hint), from
+    the field tables of our configs (``training/fields.py``) and RLlib's DreamerV3."""
+    found = dict(dreamerv3.RANGES)
+    for name in reversed(algorithms.__all__):  # a name several algorithms share keeps SMAC's row (listed first)
+        if name.endswith("Config"):
+            found |= getattr(algorithms, name).field_ranges()
+    return found
 
 
 def network_size_keys(config) -> str:

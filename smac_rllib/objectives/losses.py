@@ -11,6 +11,7 @@ losses; the RLlib Learner and the pure-torch ``PixelUpdate`` both call it.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -123,25 +124,25 @@ def alpha_loss(log_alpha: torch.Tensor, entropy_B: torch.Tensor, *, target_entro
 
 @dataclass(frozen=True)
 class ObjectiveSettings:
-    """The config fields the losses read (SMACConfig's, resolved per modality)."""
+    """The config fields the losses read: SMACConfig's, resolved per modality (their defaults and meanings are the
+    config's field table, ``algorithms/smac/smac_fields.py``; ``from_config`` is the way to build one)."""
 
-    estimator: str = "mlmc"
-    mlmc_average_level0: bool = True
-    td_entropy: str = "marginal"
-    beta: float = 0.0
-    beta_scale: str = "alpha"
-    critic_loss: str = "mse"
+    estimator: str
+    mlmc_average_level0: bool
+    td_entropy: str
+    beta: float
+    beta_scale: str
+    critic_loss: str
 
     @classmethod
-    def from_config(cls, config) -> "ObjectiveSettings":
-        return cls(
-            config.estimator,
-            config.mlmc_average_level0,
-            config.resolved_td_entropy,
-            config.beta,
-            config.beta_scale,
-            config.critic_loss,
-        )
+    def from_fields(cls, fields, **overrides) -> "ObjectiveSettings":
+        """From a config's ``resolved_fields()`` (or ``training/fields.py: resolved_defaults``), with ``overrides``."""
+        names = [f.name for f in dataclasses.fields(cls)]
+        return cls(**{name: fields[name] for name in names} | overrides)
+
+    @classmethod
+    def from_config(cls, config, **overrides) -> "ObjectiveSettings":
+        return cls.from_fields(config.resolved_fields(), **overrides)
 
     def entropy(self, log_w_K1_B: torch.Tensor) -> torch.Tensor:
         return estimators.entropy_estimate(log_w_K1_B, self.estimator, mlmc_average_level0=self.mlmc_average_level0)

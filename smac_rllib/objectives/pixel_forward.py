@@ -39,14 +39,29 @@ BATCH_KEYS = ("obs", "actions", "rewards", "is_first", "is_terminated")  # RLlib
 
 @dataclass(frozen=True)
 class PixelSettings:
-    """What the training forward pass needs to know (SMACConfig fields of the same names)."""
+    """What the training forward pass needs to know: the config fields of the same names, read from the module's
+    ``model_config`` (their defaults and meanings are the config's field table, ``algorithms/smac/smac_fields.py``)."""
 
-    num_particles: int = 32
-    particle_mode: str = "history"  # "history" (reference) | "step"
-    critic_particles: str = "all"  # "all" (reference) | "s0"
-    td_entropy: str = "conditional"  # "conditional" (Eq. 12, reference) | "marginal"
-    autocast: str | None = "auto"  # "auto" (bf16 on a CUDA learner, fp32 on CPU) | "bf16" | "fp16" | None/"off"
+    num_particles: int
+    particle_mode: str  # "history" (reference) | "step"
+    critic_particles: str  # "all" (reference) | "s0"
+    td_entropy: str  # "conditional" (Eq. 12, reference) | "marginal"
+    autocast: str | None  # "auto" (bf16 on a CUDA learner, fp32 on CPU) | "bf16" | "fp16" | None/"off"
     particle_stream: bool = True  # CUDA, "history": the particle re-filter on a side stream, overlapping the ELBO pass
+
+    @classmethod
+    def from_model_config(cls, cfg, **overrides) -> "PixelSettings":
+        """From a pixel SMAC module's ``model_config`` (``SMACConfig.model_config``), with ``overrides``."""
+        return cls(
+            **{
+                "num_particles": int(cfg["num_particles"]),
+                "particle_mode": cfg["particle_mode"],
+                "critic_particles": cfg["critic_particles"],
+                "td_entropy": cfg["td_entropy"],
+                "autocast": cfg["autocast"],
+            }
+            | overrides
+        )
 
 
 def resolve_autocast(setting: str | None, device: torch.device) -> torch.dtype | None:
@@ -56,32 +71,25 @@ def resolve_autocast(setting: str | None, device: torch.device) -> torch.dtype |
     return {"bf16": torch.bfloat16, "fp16": torch.float16}.get(setting or "", None)
 
 
-def build_nets(
-    action_dim: int,
-    *,
-    world_model_preset="paper",
-    pixel_hidden_dim=300,
-    actor_layers=4,
-    critic_layers=3,
-    pixel_actor_head="dreamer",
-    inference_only=False,
-):
-    """(world_model, actor, qf or None): the reference's sizes (visual_control/smac.py:36-53)."""
-    world_model = WorldModel(action_dim, WorldModelConfig.preset(world_model_preset))
+def build_nets(action_dim: int, cfg, *, critic: bool = True, inference_only: bool = False):
+    """(world_model, actor, qf or None) of a module's ``model_config`` (its ``world_model_preset``,
+    ``pixel_hidden_dim``, ``actor_layers``, ``pixel_actor_head`` and, with ``critic``, ``critic_layers``): the
+    reference's sizes at the defaults (visual_control/smac.py:36-53). No critic on env runners (``inference_only``)."""
+    world_model = WorldModel(action_dim, WorldModelConfig.preset(cfg["world_model_preset"]))
     if inference_only:  # env runners filter beliefs and act: no decoder, no reward head
         del world_model.decoder, world_model.reward_head
     else:  # frames arrive channels-last (B, T, 64, 64, 3): conv weights in the same layout spare oneDNN / cuDNN a
         # conversion per call (identical outputs; CPU, small preset, 512 frames: encoder + decoder forward and backward
-        # 0.40 -> 0.35 s, benchmarks/results/pixel_update_speed/); env runners do the same (pixel_rl_module.py)
+        # 0.40 -> 0.35 s, benchmarks/results/pixel_update_speed/); env runners do the same (belief_actor_module.py)
         world_model.encoder.to(memory_format=torch.channels_last)
         world_model.decoder.to(memory_format=torch.channels_last)
-    feat_dim = world_model.feat_dim
+    feat_dim, width = world_model.feat_dim, int(cfg["pixel_hidden_dim"])
     actor = TanhGaussianHead(
-        feat_dim, action_dim, pixel_hidden_dim, actor_layers, nn.ELU, head=pixel_actor_head
+        feat_dim, action_dim, width, int(cfg["actor_layers"]), nn.ELU, head=cfg["pixel_actor_head"]
     )  # pi(a|s)
-    qf = (
-        None if inference_only else TwinQ(feat_dim, action_dim, pixel_hidden_dim, critic_layers, nn.ELU)
-    )  # Q(s, a), Eq. (12)
+    qf = None
+    if critic and not inference_only:
+        qf = TwinQ(feat_dim, action_dim, width, int(cfg["critic_layers"]), nn.ELU)  # Q(s, a), Eq. (12)
     return world_model, actor, qf
 
 

@@ -6,6 +6,7 @@ and the shared tail (``update_step.backward_and_step``). The forward pass's name
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass
 
 import torch
@@ -62,28 +63,28 @@ __all__ = [
 # --------------------------------------------------------------------------------- a whole update, no RLlib
 @dataclass(frozen=True)
 class OptimSettings:
-    world_model_lr: float = 6e-4
-    actor_lr: float = 3e-4
-    critic_lr: float = 3e-4
-    alpha_lr: float = 3e-4
-    grad_clip: float = 100.0  # global norm per optimizer, alpha excluded (reference smac.py:166-168)
-    tau: float = 0.005
-    gamma: float = 0.99
+    """The optimizers' config fields (defaults and meanings: the config's field table; built by ``from_config``)."""
+
+    world_model_lr: float
+    actor_lr: float
+    critic_lr: float
+    alpha_lr: float
+    grad_clip: float  # global norm per optimizer, alpha excluded (reference smac.py:166-168)
+    tau: float
+    gamma: float
+
+    @classmethod
+    def from_fields(cls, fields) -> "OptimSettings":
+        """From a config's fields (a mapping): its ``grad_clip`` where set (RLlib's field), else ``pixel_grad_clip``
+        (the reference's 100)."""
+        clip = fields["grad_clip"] if fields.get("grad_clip") is not None else fields["pixel_grad_clip"]
+        names = ("world_model_lr", "actor_lr", "critic_lr", "alpha_lr", "tau", "gamma")
+        return cls(**{name: fields[name] for name in names}, grad_clip=clip or 0.0)
 
     @classmethod
     def from_config(cls, config) -> "OptimSettings":
-        """An SMACConfig's: its ``grad_clip`` where set (RLlib's field), else ``pixel_grad_clip`` (the reference's
-        100)."""
-        clip = config.grad_clip if config.grad_clip is not None else config.pixel_grad_clip
-        return cls(
-            config.world_model_lr,
-            config.actor_lr,
-            config.critic_lr,
-            config.alpha_lr,
-            clip or 0.0,
-            config.tau,
-            config.gamma,
-        )
+        names = ("world_model_lr", "actor_lr", "critic_lr", "alpha_lr", "tau", "gamma", "grad_clip", "pixel_grad_clip")
+        return cls.from_fields({name: getattr(config, name) for name in names})
 
 
 class PixelUpdate(nn.Module):
@@ -102,7 +103,7 @@ class PixelUpdate(nn.Module):
         *,
         settings: PixelSettings,
         objective: losses.ObjectiveSettings,
-        optim: OptimSettings = OptimSettings(),
+        optim: OptimSettings,
         target_entropy: float | None = None,
     ):
         super().__init__()
@@ -121,6 +122,22 @@ class PixelUpdate(nn.Module):
             [self.log_alpha], lr=optim.alpha_lr
         )  # the learner's Adam (smac_rllib/core/optim.py)
         self.scaler = None  # fp16: a GradScaler, made on the first step's device
+
+    @classmethod
+    def from_fields(cls, fields, action_dim: int, **settings) -> "PixelUpdate":
+        """A fresh update at a pixel SMAC config's settings: ``fields`` is its ``resolved_fields()`` or, where ray is
+        absent, ``training/fields.py: resolved_defaults(smac_fields._FIELDS, pixels=True, ...)``; ``settings`` override
+        ``PixelSettings`` fields (e.g. ``particle_stream``). For tests and benchmarks."""
+        world_model, actor, qf = build_nets(action_dim, fields)
+        return cls(
+            world_model,
+            actor,
+            qf,
+            math.log(fields["initial_alpha"]),
+            settings=PixelSettings.from_model_config(fields, **settings),
+            objective=losses.ObjectiveSettings.from_fields(fields),
+            optim=OptimSettings.from_fields(fields),
+        )
 
     @classmethod
     def like(cls, module, config, target_entropy: float) -> "PixelUpdate":

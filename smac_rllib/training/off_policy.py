@@ -41,76 +41,6 @@ from smac_rllib.training.rate_limiter import SampleToInsertRatio
 from smac_rllib.training.replay import make_replay, sample_train_batch
 
 
-def set_defaults(config, fields: dict) -> None:
-    """Each field of a ``{name: (default, meaning)}`` table set to its default on ``config`` (the table is the field's
-    one home: its default, its documentation, and with ``set_provided`` its ``training()`` keyword)."""
-    for name, (default, _) in fields.items():
-        setattr(config, name, default)
-
-
-def set_provided(config, kwargs: dict, names) -> None:
-    """``training(**kwargs)`` for fields RLlib does not know: each of ``names`` given in ``kwargs`` (and not RLlib's
-    ``NotProvided``) is set on ``config`` and removed from ``kwargs``, which then go to the parent's ``training``."""
-    from ray.rllib.algorithms.algorithm_config import NotProvided
-
-    for name in names:
-        value = kwargs.pop(name, NotProvided)
-        if value is not NotProvided:
-            setattr(config, name, value)
-
-
-class FieldTableConfig:
-    """Put first in a config's bases: ``training(**kwargs)`` takes every field of the ``FIELDS`` table ({name:
-    (default, meaning)}) of the config's class and of each of its bases (the table is each field's one home), and
-    hands the rest to RLlib's ``training``. Defaults are set by ``set_defaults(self, FIELDS)`` in ``__init__``."""
-
-    FIELDS: dict = {}
-
-    def training(self, **kwargs):
-        for cls in type(self).__mro__:
-            set_provided(self, kwargs, cls.__dict__.get("FIELDS", {}))
-        super().training(**kwargs)
-        return self
-
-
-ASYNC_FIELDS = {  # name: (default, meaning) -- the loop's fields, set through training(...) on all our configs
-    "async_learning": (
-        True,
-        "act and learn at the same time (docs/design.md §8); False = the synchronous loop "
-        "(sample, update, sync), reproducible step by step",
-    ),
-    "weight_sync_every_updates": (
-        None,
-        "async: updates between weight syncs to the env runners; None = the "
-        "reference's policy lag (pixels: every 500 agent steps) or the synchronous "
-        "loop's cadence (states)",
-    ),
-    "async_max_lead_env_steps": (
-        None,
-        "async: how many env steps the runners may sample ahead of the updates "
-        "(rate limiter slack); None = 2 x fragment x envs x runners",
-    ),
-    "cuda_deterministic": (
-        False,
-        "keep what RLlib's seeding sets on a CUDA learner (CUBLAS_WORKSPACE_CONFIG=:4096:8, "
-        "cuDNN deterministic): 1.4-1.7x slower pixel updates on an H100 "
-        "(docs/gpu.md); False = the seeds only",
-    ),
-}
-
-
-def async_field_errors(config) -> list[str]:
-    errors = []
-    for name in ("async_learning", "cuda_deterministic"):
-        if not isinstance(getattr(config, name), bool):
-            errors.append(f"{name}={getattr(config, name)!r} must be true or false")
-    for name in ("weight_sync_every_updates", "async_max_lead_env_steps"):
-        value = getattr(config, name)
-        if value is not None and not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
-            errors.append(f"{name}={value!r} must be an integer >= 1 or None (automatic)")
-    return errors
-
-
 LIVE_PROGRESS_FILE = "progress_live.json"  # read by the CLI between results (smac_rllib/cli/progress.py)
 
 
@@ -157,9 +87,9 @@ class LiveProgress:
             self.path = None  # an unwritable trial dir: no live progress, training goes on
 
 
-def _resolved(config, resolved_name: str, plain_name: str):
-    """SMACConfig resolves per-modality defaults (states vs pixels); other configs give the plain field."""
-    return getattr(config, f"resolved_{resolved_name}", getattr(config, plain_name))
+def _resolved(config, name: str):
+    """A field's value for this run: an automatic (None) one resolved for the modality (training/fields.py)."""
+    return config.resolved(name) if hasattr(config, "resolved") else getattr(config, name)
 
 
 class OffPolicyLoop:
@@ -182,8 +112,8 @@ class OffPolicyLoop:
         synchronous loop runs exactly the new grant after each store, the async learners run up to it while the
         runners lead by at most ``max_lead_env_steps`` (rate_limiter.py). SLAC adds its model pretraining here."""
         return SampleToInsertRatio(
-            updates_per_env_step=_resolved(self.config, "updates_per_env_step", "updates_per_env_step"),
-            learning_starts=_resolved(self.config, "learning_starts", "num_steps_sampled_before_learning_starts"),
+            updates_per_env_step=_resolved(self.config, "updates_per_env_step"),
+            learning_starts=_resolved(self.config, "num_steps_sampled_before_learning_starts"),
             max_lead_env_steps=max_lead_env_steps,
         )
 

@@ -1,17 +1,22 @@
 """Learner of the Dreamer baseline: three Adams (world model 6e-4, value 8e-5, actor 8e-5; reference
 ``visual_control/dreamer.py:56-61``), one backward of model + value + actor losses, each optimizer's gradients clipped
-to global norm 100 (``dreamer.py:153-160``): ``DreamerTorchLearner.make_update``, run by pixel SMAC's learner shell
-(replay shard, update thread, device metrics, non-finite skip). Always eager: the captured update is pixel SMAC's."""
+to global norm 100 (``dreamer.py:153-160``): ``DreamerTorchLearner.make_update``, run by the learner shell every
+algorithm shares (``training/step_learner.py``: replay shard, update thread, device metrics, non-finite skip). Always
+eager: the captured update is pixel SMAC's."""
 
 from __future__ import annotations
 
 import torch
 
-from smac_rllib.algorithms.smac.smac_learner import SMACPixelTorchLearner
+from ray.rllib.algorithms.sac.torch.sac_torch_learner import SACTorchLearner
+
+from smac_rllib.core.optim import adam
 from smac_rllib.objectives.imagination import ACTOR_LOSS, DREAMER_METRICS, VALUE_LOSS
 from smac_rllib.objectives.pixel_update import WM_LOSS, WM_METRICS, OptimSettings
 from smac_rllib.objectives.update_step import ModuleUpdate
+from smac_rllib.training.async_learner import AsyncLearnerMixin
 from smac_rllib.training.checkpoint_names import retired_twins
+from smac_rllib.training.step_learner import StepLearnerMixin
 
 
 def dreamer_losses(fwd_out: dict, batch: dict) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
@@ -21,8 +26,12 @@ def dreamer_losses(fwd_out: dict, batch: dict) -> tuple[dict[str, torch.Tensor],
     return terms, dict(fwd_out[WM_METRICS]) | fwd_out[DREAMER_METRICS]
 
 
-class DreamerTorchLearner(SMACPixelTorchLearner):
+class DreamerTorchLearner(AsyncLearnerMixin, StepLearnerMixin, SACTorchLearner):
     capture_keys = ()  # eager only
+
+    def configure_optimizers_for_module(self, module_id, config=None) -> None:
+        groups = self.optimizer_groups(self._module[module_id].unwrapped(), config)
+        self.register_optimizer_groups(module_id, groups, adam)
 
     def optimizer_groups(self, module, config) -> list[tuple[str, list, float]]:
         return [

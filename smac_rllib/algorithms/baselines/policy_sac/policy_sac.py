@@ -21,6 +21,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+from smac_rllib.algorithms.baselines.policy_sac.policy_sac_learner import PolicySACTorchLearner
 from smac_rllib.algorithms.baselines.sac_baseline.sac_baseline import SACBaselineConfig
 
 
@@ -30,29 +33,16 @@ class PolicySACConfig(SACBaselineConfig):
     module_class: type = None  # set by subclasses
 
     def get_default_rl_module_spec(self):
-        from ray.rllib.core.rl_module.rl_module import RLModuleSpec
-
         return RLModuleSpec(module_class=self.module_class)
 
     def get_default_learner_class(self):
-        from smac_rllib.algorithms.baselines.policy_sac.policy_sac_learner import PolicySACTorchLearner
-
         return PolicySACTorchLearner
 
     @property
     def _model_config_auto_includes(self) -> dict[str, Any]:
         return super()._model_config_auto_includes | {
             "hidden_dim": self.hidden_dim,
-            "initial_log_alpha": math.log(self.initial_alpha)
+            "initial_log_alpha": math.log(self.initial_alpha)  # checked by the row; read before validate() too
             if isinstance(self.initial_alpha, (int, float)) and self.initial_alpha > 0
             else 0.0,
         }
-
-    def validate(self) -> None:
-        super().validate()
-        if not (
-            isinstance(self.initial_alpha, (int, float))
-            and self.initial_alpha > 0
-            and math.isfinite(self.initial_alpha)
-        ):
-            raise ValueError(f"initial_alpha={self.initial_alpha!r} must be > 0 (pytorch_sac: 0.1)")

@@ -22,75 +22,60 @@ from __future__ import annotations
 from ray.rllib.algorithms.sac.sac import SAC, SACConfig
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-from smac_rllib.training.off_policy import (
-    ASYNC_FIELDS,
-    FieldTableConfig,
-    OffPolicyLoop,
-    async_field_errors,
-    set_defaults,
-)
+from smac_rllib.algorithms.baselines.sac_baseline import sac_baseline_learner, sac_baseline_rl_module
+from smac_rllib.training.fields import ASYNC_FIELDS, Field, FieldTableConfig, count, positive
+from smac_rllib.training.off_policy import OffPolicyLoop
 
-
-_FIELDS = {  # name: (default, meaning) -- one home per field: default, doc and training() keyword
-    "updates_per_env_step": (1.0, "gradient updates per sampled env step (as SMAC; pytorch_sac: 1)"),
-    "hidden_dim": (400, "width of the actor and critic MLPs (paper: 400 for SAC vs 256 for SMAC, to match parameters)"),
-    "critic_loss": ("mse", "'mse' (pytorch_sac) | 'huber' (RLlib SAC's)"),
-    "random_actions_before_learning": (
+_FIELDS = {  # name: Field(default, meaning, checks) -- one home per field (training/fields.py)
+    "updates_per_env_step": positive(
+        1.0, "gradient updates per sampled env step (as SMAC; pytorch_sac: 1)", hint="(pytorch_sac: 1)"
+    ),
+    "hidden_dim": count(
+        400,
+        "width of the actor and critic MLPs (paper: 400 for SAC vs 256 for SMAC, to match parameters)",
+        hint="(paper's SAC baseline: 400)",
+    ),
+    "critic_loss": Field("mse", "'mse' (pytorch_sac) | 'huber' (RLlib SAC's)", choices=("mse", "huber")),
+    "random_actions_before_learning": Field(
         True,
         "uniform random actions for the first num_steps_sampled_before_learning_"
         "starts agent steps (pytorch_sac's seed steps), as SMAC",
     ),
+    # RLlib's own fields: RLlib's training() takes them; these rows set the baseline's defaults and add the checks
+    "actor_lr": positive(3e-4, "actor Adam learning rate (RLlib SAC: 3e-5)", hint="(paper: 3e-4)", rllib=True),
+    "critic_lr": positive(3e-4, "critic Adam learning rate", hint="(paper: 3e-4)", rllib=True),
+    "alpha_lr": positive(3e-4, "temperature Adam learning rate", hint="(paper: 3e-4)", rllib=True),
+    "initial_alpha": positive(
+        0.1, "initial temperature (pytorch_sac init_temperature)", hint="(pytorch_sac: 0.1)", rllib=True
+    ),
+    "tau": Field(0.005, "Polyak rate of the target critics", kind=float, low=0, high=1, rllib=True),
+    "gamma": Field(0.99, "discount", kind=float, low=0, high=1, low_open=True, rllib=True),
+    "num_steps_sampled_before_learning_starts": count(
+        5000, "uniform random agent steps before learning (pytorch_sac)", low=0, hint="(paper: 5000)", rllib=True
+    ),
+    "train_batch_size_per_learner": count(256, "transitions per update", hint="(paper: 256)", rllib=True),
 } | ASYNC_FIELDS  # the asynchronous actor-learner, as SMAC (docs/design.md §8)
 
 
 class SACBaselineConfig(FieldTableConfig, SACConfig):
-    FIELDS = _FIELDS  # the fields training() takes (training/off_policy.py: FieldTableConfig)
+    FIELDS = _FIELDS  # one row per field (training/fields.py: FieldTableConfig)
 
     def __init__(self, algo_class=None):
-        super().__init__(algo_class=algo_class or SACBaseline)
-        self.actor_lr = 3e-4
-        self.critic_lr = 3e-4
-        self.alpha_lr = 3e-4
-        self.initial_alpha = 0.1
-        self.tau = 0.005
-        self.gamma = 0.99
-        self.train_batch_size_per_learner = 256
-        self.num_steps_sampled_before_learning_starts = 5000
+        super().__init__(algo_class=algo_class or SACBaseline)  # every row of _FIELDS at its default (RLlib's too)
         self.replay_buffer_config = {"type": "EpisodeReplayBuffer", "capacity": 1_000_000}
         self.store_buffer_in_checkpoints = True
         self.rollout_fragment_length = 10
         self.min_sample_timesteps_per_iteration = 1000
         self.min_time_s_per_iteration = 0
-        set_defaults(self, _FIELDS)
-
-    def validate(self) -> None:
-        super().validate()
-        if not (isinstance(self.updates_per_env_step, (int, float)) and self.updates_per_env_step > 0):
-            raise ValueError(f"updates_per_env_step={self.updates_per_env_step!r} must be > 0 (pytorch_sac: 1)")
-        if not (isinstance(self.hidden_dim, int) and self.hidden_dim >= 1):
-            raise ValueError(f"hidden_dim={self.hidden_dim!r} must be an integer >= 1 (paper's SAC baseline: 400)")
-        if self.critic_loss not in ("mse", "huber"):
-            raise ValueError(f"critic_loss={self.critic_loss!r} is unknown; use 'mse' (paper) or 'huber' (RLlib)")
-        if not isinstance(self.random_actions_before_learning, bool):
-            raise ValueError(
-                f"random_actions_before_learning={self.random_actions_before_learning!r} must be true or false"
-            )
-        errors = async_field_errors(self)
-        if errors:
-            raise ValueError(errors[0])
 
     def get_default_rl_module_spec(self) -> RLModuleSpec:
-        from smac_rllib.algorithms.baselines.sac_baseline.sac_baseline_rl_module import (
-            SACBaselineCatalog,
-            SACBaselineTorchRLModule,
+        return RLModuleSpec(
+            module_class=sac_baseline_rl_module.SACBaselineTorchRLModule,
+            catalog_class=sac_baseline_rl_module.SACBaselineCatalog,
         )
 
-        return RLModuleSpec(module_class=SACBaselineTorchRLModule, catalog_class=SACBaselineCatalog)
-
     def get_default_learner_class(self):
-        from smac_rllib.algorithms.baselines.sac_baseline.sac_baseline_learner import SACBaselineTorchLearner
-
-        return SACBaselineTorchLearner
+        return sac_baseline_learner.SACBaselineTorchLearner
 
     @property
     def _model_config_auto_includes(self):

@@ -22,34 +22,30 @@ from __future__ import annotations
 
 from ray.rllib.algorithms.sac.sac import SAC
 
-from smac_rllib.training.off_policy import OffPolicyLoop, set_defaults
 from smac_rllib.algorithms.baselines.policy_sac.policy_sac import PolicySACConfig
 from smac_rllib.algorithms.baselines.sac_flow.sac_flow_rl_module import SACFlowTorchRLModule
+from smac_rllib.training.fields import count
+from smac_rllib.training.off_policy import OffPolicyLoop
 
 
-_FIELDS = {  # name: (default, meaning) -- one home per field: default, doc and training() keyword
-    "flow_blocks": (2, "RealNVP coupling blocks: the paper's Flow2; 4 = Flow4"),
-    "flow_hidden_dim": (None, "width of each block's MLPs; None = hidden_dim (400): each block ~ one SAC actor"),
+_FIELDS = {  # name: Field(default, meaning, checks) -- one home per field (training/fields.py)
+    "flow_blocks": count(
+        2, "RealNVP coupling blocks: the paper's Flow2; 4 = Flow4", hint="(the paper's Flow2 / Flow4: 2 or 4)"
+    ),
+    "flow_hidden_dim": count(
+        None,
+        "width of each block's MLPs; None = hidden_dim (400): each block ~ one SAC actor",
+        hint="(None: hidden_dim, 400)",
+    ),
 }
 
 
 class SACFlowConfig(PolicySACConfig):
-    FIELDS = _FIELDS  # the fields training() takes (training/off_policy.py: FieldTableConfig)
+    FIELDS = _FIELDS  # one row per field (training/fields.py: FieldTableConfig)
     module_class = SACFlowTorchRLModule
 
     def __init__(self, algo_class=None):
         super().__init__(algo_class=algo_class or SACFlow)
-        set_defaults(self, _FIELDS)
-
-    def validate(self) -> None:
-        super().validate()
-        if not (isinstance(self.flow_blocks, int) and not isinstance(self.flow_blocks, bool) and self.flow_blocks >= 1):
-            raise ValueError(
-                f"flow_blocks={self.flow_blocks!r} must be an integer >= 1 (the paper's Flow2 / Flow4: 2 or 4)"
-            )
-        width = self.flow_hidden_dim
-        if width is not None and not (isinstance(width, int) and not isinstance(width, bool) and width >= 1):
-            raise ValueError(f"flow_hidden_dim={width!r} must be an integer >= 1 or None (= hidden_dim, 400)")
 
     @property
     def _model_config_auto_includes(self):

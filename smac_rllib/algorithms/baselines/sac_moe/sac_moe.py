@@ -29,38 +29,33 @@ from __future__ import annotations
 
 from ray.rllib.algorithms.sac.sac import SAC
 
-from smac_rllib.training.off_policy import OffPolicyLoop, set_defaults
 from smac_rllib.algorithms.baselines.policy_sac.policy_sac import PolicySACConfig
 from smac_rllib.algorithms.baselines.sac_moe.sac_moe_rl_module import SACMoETorchRLModule
+from smac_rllib.training.fields import count
+from smac_rllib.training.off_policy import OffPolicyLoop
 
 
-_FIELDS = {  # name: (default, meaning) -- one home per field: default, doc and training() keyword
-    "num_experts": (5, "mixture components: the paper's MOE5; 10 = MOE10"),
-    "moe_hidden_dim": (None, "expert width; None = the width that matches the SAC actor's parameter count"),
+_FIELDS = {  # name: Field(default, meaning, checks) -- one home per field (training/fields.py)
+    "num_experts": count(
+        5,
+        "mixture components: the paper's MOE5; 10 = MOE10",
+        low=2,
+        hint="(the paper's MOE5 / MOE10: 5 or 10; one expert is the SACBaseline)",
+    ),
+    "moe_hidden_dim": count(
+        None,
+        "expert width; None = the width that matches the SAC actor's parameter count",
+        hint="(None: the SAC actor's size)",
+    ),
 }
 
 
 class SACMoEConfig(PolicySACConfig):
-    FIELDS = _FIELDS  # the fields training() takes (training/off_policy.py: FieldTableConfig)
+    FIELDS = _FIELDS  # one row per field (training/fields.py: FieldTableConfig)
     module_class = SACMoETorchRLModule
 
     def __init__(self, algo_class=None):
         super().__init__(algo_class=algo_class or SACMoE)
-        set_defaults(self, _FIELDS)
-
-    def validate(self) -> None:
-        super().validate()
-        k = self.num_experts
-        if not (isinstance(k, int) and not isinstance(k, bool) and k >= 2):
-            raise ValueError(
-                f"num_experts={k!r} must be an integer >= 2 (the paper's MOE5 / MOE10: 5 or 10; "
-                "one expert is the SACBaseline)"
-            )
-        width = self.moe_hidden_dim
-        if width is not None and not (isinstance(width, int) and not isinstance(width, bool) and width >= 1):
-            raise ValueError(
-                f"moe_hidden_dim={width!r} must be an integer >= 1 or None (automatic: the SAC actor's size)"
-            )
 
     @property
     def _model_config_auto_includes(self):

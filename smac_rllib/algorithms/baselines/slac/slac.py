@@ -18,66 +18,95 @@ import math
 from typing import Any
 
 from ray.rllib.algorithms.sac.sac import SAC, SACConfig
+from ray.rllib.connectors.common import AddStatesFromEpisodesToBatch
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-from smac_rllib.training.off_policy import (
-    ASYNC_FIELDS,
-    FieldTableConfig,
-    OffPolicyLoop,
-    async_field_errors,
-    set_defaults,
-)
+from smac_rllib.algorithms.baselines.slac import slac_learner, slac_rl_module
+from smac_rllib.algorithms.pixel_run import sequence_batch
+from smac_rllib.algorithms.connectors import AddIsFirstsToBatch
+from smac_rllib.training.fields import ASYNC_FIELDS, LEARNER_FIELDS, Field, FieldTableConfig, count, positive
+from smac_rllib.training.off_policy import OffPolicyLoop
 from smac_rllib.training.rate_limiter import SampleToInsertRatio
 
-# name: (default, meaning; the original's name and file) -- one home per hyperparameter.
+# name: Field(default, meaning; the original's name and file; checks) -- one home per hyperparameter.
 # Original: alexlee-gk/slac, slac/agents/slac/configs/slac.gin (gin)
 # and examples/v1/train_eval.py (train_eval defaults).
-_FIELDS = {
-    "sequence_length": (
-        8,
-        "L: the actor sees the last L frames and L-1 actions; rows of L+1 steps train model and "
-        "critic (slac.gin: train_eval.sequence_length = 8)",
-    ),
-    "latent1_size": (32, "z1 size (slac.gin: ModelDistributionNetwork.latent1_size)"),
-    "latent2_size": (256, "z2 size (slac.gin: latent2_size)"),
-    "base_depth": (
-        32,
-        "conv depth; conv features and latent-model MLPs are 8 x base_depth = 256 (slac.gin: base_depth)",
-    ),
-    "decoder_std": (
-        math.sqrt(0.1),
-        "std of the Gaussian image likelihood on [0, 1] pixels (ModelDistributionNetwork decoder_stddev)",
-    ),
-    "batch_size_B": (256, "sequences per update for the critic and actor (train_eval.batch_size)"),
-    "model_batch_size": (32, "the first sequences of each batch that train the model (train_eval.model_batch_size)"),
-    "model_lr": (1e-4, "latent-model Adam learning rate (train_eval.model_learning_rate)"),
-    "initial_model_train_steps": (
-        100_000,
-        "model-only updates after the random warm-up, before any RL update "
-        "(slac.gin: train_eval.initial_model_train_steps)",
-    ),
-    "hidden_dim": (256, "width of the actor and critic MLPs (train_eval.actor_fc_layers / critic_joint_fc_layers)"),
-    "num_hidden_layers": (2, "hidden layers of the actor and critic MLPs (train_eval: 2)"),
-    "updates_per_env_step": (
-        1.0,
-        "updates per agent step after the pretraining (train_steps_per_iteration / collect_steps_per_iteration = 1)",
-    ),
-    "random_actions_before_learning": (
-        True,
-        "uniform random actions for the first num_steps_sampled_before_learning_"
-        "starts agent steps (train_eval: RandomTFPolicy, initial_collect_steps)",
-    ),
-    "max_consecutive_nonfinite_updates": (100, "stop the run after this many skipped non-finite updates in a row"),
-    "torch_num_threads": (
-        1,
-        "torch threads per CPU learner / env runner process (docs/design.md §9); 0 = torch default",
-    ),
-    "fast_update": (
-        True,
-        "retired: every run takes the one update (docs/design.md §9); kept so that older "
-        "checkpoints' configs restore, false is refused",
-    ),
-} | ASYNC_FIELDS
+_FIELDS = (
+    {
+        "sequence_length": count(
+            8,
+            "L: the actor sees the last L frames and L-1 actions; rows of L+1 steps train model and "
+            "critic (slac.gin: train_eval.sequence_length = 8)",
+            low=2,
+            hint="(the actor's history of L frames and L-1 actions, and a transition for the critic; original: 8)",
+        ),
+        "latent1_size": count(32, "z1 size (slac.gin: ModelDistributionNetwork.latent1_size)", hint="(original: 32)"),
+        "latent2_size": count(256, "z2 size (slac.gin: latent2_size)", hint="(original: 256)"),
+        "base_depth": count(
+            32,
+            "conv depth; conv features and latent-model MLPs are 8 x base_depth = 256 (slac.gin: base_depth)",
+            hint="(original: 32)",
+        ),
+        "decoder_std": positive(
+            math.sqrt(0.1),
+            "std of the Gaussian image likelihood on [0, 1] pixels (ModelDistributionNetwork decoder_stddev)",
+            hint="(original: sqrt(0.1))",
+        ),
+        "batch_size_B": count(
+            256, "sequences per update for the critic and actor (train_eval.batch_size)", hint="(original: 256)"
+        ),
+        "model_batch_size": count(
+            32,
+            "the first sequences of each batch that train the model (train_eval.model_batch_size)",
+            hint="(original: 32)",
+        ),
+        "model_lr": positive(
+            1e-4, "latent-model Adam learning rate (train_eval.model_learning_rate)", hint="(original: 1e-4)"
+        ),
+        "initial_model_train_steps": count(
+            100_000,
+            "model-only updates after the random warm-up, before any RL update "
+            "(slac.gin: train_eval.initial_model_train_steps)",
+            low=0,
+            hint="(original: 100000; 0 = no pretraining)",
+        ),
+        "hidden_dim": count(
+            256,
+            "width of the actor and critic MLPs (train_eval.actor_fc_layers / critic_joint_fc_layers)",
+            hint="(original: 256)",
+        ),
+        "num_hidden_layers": count(
+            2, "hidden layers of the actor and critic MLPs (train_eval: 2)", hint="(original: 2)"
+        ),
+        "updates_per_env_step": positive(
+            1.0,
+            "updates per agent step after the pretraining "
+            "(train_steps_per_iteration / collect_steps_per_iteration = 1)",
+            hint="(original: 1)",
+        ),
+        "random_actions_before_learning": Field(
+            True,
+            "uniform random actions for the first num_steps_sampled_before_learning_"
+            "starts agent steps (train_eval: RandomTFPolicy, initial_collect_steps)",
+        ),
+        # --- RLlib's own fields: RLlib's training() takes them; these rows set SLAC's defaults and add the checks ---
+        "actor_lr": positive(
+            3e-4, "train_eval.actor_learning_rate (RLlib SAC: 3e-5)", hint="(original: 3e-4)", rllib=True
+        ),
+        "critic_lr": positive(3e-4, "train_eval.critic_learning_rate", hint="(original: 3e-4)", rllib=True),
+        "alpha_lr": positive(3e-4, "train_eval.alpha_learning_rate", hint="(original: 3e-4)", rllib=True),
+        "initial_alpha": positive(1.0, "SlacAgent initial_log_alpha = 0.0", hint="(original: 1)", rllib=True),
+        "tau": Field(
+            0.005, "target_update_tau, every update (target_update_period = 1)", kind=float, low=0, high=1, rllib=True
+        ),
+        "gamma": Field(0.99, "discount", kind=float, low=0, high=1, low_open=True, rllib=True),
+        "num_steps_sampled_before_learning_starts": count(
+            10_000, "train_eval.initial_collect_steps (agent steps)", low=0, hint="(original: 10000)", rllib=True
+        ),
+    }
+    | LEARNER_FIELDS
+    | ASYNC_FIELDS
+)
 _MODULE_FIELDS = (
     "sequence_length",
     "latent1_size",
@@ -103,27 +132,15 @@ class SLACConfig(FieldTableConfig, SACConfig):
     100k model-only updates, then 1 update per agent step, replay 100k agent steps. See ``_FIELDS``.
     """
 
-    FIELDS = _FIELDS  # the fields training() takes (training/off_policy.py: FieldTableConfig)
+    FIELDS = _FIELDS  # one row per field (training/fields.py: FieldTableConfig)
 
     def __init__(self, algo_class=None):
-        super().__init__(algo_class=algo_class or SLAC)
-        set_defaults(self, _FIELDS)
-        self.actor_lr = 3e-4  # train_eval.actor_learning_rate (RLlib SAC: 3e-5)
-        self.critic_lr = 3e-4  # critic_learning_rate
-        self.alpha_lr = 3e-4  # alpha_learning_rate
-        self.initial_alpha = 1.0  # SlacAgent initial_log_alpha = 0.0
-        self.tau = 0.005  # target_update_tau, every update (target_update_period = 1)
-        self.gamma = 0.99
-        self.num_steps_sampled_before_learning_starts = 10_000  # train_eval.initial_collect_steps (agent steps)
+        super().__init__(algo_class=algo_class or SLAC)  # every row of _FIELDS at its default (RLlib's too)
         self.replay_buffer_config = {"type": "EpisodeReplayBuffer", "capacity": 100_000}  # replay_buffer_capacity
         self.store_buffer_in_checkpoints = True  # RLlib 2.60 would drop the buffer on restore (docs/design.md §9)
         self.rollout_fragment_length = 10
         self.min_sample_timesteps_per_iteration = 1000  # >= one DMC episode per iteration at action repeat >= 1
         self.min_time_s_per_iteration = 0
-
-    @property
-    def is_pixels(self) -> bool:
-        return isinstance(self.env_config, dict) and bool(self.env_config.get("from_pixels"))
 
     @property
     def batch_length_T(self) -> int:
@@ -134,8 +151,6 @@ class SLACConfig(FieldTableConfig, SACConfig):
     COST_HINT = ("docs/slac.md", "smaller image_size, base_depth and batch_size_B (tests/data/slac_tiny.yaml)")
 
     def replay_batch(self) -> tuple[int | None, str]:
-        from smac_rllib.algorithms.config_questions import sequence_batch
-
         return sequence_batch(self.batch_size_B, self.batch_length_T)
 
     def cpu_hours_per_10k_frames(self) -> float | None:
@@ -156,20 +171,9 @@ class SLACConfig(FieldTableConfig, SACConfig):
         updates = 10_000 / (env_config.get("action_repeat") or 2) * self.updates_per_env_step  # pixel default: 2
         return 5.6 * scale * updates / 3600 / max(1, self.num_learners)
 
-    def validate(self) -> None:
-        super().validate()
-        errors = self.slac_errors()
-        if errors:
-            raise ValueError(errors[0])
-
-    def slac_errors(self) -> list[str]:
-        """Every invalid SLAC setting, each as a one-line message that names the fix."""
+    def cross_errors(self) -> list[str]:
+        """The checks between SLAC's fields and the env (each field's own row is checked first)."""
         errors = []
-        if self.fast_update is not True:
-            errors.append(
-                f"fast_update={self.fast_update!r}: the switch was retired, every run takes the one update "
-                "(docs/design.md §9); remove fast_update"
-            )
         if not self.is_pixels:
             errors.append("SLAC learns from pixels: set env_config from_pixels: true (image_size: 64, the original's)")
         size = (self.env_config or {}).get("image_size", 64) if isinstance(self.env_config, dict) else 64
@@ -177,73 +181,19 @@ class SLACConfig(FieldTableConfig, SACConfig):
             errors.append(
                 f"image_size={size!r}: SLAC's conv encoder/decoder need a side divisible by 16 (original: 64)"
             )
-        seq = self.sequence_length
-        if not (_is_int(seq) and seq >= 2):
-            errors.append(
-                f"sequence_length={seq!r} must be an integer >= 2 (the actor's history of L frames and L-1 "
-                "actions, and a transition for the critic; original: 8)"
-            )
-        for name, paper in (
-            ("latent1_size", 32),
-            ("latent2_size", 256),
-            ("base_depth", 32),
-            ("batch_size_B", 256),
-            ("model_batch_size", 32),
-            ("hidden_dim", 256),
-            ("num_hidden_layers", 2),
-        ):
-            value = getattr(self, name)
-            if not (_is_int(value) and value >= 1):
-                errors.append(f"{name}={value!r} must be an integer >= 1 (original: {paper})")
-        ims = self.initial_model_train_steps
-        if not (_is_int(ims) and ims >= 0):
-            errors.append(
-                f"initial_model_train_steps={ims!r} must be an integer >= 0 (original: 100000; 0 = no pretraining)"
-            )
-        for name, paper in (
-            ("model_lr", 1e-4),
-            ("actor_lr", 3e-4),
-            ("critic_lr", 3e-4),
-            ("alpha_lr", 3e-4),
-            ("decoder_std", "sqrt(0.1)"),
-            ("updates_per_env_step", 1),
-            ("initial_alpha", 1),
-        ):
-            value = getattr(self, name)
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, (int, float))
-                or not (value > 0 and math.isfinite(value))
-            ):
-                errors.append(f"{name}={value!r} must be a positive number (original: {paper})")
-        starts = self.num_steps_sampled_before_learning_starts
-        if not (_is_int(starts) and starts >= 0):
-            errors.append(
-                f"num_steps_sampled_before_learning_starts={starts!r} must be an integer >= 0 (original: 10000)"
-            )
         if self.n_step != 1:
             errors.append(f"n_step={self.n_step!r} is not supported; use n_step: 1 (SLAC's 1-step TD target)")
-        return errors + async_field_errors(self)
-
-    smac_errors = slac_errors  # the CLI checks every algorithm config through this name (cli/yaml_loader.py)
+        return errors
 
     def get_default_rl_module_spec(self) -> RLModuleSpec:
-        from smac_rllib.algorithms.baselines.slac import slac_rl_module
-
         return RLModuleSpec(module_class=slac_rl_module.SLACTorchRLModule)
 
     def get_default_learner_class(self):
-        from smac_rllib.algorithms.baselines.slac import slac_learner
-
         return slac_learner.SLACTorchLearner
 
     def build_env_to_module_connector(self, env=None, spaces=None, device=None):
         """Pixel SMAC's connector: ``is_first`` marks episode starts, where the actor's history restarts."""
         connector = super().build_env_to_module_connector(env=env, spaces=spaces, device=device)
-        from ray.rllib.connectors.common import AddStatesFromEpisodesToBatch
-
-        from smac_rllib.algorithms.smac.connectors import AddIsFirstsToBatch
-
         connector.insert_before(AddStatesFromEpisodesToBatch, AddIsFirstsToBatch())
         return connector
 
@@ -256,10 +206,6 @@ class SLACConfig(FieldTableConfig, SACConfig):
                 "initial_log_alpha": math.log(self.initial_alpha),
             }
         )
-
-
-def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 @dataclasses.dataclass(frozen=True)

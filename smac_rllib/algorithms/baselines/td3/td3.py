@@ -25,47 +25,32 @@ from typing import Any
 from ray.rllib.algorithms.sac.sac import SAC
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-from smac_rllib.training.off_policy import OffPolicyLoop, set_defaults
 from smac_rllib.algorithms.baselines.sac_baseline.sac_baseline import SACBaselineConfig
+from smac_rllib.algorithms.baselines.td3 import td3_learner, td3_rl_module
+from smac_rllib.training.fields import Field, count
+from smac_rllib.training.off_policy import OffPolicyLoop
 
 
-_FIELDS = {  # name: (default, meaning) -- TD3's own fields (Fujimoto et al. 2018)
-    "policy_delay": (2, "critic updates per actor and target update"),
-    "target_noise": (0.2, "std of the target policy smoothing noise"),
-    "target_noise_clip": (0.5, "clip of the target policy smoothing noise"),
-    "exploration_noise": (0.1, "std of the Gaussian exploration noise"),
+_FIELDS = {  # name: Field(default, meaning, checks) -- TD3's own fields (Fujimoto et al. 2018)
+    "policy_delay": count(2, "critic updates per actor and target update", hint="(TD3: 2)"),
+    "target_noise": Field(0.2, "std of the target policy smoothing noise", kind=float, low=0, hint="(TD3: 0.2)"),
+    "target_noise_clip": Field(0.5, "clip of the target policy smoothing noise", kind=float, low=0, hint="(TD3: 0.5)"),
+    "exploration_noise": Field(0.1, "std of the Gaussian exploration noise", kind=float, low=0, hint="(TD3: 0.1)"),
 }
 
 
 class TD3Config(SACBaselineConfig):
-    FIELDS = _FIELDS  # the fields training() takes (training/off_policy.py: FieldTableConfig)
+    FIELDS = _FIELDS  # one row per field (training/fields.py: FieldTableConfig)
 
     def __init__(self, algo_class=None):
+        # the SAC baseline's rows: lr 3e-4 (the paper's; TD3's own 1e-3), width 400 (TD3's 2018 paper: 400-300)
         super().__init__(algo_class=algo_class or TD3)
-        self.actor_lr = 3e-4  # the paper's (TD3: 1e-3)
-        self.critic_lr = 3e-4
-        self.hidden_dim = 400  # the paper's width (TD3's 2018 paper: 400-300)
-        set_defaults(self, _FIELDS)
-
-    def validate(self) -> None:
-        super().validate()
-        delay = self.policy_delay
-        if not (isinstance(delay, int) and not isinstance(delay, bool) and delay >= 1):
-            raise ValueError(f"policy_delay={delay!r} must be an integer >= 1 (TD3: 2 critic updates per actor update)")
-        for name, paper in (("target_noise", 0.2), ("target_noise_clip", 0.5), ("exploration_noise", 0.1)):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
-                raise ValueError(f"{name}={value!r} must be a number >= 0 (TD3: {paper})")
 
     def get_default_rl_module_spec(self) -> RLModuleSpec:
-        from smac_rllib.algorithms.baselines.td3.td3_rl_module import TD3TorchRLModule
-
-        return RLModuleSpec(module_class=TD3TorchRLModule)
+        return RLModuleSpec(module_class=td3_rl_module.TD3TorchRLModule)
 
     def get_default_learner_class(self):
-        from smac_rllib.algorithms.baselines.td3.td3_learner import TD3TorchLearner
-
-        return TD3TorchLearner
+        return td3_learner.TD3TorchLearner
 
     @property
     def _model_config_auto_includes(self) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Env-to-module connector of pixel SMAC: marks episode starts so the RSSM resets its belief there.
+"""Env-to-module connector of the pixel algorithms (SMAC, Dreamer, SLAC): marks episode starts so the RSSM resets
+its belief there.
 
 Same logic as RLlib's DreamerV3 ``AddIsFirstsToBatch``; kept here because importing it from
 ``ray.rllib.algorithms.dreamerv3`` loads the whole DreamerV3 package (and its debug envs) on every env runner.

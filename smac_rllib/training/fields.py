@@ -1,0 +1,288 @@
+"""One home per setting: each of our configs declares its fields as rows of a table (``{name: Field(...)}``), and
+every use of a field is generated from its row -- the default set in ``__init__``, the ``training()`` keyword, the
+type and range checks that ``validate()`` and the command line apply (before Ray starts), whether the field applies
+to pixel runs, state runs or both, and its value per modality where the default is "automatic" (``auto``: the
+``resolved_<name>`` properties). The settings objects the update reads (``ObjectiveSettings``, ``PixelSettings``,
+``OptimSettings``) have no defaults of their own: they are built from a config's ``resolved_fields()``, or from
+``resolved_defaults(table, pixels)`` where no config can be built (benchmarks on a machine without ray).
+
+``FieldTableConfig`` (first in a config's bases) merges the ``FIELDS`` tables of the class and its bases. This module
+imports no ray (the tables load without it); the rows of the training layer itself (the loop's, the learner shell's)
+are at the bottom.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import typing
+from typing import Any
+
+RLLIB = object()  # the default of a row for one of RLlib's fields that we leave at RLlib's default: the row adds checks
+
+
+def is_int(value) -> bool:
+    """An integer, not a boolean (``True`` is an ``int`` to Python, never a count to a user)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_number(value) -> bool:
+    """A finite real number, not a boolean."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class Field:
+    """One setting: ``default`` and ``doc`` (its meaning, the reference's name and value); the value's ``kind``
+    (``int``, ``float`` -- integers accepted --, ``bool`` or ``str``; by default the default's type), ``nullable``
+    (None accepted: "automatic"), the allowed numbers ``low``/``high`` (each end included unless ``*_open``) or
+    ``choices``, the ``hint`` every error ends with, and ``pixels``: True for pixel runs only, False for state runs
+    only (then ``instead`` names what a pixel run uses), None for both. ``auto``: (state value, pixel value) that a
+    None default resolves to. ``rllib``: one of RLlib's own fields (RLlib's ``training()`` takes it; the row sets our
+    default and adds the checks)."""
+
+    default: Any
+    doc: str
+    kind: type | None = None
+    nullable: bool = False
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    choices: tuple | None = None
+    hint: str = ""
+    pixels: bool | None = None
+    instead: str = ""
+    auto: tuple | None = None
+    rllib: bool = False
+
+    @property
+    def value_kind(self) -> type | None:
+        if self.kind is not None or self.choices is not None:
+            return self.kind
+        return None if self.default is None or self.default is RLLIB else type(self.default)
+
+    def annotation(self) -> Any:
+        """The type the command line checks a written value against (``cli/checks.py``)."""
+        if self.choices is not None:
+            kinds = {type(c) for c in self.choices if c is not None}
+            kind = kinds.pop() if len(kinds) == 1 else Any
+            return typing.Optional[kind] if None in self.choices else kind
+        kind = self.value_kind or Any
+        return typing.Optional[kind] if self.nullable or self.default is None else kind
+
+    def range(self) -> tuple | None:
+        """(low, high, low_open, high_open, hint) for the command line's range check, None without bounds."""
+        if self.low is None and self.high is None:
+            return None
+        return (self.low, self.high, self.low_open, self.high_open, self.hint)
+
+    def error(self, name: str, value: Any) -> str | None:
+        """A one-line message naming the fix when ``value`` is not allowed, else None."""
+        if value is None and (self.nullable or self.default is None or (self.choices and None in self.choices)):
+            return None
+        hint = f" {self.hint}" if self.hint else ""
+        if self.choices is not None:
+            if any(value == c and type(value) is type(c) for c in self.choices if c is not None):
+                return None
+            if len(self.choices) == 1:
+                return f"{name}={value!r} must be {self.choices[0]!r}{hint}"
+            return f"{name}={value!r} is unknown; use one of {', '.join(repr(c) for c in self.choices)}{hint}"
+        kind, ok = self.value_kind, True
+        if kind is bool:
+            if not isinstance(value, bool):
+                return f"{name}={value!r} must be true or false{hint}"
+            return None
+        if kind is int:
+            ok, what = is_int(value), "an integer"
+        elif kind is float:
+            ok, what = is_number(value), "a number"
+        elif kind is str:
+            ok, what = isinstance(value, str), "a string"
+        else:
+            what = "a value"
+        bounds = self._describe_bounds()
+        if ok and bounds and not self._within(value):
+            ok = False
+        if ok:
+            return None
+        null = " or None" if self.nullable or self.default is None else ""
+        return f"{name}={value!r} must be {what}{' ' + bounds if bounds else ''}{null}{hint}"
+
+    def _within(self, value) -> bool:
+        above = self.low is None or (value > self.low if self.low_open else value >= self.low)
+        below = self.high is None or (value < self.high if self.high_open else value <= self.high)
+        return above and below
+
+    def _describe_bounds(self) -> str:
+        if self.low is not None and self.high is not None:
+            return f"in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}{')' if self.high_open else ']'}"
+        if self.low is not None:
+            return f"{'>' if self.low_open else '>='} {self.low:g}"
+        if self.high is not None:
+            return f"{'<' if self.high_open else '<='} {self.high:g}"
+        return ""
+
+
+def positive(default, doc: str, hint: str = "", **kw) -> Field:
+    """A number > 0 (learning rates, temperatures, clip norms)."""
+    return Field(default, doc, kind=float, low=0, low_open=True, hint=hint, **kw)
+
+
+def count(default, doc: str, low: int = 1, hint: str = "", **kw) -> Field:
+    """An integer >= ``low`` (widths, layers, batch sizes)."""
+    return Field(default, doc, kind=int, low=low, hint=hint, **kw)
+
+
+def resolve(field: Field, value: Any, pixels: bool) -> Any:
+    """``value``, or the row's ``auto`` value for the modality where ``value`` is None."""
+    return field.auto[bool(pixels)] if value is None and field.auto is not None else value
+
+
+def resolved_defaults(fields: dict[str, Field], pixels: bool, **overrides) -> dict[str, Any]:
+    """Every field's default resolved for one modality, with ``overrides``: the settings of a fresh config, for code
+    that runs where the config class cannot be imported (no ray)."""
+    values = {name: f.default for name, f in fields.items() if f.default is not RLLIB} | overrides
+    return {name: resolve(fields[name], value, pixels) if name in fields else value for name, value in values.items()}
+
+
+def set_defaults(config, fields: dict[str, Field]) -> None:
+    """Each field of ``fields`` set to its default on ``config`` (RLlib's own fields are left to RLlib)."""
+    for name, field in fields.items():
+        if field.default is not RLLIB:
+            setattr(config, name, field.default)
+
+
+def set_provided(config, kwargs: dict, fields: dict[str, Field]) -> None:
+    """``training(**kwargs)`` for fields RLlib does not know: each given in ``kwargs`` (and not RLlib's ``NotProvided``)
+    is set on ``config`` and removed from ``kwargs``, which then go to the parent's ``training``."""
+    from ray.rllib.algorithms.algorithm_config import NotProvided  # lazy: this module loads without ray (see above)
+
+    for name, field in fields.items():
+        if field.rllib or field.default is RLLIB:
+            continue
+        value = kwargs.pop(name, NotProvided)
+        if value is not NotProvided:
+            setattr(config, name, value)
+
+
+class FieldTableConfig:
+    """Put first in a config's bases. ``ALL_FIELDS`` is the class's ``FIELDS`` table merged over its bases (a subclass's
+    row replaces its base's); ``__init__`` sets their defaults, ``training(**kwargs)`` takes them, ``validate()`` and
+    the command line check them (``config_errors``; ``cross_errors`` adds the checks between fields)."""
+
+    FIELDS: dict[str, Field] = {}
+    ALL_FIELDS: dict[str, Field] = {}
+    FIELD_TYPES: dict[str, Any] = {}  # read by the command line's type check (cli/checks.py)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        merged: dict[str, Field] = {}
+        for base in reversed(cls.__mro__):
+            merged |= base.__dict__.get("FIELDS", {})
+        cls.ALL_FIELDS = merged
+        cls.FIELD_TYPES = {name: field.annotation() for name, field in merged.items() if field.default is not RLLIB}
+        for name, field in merged.items():
+            if field.auto is not None:  # resolved_<name>: the value, or the modality's for None
+                setattr(cls, f"resolved_{name}", property(lambda self, n=name: self.resolved(n)))
+
+    @property
+    def is_pixels(self) -> bool:
+        return isinstance(self.env_config, dict) and bool(self.env_config.get("from_pixels"))
+
+    def resolved(self, name: str) -> Any:
+        return resolve(self.ALL_FIELDS[name], getattr(self, name), self.is_pixels)
+
+    def resolved_fields(self) -> dict[str, Any]:
+        """Every field of the table with its value for this run (``auto`` rows resolved for the modality)."""
+        return {name: self.resolved(name) for name in self.ALL_FIELDS}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        set_defaults(self, self.ALL_FIELDS)
+
+    def training(self, **kwargs):
+        set_provided(self, kwargs, self.ALL_FIELDS)
+        super().training(**kwargs)
+        return self
+
+    @classmethod
+    def field_ranges(cls) -> dict[str, tuple]:
+        """The command line's range check of our own fields (RLlib's have theirs in ``cli/ranges.py``)."""
+        return {
+            name: r
+            for name, field in cls.ALL_FIELDS.items()
+            if not field.rllib and field.default is not RLLIB and (r := field.range()) is not None
+        }
+
+    @classmethod
+    def modality_fields(cls, pixels: bool) -> dict[str, Field]:
+        """The fields that apply to one modality only: ``pixels=True`` the pixel-only ones."""
+        return {name: field for name, field in cls.ALL_FIELDS.items() if field.pixels is pixels}
+
+    def config_errors(self) -> list[str]:
+        """Every invalid setting, each as a one-line message naming the fix: the rows' checks, then ``cross_errors``."""
+        errors = [
+            message
+            for name, field in self.ALL_FIELDS.items()
+            if (message := field.error(name, getattr(self, name, None))) is not None
+        ]
+        return errors + (self.cross_errors() if not errors else [])
+
+    def cross_errors(self) -> list[str]:
+        """Checks between fields (each field's own value already passed its row)."""
+        return []
+
+    def validate(self) -> None:
+        super().validate()
+        errors = self.config_errors()
+        if errors:
+            raise ValueError(errors[0])
+
+
+# --- the training layer's own rows ----------------------------------------------------------------------------------
+ASYNC_FIELDS = {  # the loop's (training/off_policy.py, async_driver.py), on every config of the package
+    "async_learning": Field(
+        True,
+        "act and learn at the same time (docs/design.md §8); False = the synchronous loop "
+        "(sample, update, sync), reproducible step by step",
+    ),
+    "weight_sync_every_updates": count(
+        None,
+        "async: updates between weight syncs to the env runners; None = the "
+        "reference's policy lag (pixels: every 500 agent steps) or the synchronous "
+        "loop's cadence (states)",
+        hint="(None: automatic)",
+    ),
+    "async_max_lead_env_steps": count(
+        None,
+        "async: how many env steps the runners may sample ahead of the updates "
+        "(rate limiter slack); None = 2 x fragment x envs x runners",
+        hint="(None: automatic)",
+    ),
+    "cuda_deterministic": Field(
+        False,
+        "keep what RLlib's seeding sets on a CUDA learner (CUBLAS_WORKSPACE_CONFIG=:4096:8, "
+        "cuDNN deterministic): 1.4-1.7x slower pixel updates on an H100 "
+        "(docs/gpu.md); False = the seeds only",
+    ),
+}
+
+LEARNER_FIELDS = {  # the learner shell's (training/step_learner.py), on every config whose learner has it
+    "max_consecutive_nonfinite_updates": count(
+        100, "stop the run after this many skipped non-finite updates in a row", hint="(default 100)"
+    ),
+    "torch_num_threads": count(
+        1,
+        "torch threads per CPU learner / env runner process (docs/design.md §3); 0 = torch default",
+        low=0,
+        hint="(0: torch's default)",
+    ),
+    "fast_update": Field(
+        True,
+        "retired: every run takes the one update (docs/design.md §9); kept so that older checkpoints' configs "
+        "restore, false is refused",
+        choices=(True,),
+        hint="(the switch was retired: every run takes the one update; remove fast_update)",
+    ),
+}
