@@ -70,7 +70,7 @@ class SMACConfig(FieldTableConfig, SACConfig):
             5000  # agent steps: pytorch_sac's 5000 | reference's 10000 frames
         )
         self.replay_buffer_config = {"type": "EpisodeReplayBuffer", "capacity": 1_000_000}
-        self.store_buffer_in_checkpoints = True  # RLlib 2.60 would drop the buffer on restore (docs/design.md §9)
+        self.store_buffer_in_checkpoints = True  # RLlib 2.60 would drop the buffer on restore (docs/design.md §3)
         self.rollout_fragment_length = 10
         self.min_sample_timesteps_per_iteration = 1000  # >= one DMC episode per iteration
         self.min_time_s_per_iteration = 0
