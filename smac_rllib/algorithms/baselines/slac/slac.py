@@ -137,7 +137,7 @@ class SLACConfig(FieldTableConfig, SACConfig):
     def __init__(self, algo_class=None):
         super().__init__(algo_class=algo_class or SLAC)  # every row of _FIELDS at its default (RLlib's too)
         self.replay_buffer_config = {"type": "EpisodeReplayBuffer", "capacity": 100_000}  # replay_buffer_capacity
-        self.store_buffer_in_checkpoints = True  # RLlib 2.60 would drop the buffer on restore (docs/design.md §9)
+        self.store_buffer_in_checkpoints = True  # RLlib 2.60 would drop the buffer on restore (docs/design.md §3)
         self.rollout_fragment_length = 10
         self.min_sample_timesteps_per_iteration = 1000  # >= one DMC episode per iteration at action repeat >= 1
         self.min_time_s_per_iteration = 0
