@@ -11,6 +11,8 @@ import functools
 import math
 from typing import Any
 
+from smac_rllib.core.values import is_int, is_real
+
 __all__ = ["PIXEL_FORMATS", "PIXEL_ONLY_KEYS", "SEED_BOUND", "env_config_errors"]
 
 SEED_BOUND = 2**32  # numpy RandomState seeds
@@ -79,7 +81,7 @@ def env_config_errors(name: str, env_config: dict) -> list[tuple[str, str]]:
                     (key, f"env_config.{key} applies to pixel observations only; set from_pixels: true or remove {key}")
                 )
     camera = get("camera_id")
-    if isinstance(camera, int) and not isinstance(camera, bool) and not errors:
+    if is_int(camera) and not errors:
         message = _camera_error(name, camera)
         if message:
             errors.append(("camera_id", message))
@@ -167,8 +169,4 @@ def _integer_at_least(errors: list, key: str, value: Any, low: int, hint: str) -
 
 
 def _is_number(value: Any) -> bool:
-    return (
-        isinstance(value, (int, float))
-        and not isinstance(value, bool)
-        and not (isinstance(value, float) and math.isnan(value))
-    )
+    return is_real(value) and not math.isnan(value)

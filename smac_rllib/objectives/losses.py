@@ -5,8 +5,8 @@ critics (2), K1 = K + 1 latents. ``entropy_*`` are estimates of the MARGINAL ent
 ``smac_rllib.core.estimators`` (for SAC: -log pi(a|x)).
 
 ``soft_actor_critic_losses`` turns the outputs of a training forward pass (the keys below, produced by the
-state RLModule and by ``smac_rllib.objectives.pixel_update.forward_train``) into the critic, actor and temperature
-losses; the RLlib Learner and the pure-torch ``PixelUpdate`` both call it.
+state RLModule and by ``smac_rllib.objectives.pixel_forward.forward_train``) into the critic, actor and temperature
+losses; the one update of each modality calls it (``StateUpdate.step``, ``PixelUpdate.step``).
 """
 
 from __future__ import annotations

@@ -88,8 +88,9 @@ class OptimSettings:
 
 
 class PixelUpdate(nn.Module):
-    """The learner's update without RLlib: forward (Eq. 13 + particles), losses (Eqs. 7, 9, 10-12), one backward,
-    per-optimizer clipping, Adam steps, Polyak target update -- the same math as ``SMACPixelTorchLearner``.
+    """Pixel SMAC's one update (Alg. 2), pure torch: forward (Eq. 13 + particles), losses (Eqs. 7, 9, 10-12), one
+    backward, per-optimizer clipping, Adam steps, Polyak target update. ``SMACPixelTorchLearner`` runs it over its own
+    module and optimizers (``sharing``), eagerly or captured in one CUDA graph.
 
     ``step`` returns the metrics as 0-d tensors on the device (no host synchronisation per update).
     """

@@ -14,21 +14,12 @@ are at the bottom.
 from __future__ import annotations
 
 import dataclasses
-import math
 import typing
 from typing import Any
 
+from smac_rllib.core.values import is_int, is_number
+
 RLLIB = object()  # the default of a row for one of RLlib's fields that we leave at RLlib's default: the row adds checks
-
-
-def is_int(value) -> bool:
-    """An integer, not a boolean (``True`` is an ``int`` to Python, never a count to a user)."""
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def is_number(value) -> bool:
-    """A finite real number, not a boolean."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 
+from smac_rllib.core.values import is_int, is_real
+
 IMAGE_SIZE = 64  # RLlib's DreamerV3 conv encoder/decoder (CNNAtari, ConvTransposeAtari) are built for 64x64
 
 # numeric settings: key -> (low, high, low_open, high_open, hint), the CLI's range check (cli/ranges.py: RANGES)
@@ -66,7 +68,7 @@ def effective_training_ratio(config) -> float | None:
     """
     r, b, t = config.training_ratio, config.batch_size_B, config.batch_length_T
     fragment, envs = config.rollout_fragment_length, config.num_envs_per_env_runner
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in (r, b, t, fragment, envs)):
+    if not all(is_real(v) and v > 0 for v in (r, b, t, fragment, envs)):
         return None
     n = fragment * envs * max(1, config.num_env_runners or 0)
     return math.ceil(n * r / (b * t)) * b * t / n
@@ -102,9 +104,9 @@ def errors(config) -> list[str]:
             "(DreamerV3 on DMC: S; nano..XXS are RLlib's debug sizes)"
         )
     b, t = config.batch_size_B, config.batch_length_T
-    if not (isinstance(b, int) and not isinstance(b, bool) and b >= 1):
+    if not (is_int(b) and b >= 1):
         found.append(f"batch_size_B={b!r} must be an integer >= 1 (sequences per update; DreamerV3: 16)")
-    if not (isinstance(t, int) and not isinstance(t, bool) and t >= 2):
+    if not (is_int(t) and t >= 2):
         found.append(
             f"batch_length_T={t!r} must be an integer >= 2 (steps per sequence: the world model learns "
             "dynamics from consecutive steps; DreamerV3: 64)"
