@@ -494,7 +494,7 @@ def main(argv: list[str] | None = None) -> None:
         default=None,
         help="config seed (the tuned examples set 0): RLlib's Learner then calls set_torch_seed, which on "
         "CUDA sets CUBLAS_WORKSPACE_CONFIG=:4096:8 and cudnn.deterministic, on CPU "
-        "use_deterministic_algorithms(True); default None, as the earlier sessions ran",
+        "use_deterministic_algorithms(True); default None (no seed: the gpu/session2 and session3 rows ran so)",
     )
     parser.add_argument(
         "--cuda-deterministic",

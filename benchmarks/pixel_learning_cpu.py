@@ -8,7 +8,7 @@
 Each (algorithm, seed) is one ``rllib train file <yaml>`` run (``--yaml``, default
 ``tuned_examples/smac_pixels_learns.yaml``: SMAC as the file says; ``LatentSAC`` adds ``{"num_particles": 0}``), its own
 process and local Ray, under ``benchmarks/results/pixel_learning_runs/<task>/<algo>_s<seed>``. A run stopped early
-(a session's end) continues with ``--resume`` from its newest checkpoint (replay included); a finished run is skipped.
+(killed, timed out) continues with ``--resume`` from its newest checkpoint (replay included); a finished run is skipped.
 The summary reads every run's ``progress.csv``: the deterministic evaluation return against frames (agent steps x
 action repeat) -> ``pixel_learning_<task>.csv`` (algo, seed, frames, eval_return), ``.png`` (mean and 95% t-interval
 over seeds) and ``.md`` (per run: first and last evaluation, their ratio, whether it meets the bar: the last >= 3x the
