@@ -13,6 +13,7 @@ are at the bottom.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import typing
 from typing import Any
@@ -138,10 +139,11 @@ def resolved_defaults(fields: dict[str, Field], pixels: bool, **overrides) -> di
 
 
 def set_defaults(config, fields: dict[str, Field]) -> None:
-    """Each field of ``fields`` set to its default on ``config`` (RLlib's own fields are left to RLlib)."""
+    """Each field of ``fields`` set to its default on ``config`` (a copy of a mutable one; ``RLLIB`` rows are left to
+    RLlib)."""
     for name, field in fields.items():
         if field.default is not RLLIB:
-            setattr(config, name, field.default)
+            setattr(config, name, copy.deepcopy(field.default))
 
 
 def set_provided(config, kwargs: dict, fields: dict[str, Field]) -> None:
@@ -276,4 +278,23 @@ LEARNER_FIELDS = {  # the learner shell's (training/step_learner.py), on every c
         choices=(True,),
         hint="(the switch was retired: every run takes the one update; remove fast_update)",
     ),
+}
+
+OFF_POLICY_RLLIB_FIELDS = {  # RLlib's fields that every config of the package sets for the off-policy loop
+    "replay_buffer_config": Field(
+        {"type": "EpisodeReplayBuffer", "capacity": 1_000_000},
+        "uniform replay of 1M env steps (training/replay.py builds it; its capacity is read)",
+        kind=object,
+        rllib=True,
+    ),
+    "store_buffer_in_checkpoints": Field(
+        True,
+        "the replay buffer in every checkpoint: RLlib 2.60 would drop it on restore (docs/design.md §3)",
+        rllib=True,
+    ),
+    "rollout_fragment_length": Field(10, "env steps per sample request and env", kind=object, rllib=True),
+    "min_sample_timesteps_per_iteration": count(
+        1000, ">= one DMC episode per iteration (1000 agent steps at action repeat 1)", low=0, rllib=True
+    ),
+    "min_time_s_per_iteration": Field(0, "no minimum: iterations end on the steps above", kind=object, rllib=True),
 }

@@ -48,11 +48,6 @@ class SMACConfig(FieldTableConfig, PixelRunConfig, SACConfig):
 
     def __init__(self, algo_class=None):
         super().__init__(algo_class=algo_class or SMAC)  # every row of _FIELDS at its default (RLlib's too)
-        self.replay_buffer_config = {"type": "EpisodeReplayBuffer", "capacity": 1_000_000}
-        self.store_buffer_in_checkpoints = True  # RLlib 2.60 would drop the buffer on restore (docs/design.md §3)
-        self.rollout_fragment_length = 10
-        self.min_sample_timesteps_per_iteration = 1000  # >= one DMC episode per iteration
-        self.min_time_s_per_iteration = 0
 
     def cost_particles(self) -> int:
         return self.resolved_num_particles

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from smac_rllib.algorithms.pixel_fields import WORLD_MODEL_FIELDS
 from smac_rllib.core import estimators
-from smac_rllib.training.fields import ASYNC_FIELDS, LEARNER_FIELDS, Field, count, positive
+from smac_rllib.training.fields import ASYNC_FIELDS, LEARNER_FIELDS, OFF_POLICY_RLLIB_FIELDS, Field, count, positive
 
 _SMAC = {  # name: Field(default, reference-code name / meaning, checks) -- one home per hyperparameter
     "num_particles": count(
@@ -146,7 +146,7 @@ _RLLIB = {  # RLlib's own fields: RLlib's training() takes them; these rows set 
     ),
 }
 
-_FIELDS = _SMAC | WORLD_MODEL_FIELDS | _RLLIB | LEARNER_FIELDS | ASYNC_FIELDS
+_FIELDS = _SMAC | WORLD_MODEL_FIELDS | _RLLIB | LEARNER_FIELDS | ASYNC_FIELDS | OFF_POLICY_RLLIB_FIELDS
 
 # the module fields of pixel SMAC beyond the belief actor's (pixel_fields.BELIEF_ACTOR_MODULE_FIELDS)
 PIXEL_MODULE_FIELDS = ("particle_mode", "critic_layers", "critic_particles")

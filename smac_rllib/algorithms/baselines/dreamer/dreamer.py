@@ -19,7 +19,15 @@ from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from smac_rllib.algorithms.baselines.dreamer import dreamer_learner, dreamer_rl_module
 from smac_rllib.algorithms.pixel_fields import WORLD_MODEL_FIELDS
 from smac_rllib.algorithms.pixel_run import PixelRunConfig
-from smac_rllib.training.fields import ASYNC_FIELDS, LEARNER_FIELDS, Field, FieldTableConfig, count, positive
+from smac_rllib.training.fields import (
+    ASYNC_FIELDS,
+    LEARNER_FIELDS,
+    OFF_POLICY_RLLIB_FIELDS,
+    Field,
+    FieldTableConfig,
+    count,
+    positive,
+)
 from smac_rllib.training.off_policy import OffPolicyLoop
 
 _DREAMER = {  # name: Field(default, reference-code name / meaning, checks) -- one home per field (training/fields.py)
@@ -71,7 +79,7 @@ _RLLIB = {  # RLlib's own fields: RLlib's training() takes them; these rows set 
     ),
 }
 
-_FIELDS = WORLD_MODEL_FIELDS | _DREAMER | _RLLIB | LEARNER_FIELDS | ASYNC_FIELDS
+_FIELDS = WORLD_MODEL_FIELDS | _DREAMER | _RLLIB | LEARNER_FIELDS | ASYNC_FIELDS | OFF_POLICY_RLLIB_FIELDS
 
 
 class DreamerConfig(FieldTableConfig, PixelRunConfig, SACConfig):
@@ -89,11 +97,6 @@ class DreamerConfig(FieldTableConfig, PixelRunConfig, SACConfig):
 
     def __init__(self, algo_class=None):
         super().__init__(algo_class=algo_class or Dreamer)  # every row of _FIELDS at its default (RLlib's too)
-        self.replay_buffer_config = {"type": "EpisodeReplayBuffer", "capacity": 1_000_000}
-        self.store_buffer_in_checkpoints = True  # RLlib 2.60 would drop the buffer on restore (docs/design.md §9)
-        self.rollout_fragment_length = 10
-        self.min_sample_timesteps_per_iteration = 1000  # >= one DMC episode per iteration
-        self.min_time_s_per_iteration = 0
 
     def cross_errors(self) -> list[str]:
         if not self.is_pixels:

@@ -23,38 +23,42 @@ from ray.rllib.algorithms.sac.sac import SAC, SACConfig
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from smac_rllib.algorithms.baselines.sac_baseline import sac_baseline_learner, sac_baseline_rl_module
-from smac_rllib.training.fields import ASYNC_FIELDS, Field, FieldTableConfig, count, positive
+from smac_rllib.training.fields import ASYNC_FIELDS, OFF_POLICY_RLLIB_FIELDS, Field, FieldTableConfig, count, positive
 from smac_rllib.training.off_policy import OffPolicyLoop
 
-_FIELDS = {  # name: Field(default, meaning, checks) -- one home per field (training/fields.py)
-    "updates_per_env_step": positive(
-        1.0, "gradient updates per sampled env step (as SMAC; pytorch_sac: 1)", hint="(pytorch_sac: 1)"
-    ),
-    "hidden_dim": count(
-        400,
-        "width of the actor and critic MLPs (paper: 400 for SAC vs 256 for SMAC, to match parameters)",
-        hint="(paper's SAC baseline: 400)",
-    ),
-    "critic_loss": Field("mse", "'mse' (pytorch_sac) | 'huber' (RLlib SAC's)", choices=("mse", "huber")),
-    "random_actions_before_learning": Field(
-        True,
-        "uniform random actions for the first num_steps_sampled_before_learning_"
-        "starts agent steps (pytorch_sac's seed steps), as SMAC",
-    ),
-    # RLlib's own fields: RLlib's training() takes them; these rows set the baseline's defaults and add the checks
-    "actor_lr": positive(3e-4, "actor Adam learning rate (RLlib SAC: 3e-5)", hint="(paper: 3e-4)", rllib=True),
-    "critic_lr": positive(3e-4, "critic Adam learning rate", hint="(paper: 3e-4)", rllib=True),
-    "alpha_lr": positive(3e-4, "temperature Adam learning rate", hint="(paper: 3e-4)", rllib=True),
-    "initial_alpha": positive(
-        0.1, "initial temperature (pytorch_sac init_temperature)", hint="(pytorch_sac: 0.1)", rllib=True
-    ),
-    "tau": Field(0.005, "Polyak rate of the target critics", kind=float, low=0, high=1, rllib=True),
-    "gamma": Field(0.99, "discount", kind=float, low=0, high=1, low_open=True, rllib=True),
-    "num_steps_sampled_before_learning_starts": count(
-        5000, "uniform random agent steps before learning (pytorch_sac)", low=0, hint="(paper: 5000)", rllib=True
-    ),
-    "train_batch_size_per_learner": count(256, "transitions per update", hint="(paper: 256)", rllib=True),
-} | ASYNC_FIELDS  # the asynchronous actor-learner, as SMAC (docs/design.md §8)
+_FIELDS = (
+    {  # name: Field(default, meaning, checks) -- one home per field (training/fields.py)
+        "updates_per_env_step": positive(
+            1.0, "gradient updates per sampled env step (as SMAC; pytorch_sac: 1)", hint="(pytorch_sac: 1)"
+        ),
+        "hidden_dim": count(
+            400,
+            "width of the actor and critic MLPs (paper: 400 for SAC vs 256 for SMAC, to match parameters)",
+            hint="(paper's SAC baseline: 400)",
+        ),
+        "critic_loss": Field("mse", "'mse' (pytorch_sac) | 'huber' (RLlib SAC's)", choices=("mse", "huber")),
+        "random_actions_before_learning": Field(
+            True,
+            "uniform random actions for the first num_steps_sampled_before_learning_"
+            "starts agent steps (pytorch_sac's seed steps), as SMAC",
+        ),
+        # RLlib's own fields: RLlib's training() takes them; these rows set the baseline's defaults and add the checks
+        "actor_lr": positive(3e-4, "actor Adam learning rate (RLlib SAC: 3e-5)", hint="(paper: 3e-4)", rllib=True),
+        "critic_lr": positive(3e-4, "critic Adam learning rate", hint="(paper: 3e-4)", rllib=True),
+        "alpha_lr": positive(3e-4, "temperature Adam learning rate", hint="(paper: 3e-4)", rllib=True),
+        "initial_alpha": positive(
+            0.1, "initial temperature (pytorch_sac init_temperature)", hint="(pytorch_sac: 0.1)", rllib=True
+        ),
+        "tau": Field(0.005, "Polyak rate of the target critics", kind=float, low=0, high=1, rllib=True),
+        "gamma": Field(0.99, "discount", kind=float, low=0, high=1, low_open=True, rllib=True),
+        "num_steps_sampled_before_learning_starts": count(
+            5000, "uniform random agent steps before learning (pytorch_sac)", low=0, hint="(paper: 5000)", rllib=True
+        ),
+        "train_batch_size_per_learner": count(256, "transitions per update", hint="(paper: 256)", rllib=True),
+    }
+    | ASYNC_FIELDS
+    | OFF_POLICY_RLLIB_FIELDS
+)  # the asynchronous actor-learner and replay, as SMAC (docs/design.md §8)
 
 
 class SACBaselineConfig(FieldTableConfig, SACConfig):
@@ -62,11 +66,6 @@ class SACBaselineConfig(FieldTableConfig, SACConfig):
 
     def __init__(self, algo_class=None):
         super().__init__(algo_class=algo_class or SACBaseline)  # every row of _FIELDS at its default (RLlib's too)
-        self.replay_buffer_config = {"type": "EpisodeReplayBuffer", "capacity": 1_000_000}
-        self.store_buffer_in_checkpoints = True
-        self.rollout_fragment_length = 10
-        self.min_sample_timesteps_per_iteration = 1000
-        self.min_time_s_per_iteration = 0
 
     def get_default_rl_module_spec(self) -> RLModuleSpec:
         return RLModuleSpec(

@@ -24,7 +24,15 @@ from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from smac_rllib.algorithms.baselines.slac import slac_learner, slac_rl_module
 from smac_rllib.algorithms.pixel_run import sequence_batch
 from smac_rllib.algorithms.connectors import AddIsFirstsToBatch
-from smac_rllib.training.fields import ASYNC_FIELDS, LEARNER_FIELDS, Field, FieldTableConfig, count, positive
+from smac_rllib.training.fields import (
+    ASYNC_FIELDS,
+    LEARNER_FIELDS,
+    OFF_POLICY_RLLIB_FIELDS,
+    Field,
+    FieldTableConfig,
+    count,
+    positive,
+)
 from smac_rllib.training.off_policy import OffPolicyLoop
 from smac_rllib.training.rate_limiter import SampleToInsertRatio
 
@@ -106,6 +114,14 @@ _FIELDS = (
     }
     | LEARNER_FIELDS
     | ASYNC_FIELDS
+    | OFF_POLICY_RLLIB_FIELDS
+    | {
+        "replay_buffer_config": dataclasses.replace(
+            OFF_POLICY_RLLIB_FIELDS["replay_buffer_config"],
+            default={"type": "EpisodeReplayBuffer", "capacity": 100_000},
+            doc="replay of 100k agent steps (train_eval.replay_buffer_capacity)",
+        )
+    }
 )
 _MODULE_FIELDS = (
     "sequence_length",
@@ -136,11 +152,6 @@ class SLACConfig(FieldTableConfig, SACConfig):
 
     def __init__(self, algo_class=None):
         super().__init__(algo_class=algo_class or SLAC)  # every row of _FIELDS at its default (RLlib's too)
-        self.replay_buffer_config = {"type": "EpisodeReplayBuffer", "capacity": 100_000}  # replay_buffer_capacity
-        self.store_buffer_in_checkpoints = True  # RLlib 2.60 would drop the buffer on restore (docs/design.md §3)
-        self.rollout_fragment_length = 10
-        self.min_sample_timesteps_per_iteration = 1000  # >= one DMC episode per iteration at action repeat >= 1
-        self.min_time_s_per_iteration = 0
 
     @property
     def batch_length_T(self) -> int:
