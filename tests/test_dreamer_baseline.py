@@ -15,7 +15,10 @@ from smac_rllib.algorithms import DreamerConfig
 from smac_rllib.objectives.imagination import actor_value_losses, discount_weights, imagine_ahead, lambda_returns
 from smac_rllib.models.world_model import WorldModel, WorldModelConfig
 from smac_rllib.models.latent_policy import TanhGaussianHead
-from tests.test_smac_pixels import SPACES, TINY, fake_sequences
+from tests.test_smac_pixels import SPACES, fake_sequences
+from tests.test_smac_pixels import TINY as SMAC_TINY
+
+TINY = {k: v for k, v in SMAC_TINY.items() if k != "critic_layers"}  # SMAC's critics: not Dreamer's
 
 torch.set_num_threads(1)
 
@@ -72,7 +75,7 @@ def _learner():
     config = (
         DreamerConfig()
         .environment("dmc/cartpole-swingup", env_config={"from_pixels": True, "fast_render": True, "seed": 0})
-        .training(**{k: v for k, v in TINY.items()}, imagine_horizon=3)
+        .training(**TINY, imagine_horizon=3)
     )
     return config, config.build_learner(spaces=SPACES)
 

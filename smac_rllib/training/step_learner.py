@@ -30,6 +30,7 @@ from ray.rllib.utils.metrics import (
     NUM_TARGET_UPDATES,
 )
 
+from smac_rllib.core.optim import adam
 from smac_rllib.objectives.update_step import NONFINITE, TOTAL_LOSS
 from smac_rllib.training.fast_update.captured_update import (
     CaptureUnavailable,
@@ -87,16 +88,29 @@ class StepLearnerMixin:
     def compute_loss_for_module(self, *, module_id, config, batch, fwd_out):
         raise NotImplementedError("this learner's losses live in its one update (make_update), not in RLlib's hook")
 
-    def register_optimizer_groups(self, module_id, groups, make_optimizer) -> None:
-        """One optimizer per (name, parameters, learning rate or schedule) group, registered with RLlib."""
-        for name, params, lr in groups:
+    make_optimizer = staticmethod(adam)  # the learner's Adam (core/optim.py); baselines of torch's Adam say so
+
+    def optimizer_groups(self, module, config) -> list[tuple[str, list, float]]:
+        """(optimizer name, parameters, learning rate or schedule): one optimizer per component of the update."""
+        raise NotImplementedError
+
+    def configure_optimizers_for_module(self, module_id, config=None) -> None:
+        """One optimizer per ``optimizer_groups`` entry, registered with RLlib (checkpoints, lr schedules)."""
+        for name, params, lr in self.optimizer_groups(self._module[module_id].unwrapped(), config):
             self.register_optimizer(
                 module_id=module_id,
                 optimizer_name=name,
-                optimizer=make_optimizer(params),
+                optimizer=self.make_optimizer(params),
                 params=params,
                 lr_or_lr_schedule=lr,
             )
+
+    def target_entropy_value(self, module_id) -> float:
+        """RLlib keeps SAC's target entropy as a tensor on the learner's device: read it on the host once."""
+        cache = self.__dict__.setdefault("_target_entropy_floats", {})
+        if module_id not in cache:
+            cache[module_id] = float(self.target_entropy[module_id])
+        return cache[module_id]
 
     def module_optimizers(self, module_id) -> dict:
         """This module's optimizers by name, as registered (``configure_optimizers_for_module``)."""

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from ray.rllib.algorithms.sac.torch.sac_torch_learner import SACTorchLearner
 
-from smac_rllib.core.optim import adam
 from smac_rllib.objectives import losses, state_update
 from smac_rllib.objectives.pixel_update import BATCH_KEYS, OptimSettings, PixelUpdate
 from smac_rllib.objectives.state_update import StateUpdate
@@ -28,18 +27,6 @@ class SMACTorchLearner(AsyncLearnerMixin, StepLearnerMixin, SACTorchLearner):
     def optimizer_groups(self, module, config) -> list[tuple[str, list, float]]:
         """(optimizer name, parameters, learning rate): one Adam per component, each with its own loss term."""
         return state_update.optimizer_groups(module, config)
-
-    def configure_optimizers_for_module(self, module_id, config=None) -> None:
-        groups = self.optimizer_groups(self._module[module_id].unwrapped(), config)
-        self.register_optimizer_groups(module_id, groups, adam)
-
-    def target_entropy_value(self, module_id) -> float:
-        """RLlib keeps the target entropy as a tensor on the learner's device: read it on the host once, not per
-        update."""
-        cache = self.__dict__.setdefault("_target_entropy_floats", {})
-        if module_id not in cache:
-            cache[module_id] = float(self.target_entropy[module_id])
-        return cache[module_id]
 
     def make_update(self, module_id) -> StateUpdate:
         config = self.config.get_config_for_module(module_id)

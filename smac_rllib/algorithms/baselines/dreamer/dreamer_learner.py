@@ -10,7 +10,6 @@ import torch
 
 from ray.rllib.algorithms.sac.torch.sac_torch_learner import SACTorchLearner
 
-from smac_rllib.core.optim import adam
 from smac_rllib.objectives.imagination import ACTOR_LOSS, DREAMER_METRICS, VALUE_LOSS
 from smac_rllib.objectives.pixel_update import WM_LOSS, WM_METRICS, OptimSettings
 from smac_rllib.objectives.update_step import ModuleUpdate
@@ -28,10 +27,6 @@ def dreamer_losses(fwd_out: dict, batch: dict) -> tuple[dict[str, torch.Tensor],
 
 class DreamerTorchLearner(AsyncLearnerMixin, StepLearnerMixin, SACTorchLearner):
     capture_keys = ()  # eager only
-
-    def configure_optimizers_for_module(self, module_id, config=None) -> None:
-        groups = self.optimizer_groups(self._module[module_id].unwrapped(), config)
-        self.register_optimizer_groups(module_id, groups, adam)
 
     def optimizer_groups(self, module, config) -> list[tuple[str, list, float]]:
         return [

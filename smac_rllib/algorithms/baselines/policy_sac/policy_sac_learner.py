@@ -67,19 +67,19 @@ class PolicySACTorchLearner(AsyncLearnerMixin, StepLearnerMixin, SACTorchLearner
     """SAC with another policy family: one update (the module's forward, ``policy_sac_losses``, the shared tail) run
     by the learner shell (training/step_learner.py); targets soft-updated every update."""
 
-    def configure_optimizers_for_module(self, module_id, config=None) -> None:
-        module = self._module[module_id].unwrapped()
-        groups = [
+    make_optimizer = torch.optim.Adam  # torch's eps 1e-8, pytorch_sac's
+
+    def optimizer_groups(self, module, config) -> list[tuple[str, list, float]]:
+        return [
             ("critic", self.get_parameters(module.qf), config.critic_lr),
             ("actor", self.get_parameters(module.policy), config.actor_lr),
             ("alpha", [module.log_alpha], config.alpha_lr),
         ]
-        self.register_optimizer_groups(module_id, groups, torch.optim.Adam)
 
     def make_update(self, module_id) -> ModuleUpdate:
         module, optimizers = self._module[module_id].unwrapped(), self.module_optimizers(module_id)
         config = self.config.get_config_for_module(module_id)
         losses_fn = functools.partial(
-            policy_sac_losses, module, config, target_entropy=float(self.target_entropy[module_id])
+            policy_sac_losses, module, config, target_entropy=self.target_entropy_value(module_id)
         )
         return ModuleUpdate(module, optimizers, losses_fn, tau=config.tau, clip=clip_each(optimizers, config.grad_clip))

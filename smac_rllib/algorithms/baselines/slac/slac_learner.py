@@ -17,6 +17,7 @@ and critic, critics frozen in the actor loss, TD target and alpha detached), so 
 from __future__ import annotations
 
 import torch
+from ray.rllib.algorithms.sac.torch.sac_torch_learner import SACTorchLearner
 
 from smac_rllib.algorithms.baselines.slac.slac_rl_module import (
     LOGP,
@@ -27,10 +28,11 @@ from smac_rllib.algorithms.baselines.slac.slac_rl_module import (
     TERMINATED,
     VALID,
 )
-from smac_rllib.algorithms.smac.smac_learner import SMACTorchLearner
 from smac_rllib.objectives.losses import Q_NEXT_TARGET, Q_PI, Q_PRED
 from smac_rllib.objectives.update_step import NONFINITE, ModuleUpdate, clip_each
+from smac_rllib.training.async_learner import AsyncLearnerMixin
 from smac_rllib.training.checkpoint_names import retired_twins
+from smac_rllib.training.step_learner import StepLearnerMixin
 
 
 def masked_mean(x_B: torch.Tensor, valid_B: torch.Tensor) -> torch.Tensor:
@@ -97,8 +99,9 @@ class SLACUpdate(ModuleUpdate):
         return terms, {k: v.detach() for k, v in metrics.items()}
 
 
-class SLACTorchLearner(SMACTorchLearner):
-    """SLAC's model, critic, actor and alpha losses in one step (``SLACUpdate``) on SMAC's learner shell."""
+class SLACTorchLearner(AsyncLearnerMixin, StepLearnerMixin, SACTorchLearner):
+    """SLAC's model, critic, actor and alpha losses in one step (``SLACUpdate``) on the learner shell
+    (training/step_learner.py)."""
 
     def optimizer_groups(self, module, config) -> list[tuple[str, list, float]]:
         return [

@@ -71,13 +71,13 @@ class TD3TorchLearner(AsyncLearnerMixin, StepLearnerMixin, TorchLearner):
             lambda mid, mod: mod.make_target_networks() if isinstance(mod, TwinQModuleAPI) else None
         )
 
-    def configure_optimizers_for_module(self, module_id, config=None) -> None:
-        module = self._module[module_id].unwrapped()
-        groups = [
+    make_optimizer = torch.optim.Adam  # torch's eps 1e-8 (TD3's code)
+
+    def optimizer_groups(self, module, config) -> list[tuple[str, list, float]]:
+        return [
             ("critic", self.get_parameters(module.qf), config.critic_lr),
             ("actor", self.get_parameters(module.policy), config.actor_lr),
         ]
-        self.register_optimizer_groups(module_id, groups, torch.optim.Adam)
 
     def make_update(self, module_id) -> TD3Update:
         return TD3Update(
