@@ -7,8 +7,18 @@ pi(a|s)); critic = the twin Q-networks; target networks and log(alpha) are not c
 
 from __future__ import annotations
 
+import argparse
+
 import gymnasium as gym
 from torch import nn
+
+import smac_rllib
+from smac_rllib.algorithms.baselines.sac_baseline.sac_baseline import SACBaselineConfig
+from smac_rllib.algorithms.baselines.sac_flow.sac_flow import SACFlowConfig
+from smac_rllib.algorithms.baselines.sac_moe.sac_moe import SACMoEConfig
+from smac_rllib.algorithms.baselines.td3.td3 import TD3Config
+from smac_rllib.algorithms.smac.smac import SMACConfig
+from smac_rllib.envs.registry import make_env
 
 # attribute names of each module's actor and critic (SACBaseline is RLlib's SAC module: encoders + heads)
 _ACTOR = ("policy", "pi_encoder", "pi")
@@ -18,8 +28,6 @@ _CRITIC = ("qf", "qf_twin", "qf_encoder", "qf_twin_encoder")
 def _spaces(config) -> tuple[gym.Space, gym.Space]:
     if config.observation_space is not None and config.action_space is not None:
         return config.observation_space, config.action_space
-    from smac_rllib.envs.registry import make_env
-
     env = make_env(config.env, dict(config.env_config or {}))
     try:
         return env.observation_space, env.action_space
@@ -53,8 +61,6 @@ def param_counts(
 
 def paper_state_configs() -> dict:
     """The seven state variants of the paper's comparison (Figs. 3, 4, 9), each at its paper setting."""
-    from smac_rllib.algorithms import SACBaselineConfig, SACFlowConfig, SACMoEConfig, SMACConfig, TD3Config
-
     return {
         "SMAC": SMACConfig(),
         "SAC": SACBaselineConfig(),
@@ -67,13 +73,9 @@ def paper_state_configs() -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    import argparse
-
     parser = argparse.ArgumentParser(description="Parameter counts of the paper's state algorithms")
     parser.add_argument("--env", default="dmc/cheetah-run")
     args = parser.parse_args(argv)
-    import smac_rllib
-
     smac_rllib.register()
     configs = paper_state_configs()
     first = next(iter(configs.values())).environment(args.env)
