@@ -9,6 +9,7 @@ import functools
 import math
 from typing import Any
 
+from smac_rllib.algorithms import config_questions
 from smac_rllib.cli.errors import UserError
 from smac_rllib.cli.grids import grid_options, is_grid
 
@@ -138,8 +139,6 @@ def check_finite(value: Any, name: str, where: str, what: str = "") -> None:
 def config_errors(config) -> list[str]:
     """Mistakes in how one grid point's settings fit together (each alone is in range), naming the fix, then the
     algorithm's own (``config_questions.errors``)."""
-    from smac_rllib.algorithms import config_questions
-
     errors = []
     buffer = getattr(config, "replay_buffer_config", None)
     buffer = buffer if isinstance(buffer, dict) else {}
