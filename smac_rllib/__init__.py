@@ -6,7 +6,10 @@ the package does not import Ray (``from smac_rllib import SMACConfig`` registers
 set here, first thing: EGL renders headless (Mesa on CPU, the NVIDIA driver on GPU nodes).
 """
 
+import importlib
+import importlib.util
 import os
+import sys
 
 
 def headless_gl() -> None:
@@ -67,15 +70,11 @@ class _MovedModules:
 
     @staticmethod
     def find_spec(fullname, path=None, target=None):
-        import importlib.util
-
         new = _moved_to(fullname)
         return importlib.util.spec_from_loader(fullname, _MovedModules(), is_package=True) if new else None
 
     @staticmethod
     def create_module(spec):
-        import importlib
-
         return importlib.import_module(_moved_to(spec.name))
 
     @staticmethod
@@ -83,10 +82,8 @@ class _MovedModules:
         pass
 
 
-if not any(isinstance(f, _MovedModules) for f in __import__("sys").meta_path):
-    __import__("sys").meta_path.insert(
-        0, _MovedModules()
-    )  # first: a moved package's old submodule path must not load twice
+if not any(isinstance(f, _MovedModules) for f in sys.meta_path):
+    sys.meta_path.insert(0, _MovedModules())  # first: a moved package's old submodule path must not load twice
 
 __version__ = "0.1.0"
 
@@ -95,6 +92,7 @@ def register() -> None:
     """Register "SMAC", the state baselines ("SACBaseline", "TD3", "SACFlow", "SACMoE"), the pixel baselines ("SLAC",
     "Dreamer") and every
     ``dmc/<domain>-<task>`` env with Tune/RLlib (idempotent, no Ray start)."""
+    # lazy: importing the package imports neither Ray nor the algorithms and envs (dm_control, torch)
     from ray.tune.registry import register_trainable
 
     from smac_rllib import algorithms
@@ -116,10 +114,10 @@ TRAINABLES = (
 )  # Tune names = class names in smac_rllib.algorithms
 
 
-def __getattr__(name):  # lazy: `from smac_rllib import SMACConfig` without paying for Ray on every import
+def __getattr__(name):
     if name in TRAINABLES or (name.endswith("Config") and name[: -len("Config")] in TRAINABLES):
         register()
-        from smac_rllib import algorithms
+        from smac_rllib import algorithms  # lazy: `from smac_rllib import SMACConfig` without Ray on every import
 
         return getattr(algorithms, name)
     raise AttributeError(f"module 'smac_rllib' has no attribute {name!r}")

@@ -285,7 +285,7 @@ def test_paper_pixel_comparison_runs_four_algorithms_on_one_evaluation_protocol(
     """SMAC, Latent-SAC, SLAC, Dreamer (the reference's DreamerV1): 5 seeds each, 1M frames, evaluated every 10k
     frames on 5 episodes."""
     from smac_rllib.cli import yaml_loader
-    from smac_rllib.cli.plot import action_repeat
+    from smac_rllib.cli.results import action_repeat
 
     specs = {spec.name: spec for spec in yaml_loader.load_experiments("tuned_examples/paper_pixel_comparison.yaml")}
     assert {name: spec.run for name, spec in specs.items()} == {

@@ -33,7 +33,7 @@ EVAL_RETURN = "evaluation/env_runners/episode_return_mean"
 @pytest.mark.parametrize("path", TUNED_EXAMPLES, ids=lambda p: p.name)
 def test_tuned_example_dry_run_evaluates_the_deterministic_policy(path, capsys):
     import smac_rllib
-    from smac_rllib.cli.plot import action_repeat
+    from smac_rllib.cli.results import action_repeat
     from smac_rllib.cli.yaml_loader import load_experiments
 
     # cluster_*.yaml are sized for a cluster: on this machine a local Ray would refuse their env runners (more than
@@ -277,7 +277,7 @@ def test_progress_line_shows_the_evaluation_return_first():
 
 
 def test_summary_reports_last_and_best_evaluation_return_and_table1_statistic(tmp_path, capsys):
-    from smac_rllib.cli.progress import print_summary
+    from smac_rllib.cli.summary import print_summary
 
     results = []
     pixels = {
@@ -358,7 +358,7 @@ def test_plot_defaults_to_the_evaluation_return_and_falls_back_to_the_training_r
 def test_summary_offers_resume_only_where_a_resume_can_continue(tmp_path, capsys):
     """A trial that failed before its first iteration (a configuration error) gets a 'Fix:' line, not '--resume' (which
     would repeat it); one that failed after training some iterations gets the resume command."""
-    from smac_rllib.cli.progress import print_summary
+    from smac_rllib.cli.summary import print_summary
 
     early = SimpleNamespace(
         metrics={},

@@ -528,11 +528,11 @@ def test_config_overrides_env_and_two_configs_merge_in_order(tmp_path, capfd):
     )
     assert "tiny: SMAC on dmc/cartpole-swingup, 2 trial(s)" in out, out
 
-    from smac_rllib.cli.train import _json_args
+    from smac_rllib.cli.experiment_spec import json_args
     from smac_rllib.cli.yaml_loader import Overrides, load_experiments
 
     overrides = Overrides(
-        config=_json_args(
+        config=json_args(
             [
                 '{"env": "dmc/cartpole-swingup", "num_particles": 8, "env_config": {"seed": 1}}',
                 '{"num_particles": 16, "env_config": {"time_limit": 2.0}}',

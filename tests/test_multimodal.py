@@ -9,6 +9,8 @@ import pytest
 import torch
 
 from smac_rllib.experiments import multimodal as mm
+from smac_rllib.experiments import multimodal_policies as policies
+from smac_rllib.experiments import multimodal_task as task
 
 torch.set_num_threads(1)
 
@@ -23,33 +25,35 @@ def test_tanh_gaussian_log_prob_matches_torch_transformed_distribution():
         [torch.distributions.TanhTransform()],
     )
     expected_B = ref.log_prob(torch.tanh(u_B_A.double())).sum(-1)
-    got_B = mm.tanh_gaussian_log_prob(u_B_A.double(), mean_B_A.double(), log_std_B_A.double())
+    got_B = policies.tanh_gaussian_log_prob(u_B_A.double(), mean_B_A.double(), log_std_B_A.double())
     torch.testing.assert_close(got_B, expected_B, rtol=1e-6, atol=1e-6)
 
 
 def test_tanh_gaussian_density_integrates_to_one_on_the_square():
-    grid_G_A, cell_area = mm.grid_points(400)
-    log_p_G = mm.tanh_gaussian_log_prob(
-        mm.atanh_clamped(grid_G_A.double()), torch.tensor([0.3, -0.2]).double(), torch.tensor([-0.5, -1.0]).double()
+    grid_G_A, cell_area = task.grid_points(400)
+    log_p_G = policies.tanh_gaussian_log_prob(
+        policies.atanh_clamped(grid_G_A.double()),
+        torch.tensor([0.3, -0.2]).double(),
+        torch.tensor([-0.5, -1.0]).double(),
     )
     assert abs(log_p_G.exp().sum().item() * cell_area - 1) < 1e-3
 
 
 def test_log_tanh_jacobian_is_exact_and_finite_at_saturation():
     u = torch.linspace(-4, 4, 101, dtype=torch.float64).unsqueeze(-1)
-    torch.testing.assert_close(mm.log_tanh_jacobian(u), torch.log(1 - torch.tanh(u).pow(2)).squeeze(-1))
-    assert torch.isfinite(mm.log_tanh_jacobian(torch.tensor([[50.0, -50.0]]))).all()
+    torch.testing.assert_close(policies.log_tanh_jacobian(u), torch.log(1 - torch.tanh(u).pow(2)).squeeze(-1))
+    assert torch.isfinite(policies.log_tanh_jacobian(torch.tensor([[50.0, -50.0]]))).all()
 
 
 def test_reward_is_maximal_at_the_four_centres():
-    centres_M_A = mm.mode_centres()
-    r_M = mm.reward(centres_M_A, centres_M_A, width=0.2)
+    centres_M_A = task.mode_centres()
+    r_M = task.reward(centres_M_A, centres_M_A, width=0.2)
     torch.testing.assert_close(r_M, torch.ones(4), atol=1e-4, rtol=0)
-    assert mm.reward(torch.zeros(1, 2), centres_M_A, width=0.2).item() < 0.01
+    assert task.reward(torch.zeros(1, 2), centres_M_A, width=0.2).item() < 0.01
 
 
 def test_mode_fractions_and_count_on_hand_made_samples():
-    c = mm.mode_centres()
+    c = task.mode_centres()
     samples_N_A = torch.cat(
         [
             c[0].expand(50, 2),  # exactly on mode 0
@@ -58,37 +62,37 @@ def test_mode_fractions_and_count_on_hand_made_samples():
             c[3].expand(5, 2),  # on mode 3, but only 5%
         ]
     )
-    fractions_M = mm.mode_fractions(samples_N_A, c, radius=0.2)
+    fractions_M = task.mode_fractions(samples_N_A, c, radius=0.2)
     torch.testing.assert_close(fractions_M, torch.tensor([0.5, 0.3, 0.0, 0.05]))
-    assert mm.count_modes(fractions_M, min_fraction=0.1) == 2
+    assert task.count_modes(fractions_M, min_fraction=0.1) == 2
 
 
 def test_kl_on_grid_is_zero_for_the_target_and_log4_for_one_quadrant_of_it():
-    cfg = mm.MultimodalConfig()
-    grid_G_A, cell_area = mm.grid_points(100)
-    log_t_G = mm.reward(grid_G_A, mm.mode_centres(), cfg.bump_width) / cfg.alpha
-    assert abs(mm.kl_on_grid(log_t_G, log_t_G, cell_area)) < 1e-6
+    cfg = task.MultimodalConfig()
+    grid_G_A, cell_area = task.grid_points(100)
+    log_t_G = task.reward(grid_G_A, task.mode_centres(), cfg.bump_width) / cfg.alpha
+    assert abs(task.kl_on_grid(log_t_G, log_t_G, cell_area)) < 1e-6
     one_quadrant_G = torch.where((grid_G_A > 0).all(-1), log_t_G, torch.full_like(log_t_G, -1e4))
-    assert mm.kl_on_grid(one_quadrant_G, log_t_G, cell_area) == pytest.approx(math.log(4), abs=1e-3)
+    assert task.kl_on_grid(one_quadrant_G, log_t_G, cell_area) == pytest.approx(math.log(4), abs=1e-3)
 
 
 # ------------------------------------------------------------------------------------------------ policies
 def test_lvp_log_w_rows_and_reparameterized_gradients():
-    cfg = mm.MultimodalConfig(num_particles=8)
+    cfg = task.MultimodalConfig(num_particles=8)
     torch.manual_seed(0)
-    policy = mm.LatentVariablePolicy(cfg)
+    policy = policies.LatentVariablePolicy(cfg)
     u_B_A, s0_B_D = policy.sample(5)
     log_w_K1_B = policy.log_w(u_B_A, s0_B_D, cfg.num_particles)
     assert log_w_K1_B.shape == (9, 5)
-    torch.testing.assert_close(log_w_K1_B[0], mm.tanh_gaussian_log_prob(u_B_A, *policy.head(s0_B_D)))
+    torch.testing.assert_close(log_w_K1_B[0], policies.tanh_gaussian_log_prob(u_B_A, *policy.head(s0_B_D)))
     mm.lvp_loss(policy, cfg)[0].backward()
     assert policy.latent_mu_D.grad.abs().sum() > 0 and policy.latent_log_std_D.grad.abs().sum() > 0
 
 
 def test_lvp_initial_marginal_is_broad_and_isotropic():
-    cfg = mm.MultimodalConfig(init_mean_spread=0.5)
+    cfg = task.MultimodalConfig(init_mean_spread=0.5)
     torch.manual_seed(3)
-    policy = mm.LatentVariablePolicy(cfg)
+    policy = policies.LatentVariablePolicy(cfg)
     with torch.no_grad():
         mean_S_A, log_std_S_A = policy.head(policy.sample_latent(20_000))
     torch.testing.assert_close(torch.cov(mean_S_A.T), 0.25 * torch.eye(2), atol=0.03, rtol=0)
@@ -113,7 +117,7 @@ def test_nested_estimator_takes_any_particle_count():
     """Only Eq. 7 needs K a power of two; ``--estimator nested`` (Eq. 6) runs the same task with K = 6."""
     _, cfg = mm.parse_args(["--out", "x", "--estimator", "nested", "--particles", "6"])
     assert (cfg.estimator, cfg.num_particles) == ("nested", 6)
-    policy = mm.LatentVariablePolicy(cfg)
+    policy = policies.LatentVariablePolicy(cfg)
     loss, metrics = mm.lvp_loss(policy, cfg)
     assert loss.requires_grad and math.isfinite(metrics["entropy"])
 

@@ -371,7 +371,9 @@ def test_the_retired_switch_is_refused_and_its_class_names_still_restore(algo):
         return c.environment("dmc/cartpole-swingup", env_config={"from_pixels": True}) if algo != "SMAC" else c
 
     assert not any("fast_update" in e for e in config().config_errors())
-    assert any("fast_update=False must be True (the switch was retired" in e for e in config(fast_update=False).config_errors())
+    assert any(
+        "fast_update=False must be True (the switch was retired" in e for e in config(fast_update=False).config_errors()
+    )
     c = config()
     for cls in (c.get_default_learner_class(), c.get_default_rl_module_spec().module_class):
         home = importlib.import_module(cls.__module__)

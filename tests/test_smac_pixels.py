@@ -204,9 +204,13 @@ def test_pixel_learner_update_trains_every_component():
     "training, env_config, message",
     [
         (dict(num_particles=6), {}, "num_particles=6 must be 0 or a power of two for estimator='mlmc' (try 4 or 8)"),
-        (dict(particle_mode="full"), {}, "particle_mode='full' is unknown; use one of 'history', 'step'"),
+        (dict(particle_mode="full"), {}, "particle_mode='full' is unknown; use one of 'history'"),
         (dict(batch_length_T=1), {}, "batch_length_T=1 must be an integer >= 2"),
-        (dict(world_model_preset="huge"), {}, "world_model_preset='huge' is unknown; use one of 'paper', 'small', 'tiny'"),
+        (
+            dict(world_model_preset="huge"),
+            {},
+            "world_model_preset='huge' is unknown; use one of 'paper', 'small', 'tiny'",
+        ),
         (dict(autocast="fp8"), {}, "autocast='fp8' is unknown"),
         (dict(), {"image_size": 32}, "set image_size: 64"),
     ],
@@ -221,13 +225,19 @@ def test_pixel_validate_names_the_fix(training, env_config, message):
 
 def test_pixel_defaults_follow_the_reference():
     config = pixel_config()
-    assert config.resolved_updates_per_env_step == 0.2 and config.resolved("num_steps_sampled_before_learning_starts") == 5000  # 10k frames
+    assert (
+        config.resolved_updates_per_env_step == 0.2
+        and config.resolved("num_steps_sampled_before_learning_starts") == 5000
+    )  # 10k frames
     assert (
         config.resolved_initial_alpha == 1.0 and config.resolved_td_entropy == "conditional"
     )  # default.yaml, smac.py:153
     assert (config.critic_particles, config.pixel_actor_head, config.mlmc_average_level0) == ("all", "dreamer", True)
     state = SMACConfig().environment("dmc/cartpole-swingup")
-    assert state.resolved_updates_per_env_step == 1.0 and state.resolved("num_steps_sampled_before_learning_starts") == 5000
+    assert (
+        state.resolved_updates_per_env_step == 1.0
+        and state.resolved("num_steps_sampled_before_learning_starts") == 5000
+    )
     assert state.resolved_initial_alpha == 0.1 and state.resolved_td_entropy == "marginal"  # pytorch_sac, Eq. (10)
     c = SMACConfig()
     assert (

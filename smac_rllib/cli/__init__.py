@@ -3,23 +3,24 @@
 Ray removed its own ``rllib`` CLI in 2.42; this one brings the tuned-example workflow back for this package.
 
   main.py             argument parsing, the process environment (set before Ray is imported), exit codes
-  errors.py           ``UserError``: a mistake the user can fix, printed as one line (exit code 2); message helpers
+  errors.py           ``UserError``: a mistake the user can fix, printed as one line (exit code 2); ``warn``
   yaml_reader.py      reading the YAML file: 1.2 floats, line numbers, size / depth / alias limits
-  yaml_loader.py      tuned-example YAML -> ``ExperimentSpec`` (run, env, config, storage; every grid point built)
+  yaml_loader.py      tuned-example YAML -> ``ExperimentSpec`` (experiment_spec.py; every grid point built)
   experiment_parts.py an experiment's stop, checkpoint_config, wandb and scheduler blocks
-  checks.py           env, env_config and config keys and value types, with close-match suggestions; result keys
+  checks.py           config keys and value types, with close-match suggestions (env, env_config: env_checks.py)
   ranges.py           numeric ranges, NaN/inf, settings that depend on each other (plus each algorithm's own,
                       asked through ``smac_rllib.algorithms.config_questions``: cli/ names no algorithm)
   grids.py            ``grid_search`` at any depth: every point expanded and counted
   memory.py           the learner's and the replay's memory, estimated before Ray starts
   resources.py        what a trial asks for vs what the machine/cluster has (GPU -> CPU fallback, never PENDING)
-  train.py            runs the experiments with Ray Tune (checkpoints, --resume, schedulers)
+  train.py            runs the experiments with Ray Tune (checkpoints, --resume, schedulers); preflight.py says
+                      what will run (--dry-run, warnings), ray_start.py starts or joins Ray
   storage.py          where results go, what --resume continues (checked before Ray starts)
   ray_output.py       what Ray and Tune print that the user cannot act on, kept in their logs
   interrupt.py        Ctrl-C: checkpoint every running trial at the end of its iteration, then stop
   wandb_logging.py    W&B logging (short config, offline without a key, the key out of Ray's logs)
-  progress.py         one line per training iteration, and the final summary
-  live.py             the running iteration's progress line
+  results.py          reading Tune's results (keys, result.json, params.json) and the shared number formats
+  progress.py         one line per training iteration (live.py: the running iteration's); summary.py: the end
   checkpoints.py      atomic checkpoints and the ``--resume`` staging cleanup
   evaluate.py         deterministic evaluation of a checkpoint, optional mp4
   plot.py             learning curves from Tune results: mean and 95% interval over seeds

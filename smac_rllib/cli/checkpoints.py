@@ -198,7 +198,7 @@ def _pickle_dirs(path: str) -> list[str]:
 
 def _user_name(uid: int) -> str:
     try:
-        import pwd
+        import pwd  # lazy: not on Windows (the ImportError below)
 
         return f"user {pwd.getpwuid(uid).pw_name!r} (uid {uid})"
     except (KeyError, ImportError):
@@ -240,6 +240,7 @@ class AtomicCheckpoints:
 
 
 def _save_atomically(trainable, storage):
+    # lazy: Ray (~2 s) stays out of `rllib evaluate`, which imports this module to pick a complete checkpoint
     import pyarrow.fs
 
     import ray.cloudpickle as ray_pickle
@@ -298,7 +299,7 @@ _TRAINABLES: dict[str, type] = {}
 def trainable(run: str) -> type:
     """The algorithm class registered as ``run`` with ``AtomicCheckpoints`` mixed in, under the same name (trial
     directories stay ``<run>_<id>``; ``Tuner.restore`` accepts it for runs started before)."""
-    from ray.tune.registry import get_trainable_cls
+    from ray.tune.registry import get_trainable_cls  # lazy: as in _save_atomically
 
     base = get_trainable_cls(run)
     if isinstance(base, type) and issubclass(base, AtomicCheckpoints):
@@ -337,7 +338,7 @@ def install_retry_policy() -> None:
     between: both are wrapped (once, in this process); the flag lives in the trial's temporary state, which is
     not saved with the experiment, so a resumed trial gets its retries back.
     """
-    from ray.tune.experiment import Trial
+    from ray.tune.experiment import Trial  # lazy: as in _save_atomically
 
     if getattr(Trial.handle_error, "_smac_rllib", False):
         return

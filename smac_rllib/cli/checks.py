@@ -1,4 +1,4 @@
-"""Checks of a tuned example's ``env``, ``env_config`` and ``config`` before Ray sees them.
+"""Checks of a tuned example's ``config`` before Ray sees them (``env`` and ``env_config``: ``env_checks.py``).
 
 Unknown keys get the closest known one (``difflib``); values are checked against the type annotations of
 RLlib's config setters (``training(twin_q: Optional[bool])``, ...) or, for keys without one (SMAC's own
@@ -11,19 +11,18 @@ NaN and inf are refused anywhere (``check_finite``). Result keys: ``cli/result_k
 
 from __future__ import annotations
 
-import difflib
 import inspect
-import logging
-import re
 import types
 import typing
-import warnings
 from collections.abc import Mapping
 from typing import Any
 
-from smac_rllib.cli.errors import UserError, did_you_mean, one_line, type_name
-from smac_rllib.cli.grids import MAX_GRID_POINTS, grid_options, grid_variants, is_grid
+from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
+
+from smac_rllib.cli.errors import UserError, did_you_mean, type_name
+from smac_rllib.cli.grids import is_grid
 from smac_rllib.cli.ranges import all_ranges, check_choice, check_range
+from smac_rllib.cli.ray_output import quiet
 
 
 def known_config_keys(default_config) -> set[str]:
@@ -62,128 +61,8 @@ def _config_annotations(config_class: type) -> dict[str, Any]:
     return annotations
 
 
-def check_env(config: dict, algo_class: type, line_of) -> None:
-    from smac_rllib.envs import ENV_CONFIG_KEYS
-
-    env_options = grid_options(config["env"])
-    for env in env_options:
-        if not isinstance(env, str):
-            raise UserError(f"env must be a name like 'dmc/cheetah-run', got {type_name(env)}", line_of("env"))
-        _check_env_name(env, line_of("env"))
-    env_config = config.get("env_config")
-    if env_config is not None and not isinstance(env_config, dict):
-        raise UserError(f"env_config must be a mapping, got {type_name(env_config)}", line_of("env_config"))
-    env_config = env_config or {}
-    if not all(e.startswith("dmc/") for e in env_options):
-        for env in env_options:  # a gymnasium env: its own kwargs
-            if not env.startswith("dmc/"):
-                _check_action_space(env, env_config, algo_class, line_of("env"))
-        return
-    from smac_rllib.envs import DMCEnv
-
-    hints = typing.get_type_hints(DMCEnv.__init__)
-    for key, value in env_config.items():
-        if key not in ENV_CONFIG_KEYS:
-            raise UserError(
-                f"unknown env_config key {key!r}{did_you_mean(key, ENV_CONFIG_KEYS)} (valid: "
-                f"{', '.join(ENV_CONFIG_KEYS)})",
-                line_of("env_config", key),
-            )
-        _check_type(f"env_config.{key}", value, hints.get(key, Any), line_of("env_config", key), env_config, key)
-    _check_env_config_values(env_options, env_config, line_of)
-
-
-def _check_env_config_values(env_options: list[str], env_config: dict, line_of) -> None:
-    """Ranges and pixel-only keys of every (env, env_config grid point) pair (``smac_rllib.envs.validation``)."""
-    from smac_rllib.envs.validation import env_config_errors
-
-    seen: set[str] = set()
-    for env in env_options:
-        for variant in grid_variants(env_config, limit=MAX_GRID_POINTS):
-            key = repr((env, sorted(variant.items(), key=repr)))
-            if key in seen:
-                continue
-            seen.add(key)
-            errors = env_config_errors(env, variant)
-            if errors:
-                bad_key, message = errors[0]
-                raise UserError(message, line_of("env_config", bad_key))
-
-
-def _check_action_space(env: str, env_config: dict, algo_class: type, where: str) -> None:
-    """Our algorithms act in a continuous space on flat observations: a gymnasium env with a discrete action space,
-    or image / dict observations, is refused (pixels come from ``dmc/...`` with ``from_pixels``)."""
-    if not algo_class.__module__.startswith("smac_rllib."):
-        return  # RLlib's own algorithms say what they support
-    import gymnasium as gym
-
-    if any(is_grid(v) for v in env_config.values()):
-        return
-    try:
-        with quiet():
-            made = gym.make(env, **env_config)
-    except TypeError as e:  # an env_config key the env does not take: the trial would fail the same way, after Ray
-        bad = re.search(r"unexpected keyword argument '([^']+)'", str(e))
-        if bad:
-            raise UserError(
-                f"env_config key {bad.group(1)!r} is not an argument of {env!r} ({one_line(e)}); remove it or "
-                "use one of the env's own keyword arguments",
-                where,
-            ) from None
-        return
-    except Exception:  # noqa: BLE001 - cannot build it here (missing extra, a class path): RLlib will say why
-        return
-    try:
-        space, observations = made.action_space, made.observation_space
-    finally:
-        made.close()
-    if not isinstance(space, gym.spaces.Box):
-        raise UserError(
-            f"{algo_class.__name__} needs a continuous (Box) action space, but {env!r} has {space}; use a continuous "
-            "env (dmc/<domain>-<task>, e.g. dmc/cartpole-swingup, or Pendulum-v1) or an RLlib algorithm for discrete "
-            "actions (run: PPO)",
-            where,
-        )
-    if not (isinstance(observations, gym.spaces.Box) and len(observations.shape) == 1):
-        raise UserError(
-            f"{algo_class.__name__} learns from a flat vector of observations (a 1-D Box) on gymnasium envs, but "
-            f"{env!r} observes {observations}; use a state env (e.g. HalfCheetah-v5, Pendulum-v1) or, for pixels, "
-            "dmc/<domain>-<task> with env_config from_pixels: true",
-            where,
-        )
-
-
-def _check_env_name(env: str, where: str) -> None:
-    from smac_rllib.envs import env_names, parse_env_name
-
-    if env.startswith("dmc/"):
-        try:
-            parse_env_name(env)
-        except ValueError as e:
-            raise UserError(one_line(e), where) from None
-        return
-    import gymnasium as gym
-
-    if env in gym.registry or "." in env.split("/")[-1].split("-v")[0]:  # a gymnasium id or a class path
-        return
-    try:
-        parse_env_name(env)
-    except ValueError:
-        pass
-    else:
-        raise UserError(
-            f"unknown env {env!r}; did you mean 'dmc/{env}'? (DMC tasks are named dmc/<domain>-<task>)", where
-        )
-    names = env_names() + sorted(gym.registry)
-    close = difflib.get_close_matches(env, names, n=1) or difflib.get_close_matches("dmc/" + env, names, n=1)
-    hint = f"did you mean {close[0]!r}? " if close else ""
-    raise UserError(f"unknown env {env!r}; {hint}(DMC tasks: python -m smac_rllib.envs --list)", where)
-
-
 def check_config(config: dict, algo_class: type, line_of) -> None:
     """Unknown keys (with the closest known one), values of the wrong type and out of range, before Ray sees them."""
-    from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
-
     with quiet():
         default = algo_class.get_default_config()
     known = known_config_keys(default)
@@ -204,32 +83,11 @@ def check_config(config: dict, algo_class: type, line_of) -> None:
                 f" (see {type(default).__name__}; all keys: {type(default).__name__}().to_dict())",
                 line_of(key),
             )
-        _check_type(key, config[key], _expected_type(key, attr, annotations, default), line_of(key), config, key)
+        check_type(key, config[key], _expected_type(key, attr, annotations, default), line_of(key), config, key)
         check_range(key, attr, config[key], line_of(key))
         check_choice(attr, config[key], line_of(key))
         if key == "evaluation_config" and isinstance(config[key], dict):
             _check_evaluation_config(config[key], algo_class, known, annotations, default, line_of)
-
-
-def check_modalities(config: dict, line_of) -> None:
-    """Evaluation on pixels while training on states (or the reverse) is refused: the evaluation runners would build
-    observations the trained module cannot read (it fails after Ray started, or evaluates a different task)."""
-    evaluation = config.get("evaluation_config")
-    if not isinstance(evaluation, dict) or not isinstance(evaluation.get("env_config"), dict):
-        return
-    if "from_pixels" not in evaluation["env_config"]:
-        return
-    train = config.get("env_config") if isinstance(config.get("env_config"), dict) else {}
-    trained, evaluated = train.get("from_pixels", False), evaluation["env_config"]["from_pixels"]
-    if is_grid(trained) or is_grid(evaluated) or bool(trained) == bool(evaluated):
-        return
-    says = ("pixels", "states") if evaluated else ("states", "pixels")
-    raise UserError(
-        f"evaluation_config.env_config.from_pixels={evaluated!r} evaluates on {says[0]} a policy trained on {says[1]} "
-        f"(env_config.from_pixels={trained!r}); remove from_pixels from evaluation_config.env_config (the evaluation "
-        "uses the training env_config plus its own overrides)",
-        line_of("evaluation_config", "env_config"),
-    )
 
 
 def _expected_type(key: str, attr: str, annotations: dict[str, Any], default) -> Any:
@@ -263,8 +121,6 @@ def _check_evaluation_config(
 ) -> None:
     """``evaluation_config: {explore: false, ...}``: the evaluation runners' config overrides, checked as config
     keys."""
-    from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
-
     for key in list(overrides):
         if not isinstance(key, str):
             raise UserError(
@@ -289,7 +145,7 @@ def _check_evaluation_config(
                 line_of("evaluation_config", key),
             )
         where = line_of("evaluation_config", key)
-        _check_type(
+        check_type(
             f"evaluation_config.{key}",
             overrides[key],
             _expected_type(key, attr, annotations, default),
@@ -319,7 +175,7 @@ def _type_of_default(value: Any) -> Any:
     return Any
 
 
-def _check_type(name: str, value: Any, expected: Any, where: str, container: dict, key: Any) -> None:
+def check_type(name: str, value: Any, expected: Any, where: str, container: dict, key: Any) -> None:
     """Raise a UserError when ``value`` (or any of its grid_search options) cannot be ``expected``.
 
     Integer-valued floats for integer settings (``1e6``) are converted in place.
@@ -327,7 +183,7 @@ def _check_type(name: str, value: Any, expected: Any, where: str, container: dic
     if is_grid(value):
         options = value["grid_search"]
         for i, option in enumerate(options):
-            _check_type(name, option, expected, where, options, i)
+            check_type(name, option, expected, where, options, i)
         return
     verdict = _matches(value, expected)
     if verdict is False:
@@ -425,26 +281,3 @@ def _example_fix(name: str, expected: Any) -> str:
         if a in examples:
             return f" (write e.g. `{key}: {examples[a]}`, without quotes)"
     return ""
-
-
-# --------------------------------------------------------------------------------------------- helpers
-
-
-class quiet:
-    """Silence RLlib's warnings and log lines ("You are running SAC on the new API stack!") while checking."""
-
-    def __enter__(self):
-        self._warnings = warnings.catch_warnings()
-        self._warnings.__enter__()
-        warnings.simplefilter("ignore")
-        self._loggers = [logging.getLogger(n) for n in ("ray", "ray.rllib", "ray.tune")]
-        self._levels = [lg.level for lg in self._loggers]
-        for lg in self._loggers:
-            lg.setLevel(logging.ERROR)
-        return self
-
-    def __exit__(self, *exc):
-        for lg, level in zip(self._loggers, self._levels, strict=True):
-            lg.setLevel(level)
-        self._warnings.__exit__(*exc)
-        return False

@@ -1,12 +1,17 @@
-"""``UserError``: a mistake the user can fix. ``rllib`` prints it as one line naming the fix and exits with 2."""
+"""``UserError``: a mistake the user can fix. ``rllib`` prints it as one line naming the fix and exits with 2. Also the
+exit codes, warnings (``warn``) and the ``--resume`` command every message that continues a run names."""
 
 from __future__ import annotations
 
 import difflib
+import shlex
+import sys
 from typing import Any
 
+PROG = "rllib"
 EXIT_USER_ERROR = 2  # argparse's code for usage errors
 EXIT_TRIAL_ERROR = 1  # a trial failed while running (not a configuration mistake)
+EXIT_INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, what a shell reports for a process that Ctrl-C ended
 
 
 class UserError(Exception):
@@ -45,3 +50,15 @@ def type_name(value: Any) -> str:
     if value is None:
         return "null"
     return type(value).__name__
+
+
+def warn(message: str) -> None:
+    print(f"{PROG}: warning: {message}", file=sys.stderr, flush=True)
+
+
+def resume_command(args) -> str:
+    """The command that continues this ``rllib train file`` run: the user's own arguments plus ``--resume``."""
+    argv = [a for a in getattr(args, "argv", None) or ["train", "file", args.path] if a != "--dry-run"]
+    if "--resume" not in argv:
+        argv.append("--resume")
+    return shlex.join([PROG, *argv])

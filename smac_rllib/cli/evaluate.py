@@ -10,16 +10,18 @@ the first episode with ``DMCEnv.render()`` (clean frames, not the perturbed obse
 from __future__ import annotations
 
 import glob
-import math
 import os
 import pickle
 import re
 import shutil
+import statistics
 import sys
 import time
 
-from smac_rllib.cli.checks import quiet
+import smac_rllib
+from smac_rllib.cli.checkpoints import check_owner, checkpoint_dirs, incomplete_reason, is_complete, uses_markers
 from smac_rllib.cli.errors import UserError, one_line
+from smac_rllib.cli.ray_output import quiet
 
 
 def run_evaluate(args) -> int:
@@ -46,18 +48,14 @@ def run_evaluate(args) -> int:
         _print_returns(result)
     if result.get("video"):
         print(f"video {result['video']}", flush=True)
-    returns = result["returns"]
-    mean = sum(returns) / len(returns)
-    std = math.sqrt(sum((r - mean) ** 2 for r in returns) / len(returns))
     if args.wandb:
-        log_to_wandb(checkpoint, result, mean, std)
+        log_to_wandb(checkpoint, result)
     return 0
 
 
 def _print_returns(result: dict) -> None:
     returns = result["returns"]
-    mean = sum(returns) / len(returns)
-    std = math.sqrt(sum((r - mean) ** 2 for r in returns) / len(returns))
+    mean, std = statistics.fmean(returns), statistics.pstdev(returns)
     print(
         f"{result['env']}: {len(returns)} episode(s), deterministic | return mean {mean:.2f} std {std:.2f} "
         f"min {min(returns):.2f} max {max(returns):.2f} | length mean {sum(result['lengths']) / len(returns):.0f} "
@@ -71,8 +69,6 @@ def resolve_checkpoint(path: str) -> tuple[str, list[str]]:
     """(checkpoint, lines about the incomplete ones skipped): a checkpoint dir as is when complete; for a trial or
     experiment dir, its most recent complete ``checkpoint_*``. A checkpoint a killed run left half-written (no
     completion marker, or a file shorter than written: checkpoints.py) is never used."""
-    from smac_rllib.cli.checkpoints import incomplete_reason, uses_markers
-
     if not os.path.exists(path):
         raise UserError(f"no such checkpoint: {path} (pass a checkpoint_* directory or a trial directory)")
     if _is_checkpoint(path) or os.path.isfile(os.path.join(path, "rllib_checkpoint.json")):
@@ -103,15 +99,7 @@ def resolve_checkpoint(path: str) -> tuple[str, list[str]]:
 
 
 def _complete_under(trial_dir: str) -> list[str]:
-    from smac_rllib.cli.checkpoints import checkpoint_dirs, is_complete
-
     return [d for d in reversed(checkpoint_dirs(trial_dir)) if is_complete(d)]
-
-
-def check_owner(checkpoint: str, trust: bool) -> None:
-    from smac_rllib.cli import checkpoints
-
-    checkpoints.check_owner(checkpoint, trust)
 
 
 MAX_VIDEO_MEMORY_FRACTION = 0.5
@@ -137,7 +125,7 @@ def check_video(video: str, size: int, checkpoint: str) -> None:
         if size % 2:
             raise UserError(f"--video-size {size}: an mp4 (H.264, yuv420p) needs an even frame size, e.g. {size + 1}")
         try:
-            import imageio_ffmpeg
+            import imageio_ffmpeg  # lazy: its absence is the UserError below, and only --video needs it
 
             imageio_ffmpeg.get_ffmpeg_exe()
         except Exception as e:  # noqa: BLE001
@@ -163,7 +151,7 @@ def check_video(video: str, size: int, checkpoint: str) -> None:
 def _check_render(checkpoint: str, size: int) -> None:
     """One frame at ``size`` from the checkpoint's env (dm_control's offscreen framebuffer is 640 pixels wide for
     most tasks: a larger frame fails only when the video starts, after the episodes)."""
-    from smac_rllib.envs.registry import env_names, make_env
+    from smac_rllib.envs.registry import env_names, make_env  # lazy: dm_control (~1 s) only with --video
 
     _, config = load_config(checkpoint)
     if str(config.env) not in env_names():
@@ -229,8 +217,6 @@ def _is_checkpoint(path: str) -> bool:
 
 def load_config(checkpoint: str):
     """(algorithm class, AlgorithmConfig) the checkpoint was trained with."""
-    import smac_rllib
-
     smac_rllib.register()
     try:
         with open(os.path.join(checkpoint, "class_and_ctor_args.pkl"), "rb") as f:
@@ -256,6 +242,7 @@ def evaluate(
     seed: int = 12345,
     print_returns=None,
 ) -> dict:
+    # lazy: ray.rllib and torch (~6 s) load once the checkpoint is found: a wrong path fails in a fraction of a second
     from ray.rllib.core import DEFAULT_MODULE_ID
     from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner
 
@@ -347,7 +334,7 @@ def _sub_env(env, index: int):
 
 
 def write_video(path: str, frames: list, fps: int) -> str:
-    import imageio.v2 as imageio
+    import imageio.v2 as imageio  # lazy: only --video writes one
 
     os.makedirs(os.path.dirname(os.path.abspath(path)) or ".", exist_ok=True)
     if path.lower().endswith(".gif"):
@@ -357,10 +344,10 @@ def write_video(path: str, frames: list, fps: int) -> str:
     return os.path.abspath(path)
 
 
-def log_to_wandb(checkpoint: str, result: dict, mean: float, std: float) -> None:
+def log_to_wandb(checkpoint: str, result: dict) -> None:
     """One W&B run (job_type=evaluation) next to the checkpoint's trial, with the returns and the video."""
     try:
-        import wandb
+        import wandb  # lazy: only --wandb logs (~0.9 s), and wandb may be missing
     except ImportError:  # pragma: no cover
         print("rllib: warning: wandb is not installed; skipping --wandb", file=sys.stderr)
         return
@@ -373,7 +360,9 @@ def log_to_wandb(checkpoint: str, result: dict, mean: float, std: float) -> None
         config={"checkpoint": checkpoint, "env": result["env"]},
         reinit=True,
     )
-    data = {"eval/return_mean": mean, "eval/return_std": std, "eval/episodes": len(result["returns"])}
+    returns = result["returns"]
+    data = {"eval/return_mean": statistics.fmean(returns), "eval/return_std": statistics.pstdev(returns)}
+    data["eval/episodes"] = len(returns)
     if result.get("video"):
         data["eval/video"] = wandb.Video(result["video"], format="mp4")
     run.log(data)

@@ -6,11 +6,13 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from smac_rllib.cli.result_keys import result_key_error
+from ray.tune.schedulers import ASHAScheduler
+
 from smac_rllib.cli.errors import UserError, did_you_mean, type_name
 from smac_rllib.cli.grids import grid_options
 from smac_rllib.cli.ranges import check_finite
-from smac_rllib.cli.plot import EVAL_RETURN, TRAIN_RETURN
+from smac_rllib.cli.result_keys import result_key_error
+from smac_rllib.cli.results import EVAL_RETURN, TRAIN_RETURN
 
 CHECKPOINT_KEYS = (
     "checkpoint_frequency",
@@ -156,8 +158,6 @@ def parse_scheduler(block: Any, where: str, *, evaluates: bool = False, custom_m
         raise UserError(f"unknown scheduler type {block['type']!r}; use ASHA or FIFO", where)
     if kind == "FIFO":
         return None
-    from ray.tune.schedulers import ASHAScheduler
-
     params = [p for p in inspect.signature(ASHAScheduler.__init__).parameters if p != "self"]
     options = {k: v for k, v in plain(block).items() if k != "type"}
     for key in options:

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import copy
+import difflib
+import itertools
 from typing import Any
 
 from smac_rllib.cli.errors import UserError, type_name
@@ -25,8 +28,6 @@ _OTHER_TUNE_MARKERS = ("choice", "uniform", "loguniform", "randint", "grid", "sa
 
 def _near_grid_search(key: str) -> bool:
     """A misspelled ``grid_search`` (``grid_serch``, ``gridsearch``, ``grid-search``) or another Tune marker."""
-    import difflib
-
     k = key.lower().replace("-", "_")
     return key != "grid_search" and (
         k == "grid_search" or k in _OTHER_TUNE_MARKERS or difflib.SequenceMatcher(None, k, "grid_search").ratio() >= 0.8
@@ -86,9 +87,6 @@ def num_grid_points(param_space: dict) -> int:
 
 def grid_variants(param_space: dict, limit: int = MAX_GRID_POINTS) -> list[dict]:
     """The concrete configs of a param space with ``grid_search`` entries (the first ``limit`` of them)."""
-    import copy
-    import itertools
-
     paths = list(_grid_paths(param_space))
     variants = []
     for combo in itertools.islice(itertools.product(*[options for _, options in paths]), limit):
@@ -100,3 +98,14 @@ def grid_variants(param_space: dict, limit: int = MAX_GRID_POINTS) -> list[dict]
             node[path[-1]] = copy.deepcopy(option)
         variants.append(variant)
     return variants
+
+
+def deep_merge(base: dict, override: dict) -> dict:
+    """``override`` merged into ``base``: nested mappings merge, anything else (a grid_search too) is replaced."""
+    out = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict) and not is_grid(value) and not is_grid(out[key]):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out

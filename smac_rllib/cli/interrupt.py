@@ -11,6 +11,11 @@ import signal
 import threading
 
 from ray import tune
+from ray.tune.experiment import Trial
+
+from smac_rllib.cli.errors import warn
+from smac_rllib.cli.progress import iteration_wait_estimate
+from smac_rllib.cli.results import format_duration
 
 
 class _Interrupt:
@@ -62,8 +67,6 @@ def _on_sigint(signum, frame):
 
 def _wait_hint() -> str:
     """How long the first Ctrl-C waits: the current iterations' expected remaining time, from their last iteration."""
-    from smac_rllib.cli.progress import format_duration, iteration_wait_estimate
-
     left = iteration_wait_estimate()
     if left is None:
         return ""
@@ -96,8 +99,6 @@ class CheckpointOnInterrupt(tune.Callback):
     def on_step_end(self, iteration, trials, **info):
         if not INTERRUPT.requested or INTERRUPT.unfinished is not None:
             return
-        from ray.tune.experiment import Trial
-
         if INTERRUPT.waiting is None:
             INTERRUPT.waiting = {t.trial_id for t in trials if t.status == Trial.RUNNING}
         if any(
@@ -142,8 +143,6 @@ def _add_interrupt_callback(tuner) -> None:
     get_run_config = getattr(getattr(tuner, "_local_tuner", None), "get_run_config", None)
     run_config = get_run_config() if get_run_config else None
     if run_config is None:
-        from smac_rllib.cli.resources import warn
-
         warn("this Ray's Tuner.restore hides its callbacks: Ctrl-C will not checkpoint the resumed trials")
         return
     callbacks = list(run_config.callbacks or [])

@@ -10,6 +10,7 @@ import json
 import os
 import time
 
+from smac_rllib.cli.results import format_duration
 from smac_rllib.training.off_policy import LIVE_PROGRESS_FILE
 
 _STEP_KEYS = ("num_env_steps_sampled_lifetime", "env_runners/num_env_steps_sampled_lifetime")
@@ -23,13 +24,6 @@ def read_live(trial_dir: str) -> dict | None:
         return None
 
 
-def _duration(seconds: float) -> str:
-    seconds = int(max(0, seconds))
-    h, rem = divmod(seconds, 3600)
-    m, s = divmod(rem, 60)
-    return f"{h}h{m:02d}m" if h else (f"{m}m{s:02d}s" if m else f"{s}s")
-
-
 def eta_to_stop(record: dict, stop: dict, last_result: dict | None) -> str | None:
     """Time to the stop criterion, from the projected length of this iteration and its env steps."""
     done, planned, elapsed = (
@@ -41,16 +35,16 @@ def eta_to_stop(record: dict, stop: dict, last_result: dict | None) -> str | Non
     left_in_iteration = max(0.0, iteration_s - elapsed)
     if "training_iteration" in stop:
         iterations_left = max(0, int(stop["training_iteration"]) - int(record.get("training_iteration", 0)))
-        return _duration(left_in_iteration + iterations_left * iteration_s)
+        return format_duration(left_in_iteration + iterations_left * iteration_s)
     step_key = next((k for k in _STEP_KEYS if k in stop), None)
     if step_key is not None and last_result is not None:
         steps_before = _steps(last_result)
         steps_now = record.get("env_steps_stored") or 0
         if steps_before is not None and steps_now > steps_before:  # env steps this iteration adds, per iteration
             iterations_left = max(0.0, (float(stop[step_key]) - steps_now) / (steps_now - steps_before))
-            return _duration(left_in_iteration + iterations_left * iteration_s)
+            return format_duration(left_in_iteration + iterations_left * iteration_s)
     if "time_total_s" in stop and last_result is not None:
-        return _duration(float(stop["time_total_s"]) - float(last_result.get("time_total_s", 0.0)) - elapsed)
+        return format_duration(float(stop["time_total_s"]) - float(last_result.get("time_total_s", 0.0)) - elapsed)
     return None
 
 
@@ -64,7 +58,7 @@ def _steps(result: dict) -> float | None:
 
 
 def format_live(label: str, record: dict, stop: dict, last_result: dict | None) -> str:
-    parts = [f"it {record.get('training_iteration', '?'):>3} running {_duration(record.get('elapsed_s') or 0)}"]
+    parts = [f"it {record.get('training_iteration', '?'):>3} running {format_duration(record.get('elapsed_s') or 0)}"]
     done, planned = record.get("updates_done"), record.get("updates_planned")
     if planned:
         parts.append(f"{done}/{planned} updates")

@@ -20,15 +20,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import sys
 from collections.abc import Callable
 
 from smac_rllib import headless_gl
-from smac_rllib.cli.errors import EXIT_USER_ERROR, UserError
-
-PROG = "rllib"
-EXIT_INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, what a shell reports for a process that Ctrl-C ended
+from smac_rllib.cli.errors import EXIT_INTERRUPTED, EXIT_USER_ERROR, PROG, UserError, resume_command
 
 
 def prepare_environment(address: str | None = None) -> None:
@@ -197,29 +193,29 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _train(args) -> int:
-    from smac_rllib.cli.train import run_train
+    # lazy: `rllib --help` loads none of these, and the arguments' mistakes (JSON, counts, a missing file) end here,
+    # before train.py loads Ray and torch (~7 s)
+    from smac_rllib.cli.experiment_spec import Overrides
+    from smac_rllib.cli.yaml_reader import read_yaml
+
+    args.overrides = Overrides.from_args(args)
+    if not os.path.isfile(args.path):
+        read_yaml(args.path)  # says what is wrong with the path
+    from smac_rllib.cli.train import run_train  # lazy: as above
 
     return run_train(args)
 
 
 def _evaluate(args) -> int:
-    from smac_rllib.cli.evaluate import run_evaluate
+    from smac_rllib.cli.evaluate import run_evaluate  # lazy: see _train
 
     return run_evaluate(args)
 
 
 def _plot(args) -> int:
-    from smac_rllib.cli.plot import run_plot
+    from smac_rllib.cli.plot import run_plot  # lazy: see _train
 
     return run_plot(args)
-
-
-def resume_command(args) -> str:
-    """The command that continues this ``rllib train file`` run: the user's own arguments plus ``--resume``."""
-    argv = [a for a in getattr(args, "argv", None) or ["train", "file", args.path] if a != "--dry-run"]
-    if "--resume" not in argv:
-        argv.append("--resume")
-    return shlex.join([PROG, *argv])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -238,9 +234,5 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERRUPTED
 
 
-def console_main() -> None:  # pragma: no cover - the console script entry point
-    sys.exit(main())
-
-
 if __name__ == "__main__":  # python -m smac_rllib.cli.main
-    console_main()
+    sys.exit(main())

@@ -14,6 +14,12 @@ from __future__ import annotations
 import functools
 import os
 
+import torch
+
+from smac_rllib.algorithms import config_questions
+from smac_rllib.cli.ray_output import quiet
+from smac_rllib.envs.registry import make_env
+
 GiB = 2**30
 
 
@@ -23,8 +29,6 @@ def physical_memory() -> int:
 
 @functools.lru_cache(maxsize=32)
 def _spaces(env: str, env_config_items: tuple):
-    from smac_rllib.envs.registry import make_env
-
     made = make_env(env, dict(env_config_items))
     try:
         return made.observation_space, made.action_space
@@ -34,10 +38,6 @@ def _spaces(env: str, env_config_items: tuple):
 
 def _param_count(config, observation_space, action_space) -> int:
     """Parameters of ``config``'s RLModule, built on the meta device (no memory, exact shapes)."""
-    import torch
-
-    from smac_rllib.cli.checks import quiet
-
     config = config.copy(copy_frozen=False).environment(observation_space=observation_space, action_space=action_space)
     with quiet(), torch.device("meta"):  # RLlib's deprecation chatter stays out of the user's terminal
         module = config.get_rl_module_spec().build()
@@ -69,8 +69,6 @@ def estimate(config, *, learner_on_gpu: bool = False, steps: int | None = None) 
         observation_space, action_space = _spaces(env, items)
     except Exception:  # noqa: BLE001 - an env that cannot be built here: RLlib will say why
         return {}
-    from smac_rllib.algorithms import config_questions
-
     terms: dict[str, tuple[float, str]] = {}
     try:
         if learner_on_gpu:

@@ -25,13 +25,8 @@ from typing import Any
 import numpy as np
 
 from smac_rllib.cli.errors import UserError
+from smac_rllib.cli.results import EVAL_RETURN, TRAIN_RETURN, env_steps, lookup, metric_rows, read_results, trial_info
 
-X_KEYS = ("env_runners/num_env_steps_sampled_lifetime", "num_env_steps_sampled_lifetime")
-EVAL_RETURN = "evaluation/env_runners/episode_return_mean"  # the deterministic policy's evaluation episodes
-TRAIN_RETURN = "env_runners/episode_return_mean"  # the exploring policy's training episodes
-# Set only in the results of an iteration that evaluated: RLlib 2.60 repeats the latest evaluation's metrics in
-# the iterations between evaluations (its metrics logger keeps them), which must not count as new evaluations.
-EVAL_MARKER = "evaluation/num_healthy_workers"
 METRIC_LABELS = {
     EVAL_RETURN: "evaluation return (deterministic policy)",
     TRAIN_RETURN: "training return (exploring policy)",
@@ -73,45 +68,11 @@ def find_trials(results_dir: str) -> list[str]:
     return sorted(found)
 
 
-def read_results(trial_dir: str) -> list[dict]:
-    """The trial's results in iteration order, one per iteration (a resumed trial repeats the iterations after
-    its checkpoint: the later ones win). Reads result.json: progress.csv breaks when a resumed run adds columns.
-    """
-    by_iteration: dict[int, dict] = {}
-    try:
-        with open(os.path.join(trial_dir, "result.json"), encoding="utf-8") as f:
-            for line in f:
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError:
-                    continue  # a line cut by a kill
-                row.pop("config", None)
-                by_iteration[int(row.get("training_iteration", len(by_iteration) + 1))] = row
-    except OSError:
-        return []
-    return [by_iteration[i] for i in sorted(by_iteration)]
-
-
-def metric_rows(rows: list[dict], metric: str) -> list[dict]:
-    """The rows that report ``metric`` afresh: for ``evaluation/...`` metrics, the iterations that evaluated
-    (not RLlib's repeats of the latest evaluation in between; all rows when no row carries the marker)."""
-    from smac_rllib.cli.progress import lookup
-
-    if metric.startswith("evaluation/"):
-        evaluated = [row for row in rows if lookup(row, EVAL_MARKER) is not None]
-        if evaluated:
-            return evaluated
-    return rows
-
-
 def load_trial(trial_dir: str, metric: str) -> dict[str, Any] | None:
     """{"algo", "env", "params" (flat), "x", "y"} of one trial; None when it has no finite ``metric`` yet."""
-    from smac_rllib.cli.progress import lookup
-
     xs, ys = [], []
     for row in metric_rows(read_results(trial_dir), metric):
-        x = next((lookup(row, k) for k in X_KEYS if isinstance(lookup(row, k), (int, float))), None)
-        y = lookup(row, metric)
+        x, y = env_steps(row), lookup(row, metric)
         if isinstance(x, (int, float)) and isinstance(y, (int, float)) and math.isfinite(y):
             xs.append(float(x))
             ys.append(float(y))
@@ -120,27 +81,6 @@ def load_trial(trial_dir: str, metric: str) -> dict[str, Any] | None:
     info = trial_info(trial_dir)
     repeat = info.pop("action_repeat")
     return {**info, "x": np.asarray(xs) * float(repeat), "y": np.asarray(ys), "frames": repeat != 1}
-
-
-def trial_info(trial_dir: str) -> dict[str, Any]:
-    """{"algo", "env", "params" (flat), "action_repeat"} of a trial, from its directory name and params.json."""
-    try:
-        with open(os.path.join(trial_dir, "params.json"), encoding="utf-8") as f:
-            params = json.load(f)
-    except (OSError, json.JSONDecodeError):
-        params = {}
-    return {
-        "algo": os.path.basename(trial_dir).split("_")[0],
-        "env": str(params.get("env", "?")),
-        "params": _flatten(params),
-        "action_repeat": action_repeat(params),
-    }
-
-
-def action_repeat(params: dict) -> int:
-    """Env frames per agent step (the env's default: 2 from pixels, 1 from states)."""
-    env_config = params.get("env_config") or {}
-    return int(env_config.get("action_repeat") or (2 if env_config.get("from_pixels") else 1))
 
 
 def group_trials(trials: list[dict]) -> dict[tuple[str, str], list[dict]]:
@@ -177,7 +117,7 @@ def mean_and_interval(curves: list[tuple[np.ndarray, np.ndarray]], points: int =
     n = ys.shape[0]
     mean = ys.mean(axis=0)
     sem = ys.std(axis=0, ddof=1) / math.sqrt(n)
-    from scipy import stats
+    from scipy import stats  # lazy: scipy (~1.9 s) only for a band over several seeds
 
     half = float(stats.t.ppf(0.975, n - 1)) * sem
     return grid, mean, mean - half, mean + half
@@ -212,7 +152,7 @@ def load_trials(results_dir: str, metric: str | None = None) -> tuple[str, list[
 def plot_experiments(results_dir: str, out: str, metric: str | None = None) -> str:
     """Draw the curves of every trial under ``results_dir`` into ``out``; ``metric=None``: see ``load_trials``."""
     metric, trials = load_trials(results_dir, metric)
-    import matplotlib
+    import matplotlib  # lazy: matplotlib (~1.2 s) once there are curves; a wrong directory fails without it
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -241,14 +181,3 @@ def plot_experiments(results_dir: str, out: str, metric: str | None = None) -> s
     fig.savefig(out, dpi=120)
     plt.close(fig)
     return out
-
-
-def _flatten(params: dict, prefix: str = "") -> dict[str, Any]:
-    flat = {}
-    for key, value in params.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            flat.update(_flatten(value, name + "."))
-        else:
-            flat[name] = value
-    return flat

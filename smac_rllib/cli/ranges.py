@@ -9,6 +9,7 @@ import functools
 import math
 from typing import Any
 
+from smac_rllib.algorithms import config_questions
 from smac_rllib.cli.errors import UserError
 from smac_rllib.cli.grids import grid_options, is_grid
 
@@ -100,8 +101,6 @@ RANGES: dict[str, Range] = {
 @functools.cache
 def all_ranges() -> dict[str, Range]:
     """RLlib's common ranges and those the algorithms declare (``config_questions.ranges``)."""
-    from smac_rllib.algorithms import config_questions
-
     return RANGES | {k: Range(*v) for k, v in config_questions.ranges().items()}
 
 
@@ -138,8 +137,6 @@ def check_finite(value: Any, name: str, where: str, what: str = "") -> None:
 def config_errors(config) -> list[str]:
     """Mistakes in how one grid point's settings fit together (each alone is in range), naming the fix, then the
     algorithm's own (``config_questions.errors``)."""
-    from smac_rllib.algorithms import config_questions
-
     errors = []
     buffer = getattr(config, "replay_buffer_config", None)
     buffer = buffer if isinstance(buffer, dict) else {}

@@ -1,12 +1,15 @@
 """What Ray and Tune print that the user cannot act on, kept out of the terminal (it stays in Ray's log files):
 Tune's traceback of a trial's configuration error (the summary says it in one line), its stale-checkpoint notice after
-a resume, and the raylet's worker-pool notice. ``rllib train -v`` shows everything."""
+a resume, and the raylet's worker-pool notice. ``rllib train -v`` shows everything. ``quiet``: RLlib's warnings
+while the CLI checks or builds configs."""
 
 from __future__ import annotations
 
 import logging
+import warnings
 
-from smac_rllib.cli.errors import one_line
+from smac_rllib.cli.checkpoints import config_error
+from smac_rllib.cli.errors import one_line, warn
 
 
 class ConfigErrorFilter(logging.Filter):
@@ -25,8 +28,6 @@ class ConfigErrorFilter(logging.Filter):
                 logger.addFilter(cls())
 
     def filter(self, record: logging.LogRecord) -> bool:
-        from smac_rllib.cli.checkpoints import config_error
-
         exc = record.exc_info[1] if record.exc_info else None
         if exc is not None and config_error(exc):
             ConfigErrorFilter.seen = True
@@ -43,8 +44,6 @@ class StaleCheckpointFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
         if isinstance(exc, FileNotFoundError) and "Error handling checkpoint" in str(record.msg):
-            from smac_rllib.cli.resources import warn
-
             warn(f"an old checkpoint was already deleted before the interruption ({one_line(exc)}); continuing")
             return False
         return True
@@ -59,7 +58,7 @@ def quiet_ray_notices() -> None:
     """Ray's driver prints every raylet notice to stdout (``ray._private.worker.print_to_stdstream``, called by name
     from its error-listening thread); keep those in ``RAY_NOTICES_KEPT_OUT`` out, every other (e.g. the OOM killer's)
     goes through. ``rllib train -v`` shows them all."""
-    import ray._private.worker as ray_worker
+    import ray._private.worker as ray_worker  # lazy: `rllib evaluate` imports this module (quiet) before Ray
 
     original = ray_worker.print_to_stdstream
     if getattr(original, "smac_filtered", False):
@@ -72,3 +71,23 @@ def quiet_ray_notices() -> None:
 
     filtered.smac_filtered = True
     ray_worker.print_to_stdstream = filtered
+
+
+class quiet:
+    """Silence RLlib's warnings and log lines ("You are running SAC on the new API stack!") while checking."""
+
+    def __enter__(self):
+        self._warnings = warnings.catch_warnings()
+        self._warnings.__enter__()
+        warnings.simplefilter("ignore")
+        self._loggers = [logging.getLogger(n) for n in ("ray", "ray.rllib", "ray.tune")]
+        self._levels = [lg.level for lg in self._loggers]
+        for lg in self._loggers:
+            lg.setLevel(logging.ERROR)
+        return self
+
+    def __exit__(self, *exc):
+        for lg, level in zip(self._loggers, self._levels, strict=True):
+            lg.setLevel(level)
+        self._warnings.__exit__(*exc)
+        return False

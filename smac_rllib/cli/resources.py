@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 
-from smac_rllib.cli.errors import UserError
-from smac_rllib.cli.checks import quiet
-from smac_rllib.cli.yaml_loader import ExperimentSpec, build_configs
+import torch
+
+from smac_rllib.algorithms import config_questions
+from smac_rllib.cli.errors import UserError, warn
+from smac_rllib.cli.experiment_spec import ExperimentSpec
+from smac_rllib.cli.memory import max_steps, memory_error
+from smac_rllib.cli.ray_output import quiet
+from smac_rllib.cli.yaml_loader import build_configs
 
 GPU_KEYS = ("num_gpus_per_learner", "num_gpus_per_env_runner", "num_gpus", "num_gpus_per_offline_eval_runner")
-
-
-def warn(message: str) -> None:
-    print(f"rllib: warning: {message}", file=sys.stderr, flush=True)
 
 
 def trial_request(spec: ExperimentSpec) -> dict[str, float]:
@@ -39,8 +39,6 @@ def trial_request(spec: ExperimentSpec) -> dict[str, float]:
 def local_gpus() -> int:
     """CUDA devices torch can use here (a GPU torch cannot use would only crash the learner)."""
     try:
-        import torch
-
         return torch.cuda.device_count() if torch.cuda.is_available() else 0
     except Exception:  # noqa: BLE001
         return 0
@@ -169,16 +167,12 @@ IMPRACTICAL_HOURS_PER_10K_FRAMES = 1.0
 def cpu_pixel_hours_per_10k_frames(config) -> float | None:
     """Estimated learner hours per 10k frames of a pixel run on a CPU learner; None if not that case (the
     algorithm's own estimate: ``config_questions.cpu_hours_per_10k_frames``)."""
-    from smac_rllib.algorithms import config_questions
-
     return config_questions.cpu_hours_per_10k_frames(config)
 
 
 def check_memory(specs: list[ExperimentSpec], *, gpus: float) -> None:
     """Before Ray starts: a trial whose estimated memory exceeds this machine's is refused in one line
     (cli/memory.py)."""
-    from smac_rllib.cli.memory import max_steps, memory_error
-
     for spec in specs:
         steps = max_steps(spec.stop or {})  # a run that stops early never fills a large replay
         for config in spec.configs:
@@ -193,8 +187,6 @@ def warn_impractical(specs: list[ExperimentSpec]) -> None:
     for spec in specs:
         hours = [h for h in (cpu_pixel_hours_per_10k_frames(c) for c in spec.configs) if h is not None]
         if hours and max(hours) >= IMPRACTICAL_HOURS_PER_10K_FRAMES:
-            from smac_rllib.algorithms import config_questions
-
             source, smaller = config_questions.cost_hint(spec.configs[0])
             warn(
                 f"{spec.name!r} runs paper-size pixel updates on a CPU learner: about {max(hours):.0f} h per 10k "

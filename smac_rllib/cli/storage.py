@@ -1,16 +1,53 @@
 """Where an experiment's results go and what ``--resume`` continues: ``<storage>/<name>`` for a new run (``<name>-2``,
-``<name>-3``, ... next to older ones), the latest restorable one with ``--resume``; checked before Ray starts (nothing
-to resume, another algorithm's experiment, directories owned by someone else)."""
+``<name>-3``, ... next to older ones), the latest restorable one with ``--resume``; checked before Ray starts (a
+storage path that cannot be written, nothing to resume, another algorithm's experiment, directories owned by someone
+else)."""
 
 from __future__ import annotations
 
 import os
 import re
+import tempfile
 
-from smac_rllib.cli.errors import UserError
-from smac_rllib.cli.yaml_loader import ExperimentSpec
+import pyarrow.fs as pafs
+from ray import tune
+
+from smac_rllib.cli.checkpoints import check_owner
+from smac_rllib.cli.errors import UserError, warn
+from smac_rllib.cli.experiment_spec import ExperimentSpec
 
 DEFAULT_STORAGE_PATH = "~/ray_results"
+STORAGE_URI_SCHEMES = ("s3", "gs", "gcs", "hdfs", "viewfs", "abfs", "abfss", "file")  # pyarrow filesystems Tune uses
+
+
+def check_storage_path(storage_path: str, where: str) -> None:
+    """A local storage path must be (or be creatable as) a writable directory, before Ray or Tune start."""
+    if "://" in storage_path:
+        scheme = storage_path.split("://", 1)[0].lower()
+        if scheme not in STORAGE_URI_SCHEMES:
+            raise UserError(
+                f"storage path {storage_path}: Tune cannot write to {scheme}:// (it writes to "
+                f"{', '.join(s + '://' for s in STORAGE_URI_SCHEMES)} or a local directory)",
+                where,
+            )
+        return  # the bucket itself is checked by pyarrow when the run starts
+    existing = storage_path
+    while not os.path.exists(existing):
+        if os.path.islink(existing):  # a link whose target is gone: makedirs would fail after Ray started
+            raise UserError(
+                f"storage path {storage_path}: {existing} is a link to {os.readlink(existing)}, which does "
+                "not exist; create its target or pass another storage path",
+                where,
+            )
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise UserError(f"storage path {storage_path} cannot be created: {existing} is a file; pass a directory", where)
+    try:  # os.access is True for root even on a read-only filesystem: make (and remove) a directory there
+        os.rmdir(tempfile.mkdtemp(prefix=".rllib-write-test-", dir=existing))
+    except OSError as e:
+        raise UserError(
+            f"cannot write to {existing} ({e.strerror}); pass a storage path you can write to", where
+        ) from None
 
 
 def storage_of(spec: ExperimentSpec) -> str:
@@ -20,8 +57,6 @@ def storage_of(spec: ExperimentSpec) -> str:
 def check_resume(specs: list[ExperimentSpec], trust: bool) -> None:
     """Before Ray starts: every local experiment directory that ``--resume`` would load (its checkpoints and
     ``tuner.pkl`` are pickles) belongs to this user and is not writable by everyone, unless ``--trust``."""
-    from smac_rllib.cli.checkpoints import check_owner
-
     looked, any_restorable = [], False
     for spec in specs:
         storage = storage_of(spec)
@@ -60,8 +95,6 @@ def _trainables_in(exp_dir: str) -> set[str]:
 
 def experiment_name(storage: str, name: str, resume: bool, quiet: bool = False) -> tuple[str, bool]:
     """(directory name, restore?) -- the latest restorable ``name[-N]`` with --resume, else the first free one."""
-    from ray import tune
-
     entries = _list_storage(storage)
     existing = [name] if name in entries else []
     pattern = re.compile(re.escape(name) + r"-(\d+)$")
@@ -71,8 +104,6 @@ def experiment_name(storage: str, name: str, resume: bool, quiet: bool = False) 
         for candidate in reversed(existing):
             if tune.Tuner.can_restore(_join(storage, candidate)):
                 return candidate, True
-        from smac_rllib.cli.resources import warn
-
         if not quiet:
             warn(f"nothing to resume for {name!r} under {storage}; starting a new run")
     if not existing:
@@ -92,8 +123,6 @@ def _list_storage(storage: str) -> list[str]:
     """Directory names under a local path or a cloud URI (s3://, gs://, file://), as Tune stores experiments."""
     if "://" not in storage:
         return os.listdir(storage) if os.path.isdir(storage) else []
-    import pyarrow.fs as pafs
-
     fs, path = pafs.FileSystem.from_uri(storage)
     infos = fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
     return [os.path.basename(i.path.rstrip("/")) for i in infos if i.type == pafs.FileType.Directory]

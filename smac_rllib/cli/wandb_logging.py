@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import os
 
-from ray.air.integrations.wandb import WandbLoggerCallback
+import ray
+from ray.air.integrations.wandb import WandbLoggerCallback, _clean_log, _force_on_current_node, _QueueItem
 
-from smac_rllib.cli.yaml_loader import ExperimentSpec
+from smac_rllib.cli.experiment_spec import ExperimentSpec
 
 WANDB_UPLOAD_TIMEOUT_S = 30  # WandbLoggerCallback's default (1800 s) hangs a failed run (docs/design.md §5)
 
@@ -60,8 +61,6 @@ class _WandbCallback(WandbLoggerCallback):
         """Ray's, but the result is handed to the queue actor without waiting for it: ``Queue.put`` blocks until the
         queue actor runs, which cost ~3 s at the first result on the 2-core CPU (Tune's "on_trial_result took
         4.9 s" warning). One caller's calls reach an actor in order, so results still precede the END item."""
-        from ray.air.integrations.wandb import _clean_log, _QueueItem
-
         if trial not in self._trial_logging_actors:
             self.log_trial_start(trial)
         result = _clean_log(result, video_kwargs=self.video_kwargs, image_kwargs=self.image_kwargs)
@@ -82,9 +81,6 @@ class _WandbCallback(WandbLoggerCallback):
             # Ray declares the logging actor with max_restarts=-1, and its core worker then prints an error-level
             # line ("... has constructor arguments in the object store and max_restarts > 0") at every run. A
             # restarted logging actor would start a second W&B run anyway: declare it without restarts.
-            import ray
-            from ray.air.integrations.wandb import _force_on_current_node
-
             env_vars = {WANDB_KEY_VAR: os.environ[WANDB_KEY_VAR]} if WANDB_KEY_VAR in os.environ else {}
             self._remote_logger_class = ray.remote(
                 num_cpus=0,

@@ -34,26 +34,31 @@ UTF-8 (``yaml_reader.py``), at most ``MAX_YAML_BYTES``, nested at most ``MAX_YAM
 from __future__ import annotations
 
 import copy
-import dataclasses
 import difflib
 import os
 import re
 from typing import Any
 
-from smac_rllib import TRAINABLES
+from ray.rllib.algorithms.registry import ALGORITHMS
+
+from smac_rllib import TRAINABLES, algorithms
 from smac_rllib.algorithms import config_questions
-from smac_rllib.cli.checks import check_config, check_env, check_modalities, quiet
+from smac_rllib.cli.checks import check_config
+from smac_rllib.cli.env_checks import check_env, check_modalities
 from smac_rllib.cli.errors import UserError, did_you_mean, one_line, type_name
-from smac_rllib.cli.grids import MAX_GRID_POINTS, check_grids, grid_variants, is_grid, num_grid_points
-from smac_rllib.cli.ranges import check_finite, config_errors
 from smac_rllib.cli.experiment_parts import (
     config_evaluates,
-    plain,
     parse_checkpoint_config,
     parse_scheduler,
     parse_stop,
     parse_wandb,
+    plain,
 )
+from smac_rllib.cli.experiment_spec import ExperimentSpec, Overrides
+from smac_rllib.cli.grids import MAX_GRID_POINTS, check_grids, deep_merge, grid_variants, num_grid_points
+from smac_rllib.cli.ranges import check_finite, config_errors
+from smac_rllib.cli.ray_output import quiet
+from smac_rllib.cli.storage import check_storage_path
 from smac_rllib.cli.yaml_reader import MarkedDict, read_yaml
 
 # --------------------------------------------------------------------------------------------- experiments
@@ -70,42 +75,6 @@ _LEGACY_EXPERIMENT_KEYS = {
     "keep_checkpoints_num": "checkpoint_config.num_to_keep",
 }
 OUR_ALGORITHMS = TRAINABLES  # smac_rllib.TRAINABLES: one list of our run names
-
-
-@dataclasses.dataclass
-class Overrides:
-    """Command-line values that replace (stop, num_samples, storage_path, seed, wandb) or merge into (config) the
-    file's."""
-
-    stop: dict | None = None
-    config: dict | None = None
-    num_samples: int | None = None
-    storage_path: str | None = None
-    seed: int | None = None
-    wandb: bool | None = None  # None: as the file says
-
-
-@dataclasses.dataclass
-class ExperimentSpec:
-    name: str
-    run: str  # the Tune trainable name
-    algo_class: type
-    param_space: dict  # plain dict for Tune: config keys (+ "env"), {"grid_search": [...]} left in place
-    stop: dict[str, float]
-    num_samples: int
-    checkpoint_config: dict
-    storage_path: str | None
-    max_failures: int
-    max_concurrent_trials: int | None
-    wandb: dict | None  # WandbLoggerCallback kwargs, None = off
-    scheduler: dict | None  # {"type": "ASHA", ...} or None (FIFO)
-    source: str  # the YAML file
-    key_lines: dict = dataclasses.field(default_factory=dict)  # config key -> "file:line" (error messages)
-    configs: list = dataclasses.field(default_factory=list)  # validated AlgorithmConfig of every grid point
-
-    @property
-    def num_trials(self) -> int:
-        return self.num_samples * max(1, len(self.configs) if self.configs else num_grid_points(self.param_space))
 
 
 def load_experiments(path: str, overrides: Overrides | None = None, *, build: bool = True) -> list[ExperimentSpec]:
@@ -150,7 +119,7 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
             f"env given twice ({body['env']!r} and config.env {config['env']!r}); keep one", _where(path, body, "env")
         )
     if ov.config:
-        config = _deep_merge(config, ov.config)
+        config = deep_merge(config, ov.config)
     if "env" in body and not (ov.config and "env" in ov.config):  # --config '{"env": ...}' replaces the file's env
         config["env"] = plain(body["env"])
         config_lines["env"] = _where(path, body, "env")
@@ -300,60 +269,12 @@ def _check_values(config: dict, line_of) -> None:
         check_finite(value, str(key), line_of(key))
 
 
-STORAGE_URI_SCHEMES = (
-    "s3",
-    "gs",
-    "gcs",
-    "hdfs",
-    "viewfs",
-    "abfs",
-    "abfss",
-    "file",
-)  # pyarrow's filesystems, Tune's storage
-
-
-def check_storage_path(storage_path: str, where: str) -> None:
-    """A local storage path must be (or be creatable as) a writable directory, before Ray or Tune start."""
-    if "://" in storage_path:
-        scheme = storage_path.split("://", 1)[0].lower()
-        if scheme not in STORAGE_URI_SCHEMES:
-            raise UserError(
-                f"storage path {storage_path}: Tune cannot write to {scheme}:// (it writes to "
-                f"{', '.join(s + '://' for s in STORAGE_URI_SCHEMES)} or a local directory)",
-                where,
-            )
-        return  # the bucket itself is checked by pyarrow when the run starts
-    existing = storage_path
-    while not os.path.exists(existing):
-        if os.path.islink(existing):  # a link whose target is gone: makedirs would fail after Ray started
-            raise UserError(
-                f"storage path {storage_path}: {existing} is a link to {os.readlink(existing)}, which does "
-                "not exist; create its target or pass another storage path",
-                where,
-            )
-        existing = os.path.dirname(existing)
-    if not os.path.isdir(existing):
-        raise UserError(f"storage path {storage_path} cannot be created: {existing} is a file; pass a directory", where)
-    try:  # os.access is True for root even on a read-only filesystem: make (and remove) a directory there
-        import tempfile
-
-        os.rmdir(tempfile.mkdtemp(prefix=".rllib-write-test-", dir=existing))
-    except OSError as e:
-        raise UserError(
-            f"cannot write to {existing} ({e.strerror}); pass a storage path you can write to", where
-        ) from None
-
-
 # --------------------------------------------------------------------------------------------- algorithms
 
 
 def algorithm_class(run: Any, where: str) -> type:
     """The Algorithm class behind a ``run:`` name: ours (SMAC, SACBaseline) or RLlib's registry (SAC, PPO, ...)."""
-    from ray.rllib.algorithms.registry import ALGORITHMS
-
     if run in OUR_ALGORITHMS:
-        from smac_rllib import algorithms
-
         return getattr(algorithms, run)
     if isinstance(run, str) and run in ALGORITHMS:
         with quiet():
@@ -419,13 +340,3 @@ def _line_of_message(spec: ExperimentSpec, message: str) -> str:
 def _where(path: str, mapping: Any, key: Any) -> str:
     line = mapping.line_of(key) if isinstance(mapping, MarkedDict) else None
     return f"{path}:{line}" if line else path
-
-
-def _deep_merge(base: dict, override: dict) -> dict:
-    out = dict(base)
-    for key, value in override.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict) and not is_grid(value) and not is_grid(out[key]):
-            out[key] = _deep_merge(out[key], value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Iterable
 
 import torch
+import torch.distributed as dist
 
 
 def adam(params: Iterable[torch.nn.Parameter], lr: float = 1e-3) -> torch.optim.Optimizer:
@@ -73,8 +74,6 @@ def all_reduce_mean_(grads: list[torch.Tensor]) -> None:
     """Average gradients over the learners of a ``torch.distributed`` group, in place (``num_learners >= 2``: what DDP's
     backward hooks do, here explicit because the update steps the unwrapped module). One flat all-reduce per call; a
     no-op outside a process group of two or more."""
-    import torch.distributed as dist
-
     if not grads or not dist.is_available() or not dist.is_initialized() or dist.get_world_size() < 2:
         return
     flat = torch._utils._flatten_dense_tensors(grads)

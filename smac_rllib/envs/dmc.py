@@ -23,7 +23,8 @@ from typing import Any  # noqa: E402
 
 import gymnasium as gym  # noqa: E402
 import numpy as np  # noqa: E402
-from dm_control import suite  # noqa: E402
+from dm_control import _render, suite  # noqa: E402
+from dm_control.mujoco.engine import Camera  # noqa: E402
 from dm_control.rl.control import PhysicsError  # noqa: E402
 
 from smac_rllib.envs.perturb import perturb, validate_perturbations  # noqa: E402
@@ -55,8 +56,6 @@ def check_gl_backend(name: str) -> None:
 
     It then picked GLFW, which needs a display: MuJoCo would abort the process at the first render.
     """
-    from dm_control import _render
-
     headless = not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
     if _render.BACKEND == "glfw" and os.environ.get("MUJOCO_GL") != "glfw" and headless:
         raise RuntimeError(
@@ -271,8 +270,6 @@ class DMCEnv(gym.Env):
         camera's own buffer, overwritten by the next render: ``_render`` copies it. Rebuilt if the physics
         reloads its model.
         """
-        from dm_control.mujoco.engine import Camera
-
         model = self.physics.model.ptr
         cached = self._cameras.get(size)
         if cached is None or cached[0] is not model:

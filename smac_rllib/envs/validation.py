@@ -8,10 +8,15 @@ raises on the same mistakes, but only inside an env runner, after Ray started. T
 from __future__ import annotations
 
 import functools
+import logging
 import math
+import warnings
 from typing import Any
 
+from dm_control import suite
+
 from smac_rllib.core.values import is_int, is_real
+from smac_rllib.envs.names import parse_env_name
 
 __all__ = ["PIXEL_FORMATS", "PIXEL_ONLY_KEYS", "SEED_BOUND", "env_config_errors"]
 
@@ -94,13 +99,6 @@ MAX_STEPS_PER_EPISODE = 100_000  # agent steps: an episode longer than this neve
 @functools.lru_cache(maxsize=64)
 def _control_timestep(name: str) -> float:
     """The task's control step in simulated seconds (loads the MJCF model once per task, nothing rendered)."""
-    import logging
-    import warnings
-
-    from dm_control import suite
-
-    from smac_rllib.envs.registry import parse_env_name
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         absl = logging.getLogger("absl")
@@ -146,10 +144,6 @@ def _time_limit_error(name: str, limit: float, action_repeat: Any, pixels: bool)
 def _camera_error(name: str, camera_id: int) -> str | None:
     if camera_id < 0:
         return f"env_config.camera_id={camera_id} must be >= 0 (null: camera 0, quadruped 2)"
-    from dm_control import suite
-
-    from smac_rllib.envs.registry import parse_env_name
-
     domain, task = parse_env_name(name)
     env = suite.load(domain, task)  # a few ms: the MJCF model only, nothing rendered
     try:

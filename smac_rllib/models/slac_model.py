@@ -42,6 +42,7 @@ from torch import nn
 
 from smac_rllib.core.elbo import kl_gaussians
 from smac_rllib.core.distributions import gaussian_log_prob, tanh_log_det_jacobian
+from smac_rllib.models.mlp import mlp
 
 __all__ = [
     "SLACModelConfig",
@@ -326,8 +327,6 @@ class SequenceActor(nn.Module):
 
     def __init__(self, input_dim: int, action_dim: int, hidden_dim: int = 256, num_hidden_layers: int = 2):
         super().__init__()
-        from smac_rllib.models.mlp import mlp
-
         self.action_dim = action_dim
         self.net = mlp(input_dim, hidden_dim, 2 * action_dim, num_hidden_layers, nn.ReLU)
         self.net.apply(_init)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import ray
 import torch
 from ray.rllib.policy.sample_batch import SampleBatch
 from ray.rllib.utils.metrics import NUM_AGENT_STEPS_SAMPLED_LIFETIME, NUM_ENV_STEPS_SAMPLED_LIFETIME
@@ -111,8 +112,6 @@ class AsyncLearnerMixin(LeanMetricsMixin):
         if isinstance(episodes, list) and len(episodes) == 1 and _is_ref(episodes[0]):
             episodes = episodes[0]
         if _is_ref(episodes):
-            import ray
-
             try:
                 episodes = ray.get(episodes)
             except ray.exceptions.RayError:  # the owning runner died: its in-flight fragment is lost, nothing else
@@ -338,6 +337,4 @@ def _to_device(columns: dict[str, np.ndarray], device, stream) -> tuple[dict[str
 
 
 def _is_ref(value) -> bool:
-    import ray
-
     return isinstance(value, ray.ObjectRef)

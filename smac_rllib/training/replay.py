@@ -16,6 +16,7 @@ from typing import Any, Iterable
 
 import numpy as np
 from ray.rllib.core.columns import Columns
+from ray.rllib.utils.replay_buffers.episode_replay_buffer import EpisodeReplayBuffer
 
 _COLUMNS = (Columns.OBS, Columns.ACTIONS, Columns.REWARDS, Columns.NEXT_OBS, Columns.TERMINATEDS)
 
@@ -139,8 +140,6 @@ def make_replay(config, *, shard_index: int = 0, num_shards: int = 1):
     capacity = max(1, capacity // num_shards)
     seed = None if config.seed is None else config.seed + 7919 * shard_index
     if getattr(config, "is_pixels", False):
-        from ray.rllib.utils.replay_buffers.episode_replay_buffer import EpisodeReplayBuffer
-
         return EpisodeReplayBuffer(
             capacity=capacity, metrics_num_episodes_for_smoothing=config.metrics_num_episodes_for_smoothing
         )

@@ -7,9 +7,11 @@ per-update log makes. In the synchronous loop ``flush`` runs after every update.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import torch
+from ray.rllib.utils.metrics.metrics_logger import MetricsLogger
 
 
 class DeviceMetrics:
@@ -77,10 +79,6 @@ def _log_dict_defaults() -> dict:
     """The keyword defaults ``MetricsLogger.log_dict`` forwards to ``log_value`` (they differ from log_value's own)."""
     global _LOG_DICT_DEFAULTS
     if _LOG_DICT_DEFAULTS is None:
-        import inspect
-
-        from ray.rllib.utils.metrics.metrics_logger import MetricsLogger
-
         _LOG_DICT_DEFAULTS = {
             name: p.default
             for name, p in inspect.signature(MetricsLogger.log_dict).parameters.items()

@@ -1,0 +1,147 @@
+"""Checks of a tuned example's ``env`` and ``env_config`` before Ray sees them: the env name (``dmc/<domain>-<task>``
+or a gymnasium id, with the closest known one), env_config keys and types against ``DMCEnv``'s keyword arguments,
+their values (``smac_rllib.envs.validation``) at every grid point, a gymnasium env's action and observation spaces,
+and evaluation on the modality the policy was trained on."""
+
+from __future__ import annotations
+
+import difflib
+import re
+import typing
+from typing import Any
+
+import gymnasium as gym
+
+from smac_rllib.cli.checks import check_type
+from smac_rllib.cli.errors import UserError, did_you_mean, one_line, type_name
+from smac_rllib.cli.grids import MAX_GRID_POINTS, grid_options, grid_variants, is_grid
+from smac_rllib.cli.ray_output import quiet
+from smac_rllib.envs import ENV_CONFIG_KEYS, DMCEnv, env_names, parse_env_name
+from smac_rllib.envs.validation import env_config_errors
+
+
+def check_env(config: dict, algo_class: type, line_of) -> None:
+    env_options = grid_options(config["env"])
+    for env in env_options:
+        if not isinstance(env, str):
+            raise UserError(f"env must be a name like 'dmc/cheetah-run', got {type_name(env)}", line_of("env"))
+        _check_env_name(env, line_of("env"))
+    env_config = config.get("env_config")
+    if env_config is not None and not isinstance(env_config, dict):
+        raise UserError(f"env_config must be a mapping, got {type_name(env_config)}", line_of("env_config"))
+    env_config = env_config or {}
+    if not all(e.startswith("dmc/") for e in env_options):
+        for env in env_options:  # a gymnasium env: its own kwargs
+            if not env.startswith("dmc/"):
+                _check_action_space(env, env_config, algo_class, line_of("env"))
+        return
+    hints = typing.get_type_hints(DMCEnv.__init__)
+    for key, value in env_config.items():
+        if key not in ENV_CONFIG_KEYS:
+            raise UserError(
+                f"unknown env_config key {key!r}{did_you_mean(key, ENV_CONFIG_KEYS)} (valid: "
+                f"{', '.join(ENV_CONFIG_KEYS)})",
+                line_of("env_config", key),
+            )
+        check_type(f"env_config.{key}", value, hints.get(key, Any), line_of("env_config", key), env_config, key)
+    _check_env_config_values(env_options, env_config, line_of)
+
+
+def _check_env_config_values(env_options: list[str], env_config: dict, line_of) -> None:
+    """Ranges and pixel-only keys of every (env, env_config grid point) pair (``smac_rllib.envs.validation``)."""
+    seen: set[str] = set()
+    for env in env_options:
+        for variant in grid_variants(env_config, limit=MAX_GRID_POINTS):
+            key = repr((env, sorted(variant.items(), key=repr)))
+            if key in seen:
+                continue
+            seen.add(key)
+            errors = env_config_errors(env, variant)
+            if errors:
+                bad_key, message = errors[0]
+                raise UserError(message, line_of("env_config", bad_key))
+
+
+def _check_action_space(env: str, env_config: dict, algo_class: type, where: str) -> None:
+    """Our algorithms act in a continuous space on flat observations: a gymnasium env with a discrete action space,
+    or image / dict observations, is refused (pixels come from ``dmc/...`` with ``from_pixels``)."""
+    if not algo_class.__module__.startswith("smac_rllib."):
+        return  # RLlib's own algorithms say what they support
+    if any(is_grid(v) for v in env_config.values()):
+        return
+    try:
+        with quiet():
+            made = gym.make(env, **env_config)
+    except TypeError as e:  # an env_config key the env does not take: the trial would fail the same way, after Ray
+        bad = re.search(r"unexpected keyword argument '([^']+)'", str(e))
+        if bad:
+            raise UserError(
+                f"env_config key {bad.group(1)!r} is not an argument of {env!r} ({one_line(e)}); remove it or "
+                "use one of the env's own keyword arguments",
+                where,
+            ) from None
+        return
+    except Exception:  # noqa: BLE001 - cannot build it here (missing extra, a class path): RLlib will say why
+        return
+    try:
+        space, observations = made.action_space, made.observation_space
+    finally:
+        made.close()
+    if not isinstance(space, gym.spaces.Box):
+        raise UserError(
+            f"{algo_class.__name__} needs a continuous (Box) action space, but {env!r} has {space}; use a continuous "
+            "env (dmc/<domain>-<task>, e.g. dmc/cartpole-swingup, or Pendulum-v1) or an RLlib algorithm for discrete "
+            "actions (run: PPO)",
+            where,
+        )
+    if not (isinstance(observations, gym.spaces.Box) and len(observations.shape) == 1):
+        raise UserError(
+            f"{algo_class.__name__} learns from a flat vector of observations (a 1-D Box) on gymnasium envs, but "
+            f"{env!r} observes {observations}; use a state env (e.g. HalfCheetah-v5, Pendulum-v1) or, for pixels, "
+            "dmc/<domain>-<task> with env_config from_pixels: true",
+            where,
+        )
+
+
+def _check_env_name(env: str, where: str) -> None:
+    if env.startswith("dmc/"):
+        try:
+            parse_env_name(env)
+        except ValueError as e:
+            raise UserError(one_line(e), where) from None
+        return
+    if env in gym.registry or "." in env.split("/")[-1].split("-v")[0]:  # a gymnasium id or a class path
+        return
+    try:
+        parse_env_name(env)
+    except ValueError:
+        pass
+    else:
+        raise UserError(
+            f"unknown env {env!r}; did you mean 'dmc/{env}'? (DMC tasks are named dmc/<domain>-<task>)", where
+        )
+    names = env_names() + sorted(gym.registry)
+    close = difflib.get_close_matches(env, names, n=1) or difflib.get_close_matches("dmc/" + env, names, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    raise UserError(f"unknown env {env!r}; {hint}(DMC tasks: python -m smac_rllib.envs --list)", where)
+
+
+def check_modalities(config: dict, line_of) -> None:
+    """Evaluation on pixels while training on states (or the reverse) is refused: the evaluation runners would build
+    observations the trained module cannot read (it fails after Ray started, or evaluates a different task)."""
+    evaluation = config.get("evaluation_config")
+    if not isinstance(evaluation, dict) or not isinstance(evaluation.get("env_config"), dict):
+        return
+    if "from_pixels" not in evaluation["env_config"]:
+        return
+    train = config.get("env_config") if isinstance(config.get("env_config"), dict) else {}
+    trained, evaluated = train.get("from_pixels", False), evaluation["env_config"]["from_pixels"]
+    if is_grid(trained) or is_grid(evaluated) or bool(trained) == bool(evaluated):
+        return
+    says = ("pixels", "states") if evaluated else ("states", "pixels")
+    raise UserError(
+        f"evaluation_config.env_config.from_pixels={evaluated!r} evaluates on {says[0]} a policy trained on {says[1]} "
+        f"(env_config.from_pixels={trained!r}); remove from_pixels from evaluation_config.env_config (the evaluation "
+        "uses the training env_config plus its own overrides)",
+        line_of("evaluation_config", "env_config"),
+    )

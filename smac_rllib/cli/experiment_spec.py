@@ -1,0 +1,77 @@
+"""What ``rllib train`` runs: ``ExperimentSpec``, one experiment of a tuned-example file as checked and built
+(``yaml_loader.py``), and ``Overrides``, the command line's values for it (``--config`` / ``--stop``: JSON objects)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from smac_rllib.cli.errors import UserError
+from smac_rllib.cli.grids import deep_merge, num_grid_points
+
+
+@dataclasses.dataclass
+class Overrides:
+    """Command-line values that replace (stop, num_samples, storage_path, seed, wandb) or merge into (config) the
+    file's."""
+
+    stop: dict | None = None
+    config: dict | None = None
+    num_samples: int | None = None
+    storage_path: str | None = None
+    seed: int | None = None
+    wandb: bool | None = None  # None: as the file says
+
+    @classmethod
+    def from_args(cls, args) -> Overrides:
+        """``rllib train file``'s arguments (``main.py`` reads them before Ray and torch load)."""
+        stop, config = json_args(args.stop, "--stop"), json_args(args.config, "--config")
+        if args.num_samples is not None and args.num_samples < 1:
+            raise UserError(f"--num-samples {args.num_samples} must be >= 1")
+        return cls(stop, config, args.num_samples, args.storage_path, args.seed, args.wandb)
+
+
+@dataclasses.dataclass
+class ExperimentSpec:
+    name: str
+    run: str  # the Tune trainable name
+    algo_class: type
+    param_space: dict  # plain dict for Tune: config keys (+ "env"), {"grid_search": [...]} left in place
+    stop: dict[str, float]
+    num_samples: int
+    checkpoint_config: dict
+    storage_path: str | None
+    max_failures: int
+    max_concurrent_trials: int | None
+    wandb: dict | None  # WandbLoggerCallback kwargs, None = off
+    scheduler: dict | None  # {"type": "ASHA", ...} or None (FIFO)
+    source: str  # the YAML file
+    key_lines: dict = dataclasses.field(default_factory=dict)  # config key -> "file:line" (error messages)
+    configs: list = dataclasses.field(default_factory=list)  # validated AlgorithmConfig of every grid point
+
+    @property
+    def num_trials(self) -> int:
+        return self.num_samples * max(1, len(self.configs) if self.configs else num_grid_points(self.param_space))
+
+
+def json_args(texts: list[str] | str | None, flag: str) -> dict | None:
+    """``--config A --config B``: both JSON objects, merged in order (B's values win, nested mappings merge)."""
+    if texts is None:
+        return None
+    merged: dict = {}
+    for text in [texts] if isinstance(texts, str) else texts:
+        merged = deep_merge(merged, json_arg(text, flag))
+    return merged
+
+
+def json_arg(text: str, flag: str) -> dict:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as e:
+        example = '{"training_iteration": 5}' if flag == "--stop" else '{"num_particles": 8}'
+        raise UserError(
+            f"{flag} is not valid JSON ({e.msg} at column {e.colno}); write e.g. {flag} '{example}'"
+        ) from None
+    if not isinstance(value, dict):
+        raise UserError(f"{flag} must be a JSON object like '{{\"key\": value}}', got {text!r}")
+    return value

@@ -1,0 +1,92 @@
+"""What ``rllib train`` says about its experiments before Ray starts: ``--dry-run``'s description (trials, resources
+per trial, stop, the evaluation schedule) and the warnings (ASHA rungs at iterations that do not evaluate, the
+algorithm's own)."""
+
+from __future__ import annotations
+
+import math
+
+from smac_rllib.algorithms import config_questions
+from smac_rllib.cli.errors import warn
+from smac_rllib.cli.experiment_spec import ExperimentSpec
+from smac_rllib.cli.resources import trial_request
+from smac_rllib.cli.results import EVAL_RETURN, action_repeat
+
+
+def print_dry_run(specs: list[ExperimentSpec]) -> None:
+    """``--dry-run``: per experiment its algorithm, env, trials, resources per trial, stop and evaluation."""
+    for spec in specs:
+        need = trial_request(spec)
+        print(
+            f"{spec.name}: {spec.run} on {describe_env(spec.param_space['env'])}, {spec.num_trials} trial(s), "
+            f"{need['CPU']:g} CPU + {need['GPU']:g} GPU per trial, stop {spec.stop}"
+        )
+        if spec.configs:
+            print(f"  {describe_evaluation(spec.configs[0])}")
+
+
+def describe_env(env) -> str:
+    return " | ".join(env["grid_search"]) if isinstance(env, dict) and "grid_search" in env else str(env)
+
+
+def describe_evaluation(config) -> str:
+    """``evaluation every 5 iterations (~5,000 agent steps = 10,000 frames): 5 episodes, deterministic policy, ...``"""
+    interval = config.evaluation_interval
+    if not interval:
+        return "no evaluation (add evaluation_interval, evaluation_duration, evaluation_config: {explore: false})"
+    eval_config = config.get_evaluation_config_object()
+    steps = interval * config.min_sample_timesteps_per_iteration
+    repeat = action_repeat({"env_config": config.env_config if isinstance(config.env_config, dict) else {}})
+    every = f"~{steps:,} agent steps = {steps * repeat:,} frames" if repeat != 1 else f"~{steps:,} env steps"
+    policy = "exploring policy" if eval_config.explore else "deterministic policy"
+    runners = config.evaluation_num_env_runners
+    where = f"{runners} eval env runner(s)" if runners else "a local eval env runner in the trial process"
+    return (
+        f"evaluation every {interval} iteration(s) ({every}): {config.evaluation_duration} "
+        f"{config.evaluation_duration_unit}, {policy}, on {where} -> {EVAL_RETURN}"
+    )
+
+
+def asha_rungs(options: dict) -> list[float]:
+    """ASHA's rung milestones (in ``time_attr`` units), as ``ray.tune.schedulers.AsyncHyperBandScheduler`` computes
+    them for its first bracket: ``grace_period * reduction_factor**k`` up to ``max_t``."""
+    grace, factor, max_t = options.get("grace_period", 1), options.get("reduction_factor", 4), options.get("max_t", 100)
+    count = int(math.log(max_t / grace) / math.log(factor) + 1)
+    return [grace * factor**k for k in range(count)]
+
+
+def check_rungs(spec: ExperimentSpec) -> None:
+    """A warning when ASHA compares trials on an evaluation metric at iterations that do not evaluate: between two
+    evaluations RLlib repeats the last one, so a rung at iteration 15 with ``evaluation_interval: 10`` judges every
+    trial by its iteration-10 evaluation (and a rung before the first evaluation has nothing to compare)."""
+    block = spec.scheduler or {}
+    if block.get("type") != "ASHA" or not str(block.get("metric", "")).startswith("evaluation/"):
+        return
+    if block.get("time_attr", "training_iteration") != "training_iteration":
+        return
+    intervals = {c.evaluation_interval for c in spec.configs if c.evaluation_interval}
+    rungs = asha_rungs(block)
+    for interval in sorted(intervals):
+        off = [r for r in rungs if r % interval]
+        if off:
+            factor = block.get("reduction_factor", 4)
+            grace = block.get("grace_period", 1)
+            good = interval * max(1, -(-grace // interval))
+            fix = f"set scheduler grace_period to a multiple of {interval} (e.g. {good})"
+            if factor != int(factor):
+                fix += " and reduction_factor to an integer"
+            warn(
+                f"{spec.name}: ASHA compares {block['metric']!r} at iteration(s) "
+                f"{', '.join(f'{r:g}' for r in off[:4])}, which do not evaluate (evaluation_interval: {interval}): the "
+                f"rungs see a stale or no evaluation; {fix}"
+            )
+            return
+
+
+def warn_algorithm(spec: ExperimentSpec) -> None:
+    """The algorithm's own warnings about this experiment (``config_questions.warnings``), the first one only."""
+    for config in spec.configs:
+        messages = config_questions.warnings(config)
+        if messages:
+            warn(f"{spec.name}: {messages[0]}")
+            return

@@ -1,0 +1,106 @@
+"""Ray for ``rllib train``: an existing cluster (``--address``, which must answer within 5 s; the CLI's process
+settings passed to its workers) or a local Ray listening on 127.0.0.1 only, each with every experiment fitted to it."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+
+import ray
+import torch
+from ray._private import ray_constants
+from ray._private.runtime_env.constants import RAY_JOB_CONFIG_JSON_ENV_VAR
+
+import smac_rllib
+from smac_rllib.cli import resources
+from smac_rllib.cli.errors import UserError, one_line
+from smac_rllib.cli.experiment_spec import ExperimentSpec
+
+
+def start_ray(args, specs: list[ExperimentSpec]) -> None:
+    """Join the cluster at ``--address`` / ``$RAY_ADDRESS`` or start a local Ray on 127.0.0.1, fitting every
+    experiment to the GPUs, CPUs and custom resources there (resources.py)."""
+    torch.set_num_threads(1)
+    if not args.verbose:
+        os.environ["RAY_AIR_NEW_OUTPUT"] = "0"  # with verbose=0: no Tune tables, our progress lines only
+        logging.getLogger("ray.rllib").setLevel(logging.ERROR)  # "You are running SAC on the new API stack!"
+    address = args.address or os.environ.get("RAY_ADDRESS")
+    if address:
+        check_address(address)
+        try:
+            ray.init(
+                address=address,
+                log_to_driver=args.verbose,
+                logging_level="WARNING",
+                runtime_env={"env_vars": worker_env_vars()},
+            )
+        except (ConnectionError, TimeoutError, ValueError) as e:
+            raise UserError(
+                f"cannot connect to the Ray cluster at {address} ({one_line(e, 200)}); "
+                "check --address / $RAY_ADDRESS, or drop it to run a local Ray"
+            ) from None
+        resources.fit_experiments(specs, strict=args.strict_resources, gpus=ray.cluster_resources().get("GPU", 0))
+        resources.check_cluster_cpus(specs, ray.cluster_resources().get("CPU", 0), strict=args.strict_resources)
+        resources.check_cluster_custom_resources(specs, ray.cluster_resources(), strict=args.strict_resources)
+    else:
+        resources.fit_experiments(specs, strict=args.strict_resources, gpus=resources.local_gpus())
+        resources.warn_impractical(specs)  # e.g. paper-size pixels on this CPU: hours per 10k frames
+        num_cpus = resources.local_cpus_needed(specs, strict=args.strict_resources)
+        bind_to_loopback()
+        ray.init(
+            num_cpus=num_cpus,
+            resources=resources.local_custom_resources(specs),
+            include_dashboard=False,
+            log_to_driver=args.verbose,
+            logging_level="WARNING",
+        )
+        smac_rllib.register()  # Tune's registry lives in the Ray job
+
+
+ADDRESS_TIMEOUT_S = 5.0
+
+
+def bind_to_loopback() -> None:
+    """The local Ray listens on 127.0.0.1 only (GCS, raylet, object manager, workers), not on every interface.
+
+    Ray 2.60 picks the node IP (and binds its gRPC servers to it) from ``ray_constants.ENABLE_RAY_CLUSTER``: on
+    Linux the routable address and all interfaces; off (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``, its macOS /
+    Windows default) 127.0.0.1. The constant is read when ``ray`` is imported, so it is set in this process too;
+    the variable reaches the workers, which start from this environment. Token auth stays off for this Ray
+    (main.py): only this machine's users can reach it.
+    """
+    os.environ[ray_constants.ENABLE_RAY_CLUSTERS_ENV_VAR] = "0"
+    ray_constants.ENABLE_RAY_CLUSTER = False
+
+
+def check_address(address: str, timeout: float = ADDRESS_TIMEOUT_S) -> None:
+    """A cluster address must answer a TCP connect within ``timeout`` (Ray itself retries forever)."""
+    if address in ("auto", "local"):
+        return  # Ray looks up / starts the cluster itself, and fails fast
+    host, sep, port = address.split("://", 1)[-1].rstrip("/").rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise UserError(
+            f"--address {address!r} must be host:port, e.g. 10.0.0.5:6379 or ray://head-node:10001 (or auto)"
+        )
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as e:
+        reason = e.strerror or type(e).__name__
+        raise UserError(
+            f"no Ray cluster answers at {address} ({reason} within {timeout:g} s); start one there with "
+            "`ray start --head`, fix --address / $RAY_ADDRESS, or drop it to run a local Ray"
+        ) from None
+
+
+def worker_env_vars() -> dict[str, str]:
+    """The CLI's process settings for workers on other nodes (a local Ray's workers inherit them), minus the
+    ones a submitted job's runtime_env already sets (Ray refuses to merge the same variable twice)."""
+    keys = ("MUJOCO_GL", "PYOPENGL_PLATFORM", "WANDB_MODE", "TUNE_DISABLE_STRICT_METRIC_CHECKING", "PYTHONWARNINGS")
+    try:
+        job = json.loads(os.environ.get(RAY_JOB_CONFIG_JSON_ENV_VAR) or "{}")
+    except json.JSONDecodeError:
+        job = {}
+    taken = ((job.get("runtime_env") or {}).get("env_vars") or {}) if isinstance(job, dict) else {}
+    return {k: os.environ[k] for k in keys if k in os.environ and k not in taken}
