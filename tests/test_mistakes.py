@@ -162,7 +162,7 @@ MISTAKES: dict[str, Mistake] = {
         cfg("num_steps_sampled_before_learning_starts: -1"), expect="num_steps_sampled_before_learning_starts=-1"
     ),
     "updates_per_env_step 0 (SMAC's own)": Mistake(
-        cfg("updates_per_env_step: 0"), expect="updates_per_env_step=0 must be a number > 0"
+        cfg("updates_per_env_step: 0"), expect="updates_per_env_step=0 must be > 0"
     ),
     "torch_num_threads negative": Mistake(cfg("torch_num_threads: -1"), expect="torch_num_threads=-1 must be >= 0"),
     "nonfinite updates 0": Mistake(

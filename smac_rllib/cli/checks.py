@@ -19,6 +19,7 @@ from typing import Any
 
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 
+from smac_rllib.core.values import is_int, is_real
 from smac_rllib.cli.errors import UserError, did_you_mean, type_name
 from smac_rllib.cli.grids import is_grid
 from smac_rllib.cli.ranges import all_ranges, check_choice, check_range
@@ -194,12 +195,7 @@ def check_type(name: str, value: Any, expected: Any, where: str, container: dict
         )
     if verdict == "int" and isinstance(value, float):
         container[key] = value = int(value)
-    if (
-        verdict in (True, "int")
-        and _is_integer_setting(expected)
-        and isinstance(value, int)
-        and not isinstance(value, bool)
-    ):
+    if verdict in (True, "int") and _is_integer_setting(expected) and is_int(value):
         high = all_ranges().get(name.rsplit(".", 1)[-1])
         if abs(value) > MAX_INTEGER_SETTING and (high is None or high.high is None):
             raise UserError(
@@ -244,7 +240,7 @@ def _matches(value: Any, expected: Any) -> bool | str | None:
             return True
         return "int" if isinstance(value, float) and value.is_integer() else False
     if expected is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
+        return is_real(value)
     if expected is str:
         return isinstance(value, str)
     if expected in (dict, typing.Dict) or origin is dict or origin is Mapping:

@@ -8,6 +8,7 @@ from typing import Any
 
 from ray.tune.schedulers import ASHAScheduler
 
+from smac_rllib.core.values import is_int, is_real
 from smac_rllib.cli.errors import UserError, did_you_mean, type_name
 from smac_rllib.cli.grids import grid_options
 from smac_rllib.cli.ranges import check_finite
@@ -60,7 +61,7 @@ def parse_stop(stop: Any, where: str, *, custom_metrics: bool = False) -> dict[s
         raise UserError(f"stop must be a mapping like {{training_iteration: 100}}, got {type_name(stop)}", where)
     out = {}
     for key, value in stop.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if not is_real(value):
             raise UserError(
                 f"stop criterion {key!r}={value!r} must be a number (the run stops when the result reaches it)", where
             )
@@ -128,9 +129,7 @@ def parse_wandb(block: Any, flag: bool | None, where: str) -> dict | None:
         if key in block and not isinstance(block[key], bool):
             raise UserError(f"wandb.{key}={block[key]!r} must be true or false (without quotes)", where)
     timeout = block.get("upload_timeout")
-    if timeout is not None and not (
-        isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and 0 <= timeout < float("inf")
-    ):
+    if timeout is not None and not (is_real(timeout) and 0 <= timeout < float("inf")):
         raise UserError(f"wandb.upload_timeout={timeout!r} must be a number of seconds >= 0 (default 30)", where)
     if block.get("mode") not in (None, "online", "offline", "disabled"):
         raise UserError(f"wandb.mode={block['mode']!r}; use online, offline or disabled", where)
@@ -140,7 +139,7 @@ def parse_wandb(block: Any, flag: bool | None, where: str) -> dict | None:
 def config_evaluates(config: dict) -> bool:
     """Whether every grid point of ``config`` evaluates (``evaluation_interval`` >= 1): ``evaluation/...`` results."""
     options = grid_options(config.get("evaluation_interval"))
-    return all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in options)
+    return all(is_int(v) and v >= 1 for v in options)
 
 
 def parse_scheduler(block: Any, where: str, *, evaluates: bool = False, custom_metrics: bool = False) -> dict | None:
@@ -196,12 +195,10 @@ def _check_asha_values(options: dict, where: str) -> None:
         ("brackets", ""),
     ):
         value = options.get(key, 1)
-        if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+        if not (is_int(value) and value >= 1):
             raise UserError(f"scheduler {key}={value!r} must be an integer >= 1{hint}", where)
     factor = options.get("reduction_factor")
-    if factor is not None and not (
-        isinstance(factor, (int, float)) and not isinstance(factor, bool) and 1 < factor < float("inf")
-    ):
+    if factor is not None and not (is_real(factor) and 1 < factor < float("inf")):
         raise UserError(
             f"scheduler reduction_factor={factor!r} must be > 1 (e.g. 3: keep the top third at each rung)", where
         )

@@ -9,6 +9,7 @@ import functools
 import math
 from typing import Any
 
+from smac_rllib.core.values import is_real
 from smac_rllib.algorithms import config_questions
 from smac_rllib.cli.errors import UserError
 from smac_rllib.cli.grids import grid_options, is_grid
@@ -112,7 +113,7 @@ def check_range(key: str, attr: str, value: Any, where: str, prefix: str = "") -
                 check_range(f"{key}.{sub}", f"{attr}.{sub}", sub_value, where, prefix)
             continue
         allowed = all_ranges().get(key) or all_ranges().get(attr)
-        if allowed is None or isinstance(option, bool) or not isinstance(option, (int, float)):
+        if allowed is None or not is_real(option):
             continue
         if option not in allowed:
             raise UserError(f"{prefix}{key}={option!r} must be {allowed.describe()} {allowed.hint}".rstrip(), where)
@@ -142,7 +143,7 @@ def config_errors(config) -> list[str]:
     buffer = buffer if isinstance(buffer, dict) else {}
     capacity = buffer.get("capacity")
     batch, what = config_questions.replay_batch(config)
-    if isinstance(capacity, (int, float)) and not isinstance(capacity, bool) and batch and capacity < batch:
+    if is_real(capacity) and batch and capacity < batch:
         errors.append(
             f"replay_buffer_config.capacity={capacity!r} must be >= the batch size {batch} ({what}); "
             "raise the capacity (paper: 1000000) or lower the batch"

@@ -15,6 +15,7 @@ import os
 
 import torch
 
+from smac_rllib.core.values import is_real
 from smac_rllib.algorithms import config_questions
 from smac_rllib.cli.errors import UserError, warn
 from smac_rllib.cli.experiment_spec import ExperimentSpec
@@ -158,7 +159,7 @@ def check_cluster_custom_resources(specs: list[ExperimentSpec], cluster: dict[st
 
 
 def _positive(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+    return is_real(value) and value > 0
 
 
 IMPRACTICAL_HOURS_PER_10K_FRAMES = 1.0

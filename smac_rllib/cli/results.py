@@ -5,9 +5,10 @@ lookups, a trial's ``result.json`` and ``params.json``, and the number and durat
 from __future__ import annotations
 
 import json
-import math
 import os
 from typing import Any
+
+from smac_rllib.core.values import is_number
 
 STEPS_KEYS = ("env_runners/num_env_steps_sampled_lifetime", "num_env_steps_sampled_lifetime")
 EVAL_RETURN = "evaluation/env_runners/episode_return_mean"  # the deterministic policy's evaluation episodes
@@ -38,11 +39,7 @@ def env_steps(result: dict) -> int | None:
 
 
 def finite(value: Any) -> float | None:
-    return (
-        float(value)
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-        else None
-    )
+    return float(value) if is_number(value) else None
 
 
 def format_number(x: float) -> str:

@@ -41,6 +41,7 @@ from typing import Any
 
 from ray.rllib.algorithms.registry import ALGORITHMS
 
+from smac_rllib.core.values import is_int
 from smac_rllib import TRAINABLES, algorithms
 from smac_rllib.algorithms import config_questions
 from smac_rllib.cli.checks import check_config
@@ -160,7 +161,7 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
         )
 
     num_samples = ov.num_samples if ov.num_samples is not None else body.get("num_samples", 1)
-    if not (isinstance(num_samples, int) and not isinstance(num_samples, bool) and num_samples >= 1):
+    if not (is_int(num_samples) and num_samples >= 1):
         raise UserError(f"num_samples={num_samples!r} must be an integer >= 1", _where(path, body, "num_samples"))
 
     ckpt = parse_checkpoint_config(
@@ -176,7 +177,7 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
         check_storage_path(storage_path, storage_where)
 
     max_failures = body.get("max_failures", 2)
-    if not (isinstance(max_failures, int) and not isinstance(max_failures, bool) and max_failures >= -1):
+    if not (is_int(max_failures) and max_failures >= -1):
         raise UserError(
             f"max_failures={max_failures!r} must be an integer >= -1 (-1: retry forever)",
             _where(path, body, "max_failures"),
@@ -211,9 +212,7 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
             )
 
     max_concurrent = body.get("max_concurrent_trials")
-    if max_concurrent is not None and not (
-        isinstance(max_concurrent, int) and not isinstance(max_concurrent, bool) and max_concurrent >= 1
-    ):
+    if max_concurrent is not None and not (is_int(max_concurrent) and max_concurrent >= 1):
         raise UserError(
             f"max_concurrent_trials={max_concurrent!r} must be an integer >= 1",
             _where(path, body, "max_concurrent_trials"),
