@@ -1,7 +1,9 @@
 """The asynchronous actor-learner (docs/design.md §8): rate limiter, learner-side replay, faults, DDP shards.
 
 Pure tests check the rate limiter's arithmetic and its window bound in a simulation; integration tests run real
-RLlib env runners and learners on dm_control and check the ratio, checkpoints, runner death and DDP shards.
+RLlib env runners and learners on dm_control and check the ratio, a remote learner's training and checkpoint, and
+DDP shards. A killed env runner is checked in tests/test_cluster.py (killed during an iteration, on a real 2-node
+Ray cluster).
 """
 
 from __future__ import annotations
@@ -204,12 +206,25 @@ def test_observed_updates_per_env_step_within_5_percent_over_every_1000_steps(ra
         algo.stop()
 
 
+def _assert_trained(result: dict, min_env_steps: int) -> None:
+    """Env steps were sampled, updates ran, and the learner reported finite losses."""
+    assert result["env_runners"]["num_env_steps_sampled_lifetime"] >= min_env_steps
+    learner = result["learners"][DEFAULT_MODULE_ID]
+    for key in ("critic/loss", "actor/loss", "alpha/value", "estimator/entropy_mlmc"):
+        assert math.isfinite(learner[key]), key
+    assert result["num_updates_lifetime"] > 0
+
+
 def test_checkpoint_holds_the_learner_side_replay_and_counters(ray_local, tmp_path):
+    """A remote learner (num_learners=1) trains from a remote env runner; its checkpoint holds the learner-side
+    replay, the counters and the weights, and training continues from them."""
     config = tiny(num_env_runners=1).learners(num_learners=1, num_cpus_per_learner=1)
     algo = config.build_algo()
     try:
         for _ in range(2):
-            algo.train()
+            result = algo.train()
+        _assert_trained(result, min_env_steps=2 * 500)
+        assert math.isfinite(result["env_runners"].get("episode_return_mean", 0.0))
         assert algo.local_replay_buffer is None  # the replay lives in the learner actor
         size, stored = algo.replay_size(), algo.env_steps_stored
         algo.save_to_path(str(tmp_path))
@@ -231,46 +246,26 @@ def test_checkpoint_holds_the_learner_side_replay_and_counters(ray_local, tmp_pa
         restored.stop()
 
 
-def test_a_killed_env_runner_is_survived(ray_local):
-    import ray
-
-    algo = (
-        tiny(num_env_runners=2)
-        .env_runners(num_env_runners=2)
-        .fault_tolerance(restart_failed_env_runners=True)
-        .build_algo()
-    )
-    try:
-        algo.train()
-        before = algo.env_steps_stored
-        manager = algo.env_runner_group._worker_manager
-        ray.kill(manager._actors[manager.actor_ids()[0]], no_restart=False)
-        for _ in range(2):
-            result = algo.train()
-        assert algo.env_steps_stored >= before + 1000  # sampling went on
-        assert result["num_updates_lifetime"] > 0
-        assert algo.env_runner_group.num_healthy_remote_workers() == 2  # restored
-    finally:
-        algo.stop()
-
-
 def test_ddp_learners_get_one_shard_each_and_stay_equal(ray_local, tmp_path):
+    """Two DDP learners, two env runners (each learner's replay shard gets episodes from the start, design §8):
+    they train, each holds one shard of the replay, their replicas stay equal, and a checkpoint restores both
+    shards."""
     config = tiny(num_env_runners=2).learners(num_learners=2, num_cpus_per_learner=1)
     algo = config.build_algo()
     try:
-        while algo._async.updates_done == 0:
-            algo.train()
+        result = algo.train()
+        while algo._async.updates_done == 0 or DEFAULT_MODULE_ID not in result.get("learners", {}):
+            result = algo.train()
+        _assert_trained(result, min_env_steps=500)
         sizes = algo._async.replay_sizes()
         assert len(sizes) == 2 and min(sizes) > 0 and sum(sizes) == algo.env_steps_stored
-        assert algo._async.updates_done > 0
-        algo._async.quiesce()
+        algo._async.quiesce()  # the learner threads finish their granted updates (they run on after train())
         states = algo._async._call_all(
             lambda learner: learner.get_state(components="rl_module")["rl_module"][DEFAULT_MODULE_ID]
         )
-        for key in states[0]:
-            np.testing.assert_allclose(
-                np.asarray(states[0][key]), np.asarray(states[1][key]), rtol=1e-5, atol=1e-6, err_msg=key
-            )
+        assert len(states) == 2
+        for key in states[0]:  # DDP keeps the replicas equal
+            np.testing.assert_allclose(np.asarray(states[0][key]), np.asarray(states[1][key]), err_msg=key)
         algo.save_to_path(str(tmp_path))
     finally:
         algo.stop()

@@ -1,10 +1,12 @@
 """Reliability: atomic checkpoints, configuration errors not retried, the W&B key in no file, the local Ray on
-loopback only, pickles only from their owner, ``--video`` checked first, ASHA rungs that see evaluations.
+loopback only, pickles only from their owner, ``--video`` checked first, ASHA rungs that see evaluations; and the
+`rllib train` basics a real run shows: checkpoints, --resume, a grid, W&B offline, evaluate, plot.
 
-One real run (tests/data/tiny.yaml through the console script, with a fake W&B key): killed with SIGKILL after
-its 2nd checkpoint, the newest checkpoint then made incomplete and a half-written staging directory added, as a
-kill during a save leaves them; ``rllib evaluate`` and ``--resume`` must take the complete checkpoint before it.
-The rest runs in-process (the session's Ray for the failing trials, plain Python for the kill during a save).
+One real run (tests/data/tiny.yaml through the console script as a 2-trial grid, with a fake W&B key): killed with
+SIGKILL after a trial's 3rd checkpoint, that trial's newest checkpoint then made incomplete and a half-written
+staging directory added, as a kill during a save leaves them; ``rllib evaluate`` and ``--resume`` must take the
+complete checkpoint before it, and the resumed grid must finish with its counters, replay, summary, curves and W&B
+runs. The rest runs in-process (the session's Ray for the failing trials, plain Python for the kill during a save).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import pickle
 import re
 import shutil
 import signal
@@ -30,7 +33,10 @@ REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "tests" / "data" / "tiny.yaml"
 RLLIB = str(Path(sys.executable).parent / "rllib")
 FAKE_KEY = "f4k3w4ndbk3y" + "0123456789abcdef" * 2  # 44 characters, like a W&B key; never real
-pytestmark = pytest.mark.timeout(900)
+STOP = 9  # iterations of the real run: the kill comes after a trial's 3rd, with room for the run going on until then
+# The real run (train, SIGKILL, --resume) takes ~2 min on an idle 2-core machine and was seen taking > 7 min under
+# heavy load: generous limits so a loaded CI machine is slow, not red.
+pytestmark = pytest.mark.timeout(1800)
 
 
 def _env(ray_tmp: str, sys_tmp: str, **extra: str) -> dict[str, str]:
@@ -100,28 +106,23 @@ def _files_containing(root: str, needle: bytes) -> list[str]:
 
 @pytest.fixture(scope="module")
 def killed(tmp_path_factory):
-    """`rllib train file tiny.yaml --wandb` with a fake key, Ray and the system temp dir in private directories;
-    SIGKILL after the 2nd checkpoint (as soon as Tune's experiment snapshot knows it); then the newest checkpoint
-    loses its completion marker and a half-written staging dir appears: what a kill during a save leaves."""
+    """The module's one real run: `rllib train file tiny.yaml --wandb` as a 2-trial grid (latent_dim 2 | 4) with a
+    fake W&B key, Ray and the system temp dir in private directories; SIGKILL (its process group and every process
+    of its Ray) as soon as Tune's experiment snapshot knows a trial's 3rd checkpoint; then that trial's newest
+    checkpoint loses its completion marker and a half-written staging dir appears: what a kill during a save
+    leaves. The fixture ``resumed`` continues it with --resume."""
     storage = tmp_path_factory.mktemp("reliability")
     ray_tmp = tempfile.mkdtemp(prefix="rr", dir="/tmp")  # short: Ray's socket paths live under it
     sys_tmp = tempfile.mkdtemp(prefix="rt", dir="/tmp")
-    env = _env(ray_tmp, sys_tmp, TUNE_GLOBAL_CHECKPOINT_S="0.5")
+    env = _env(ray_tmp, sys_tmp, TUNE_GLOBAL_CHECKPOINT_S="0.5")  # snapshot the experiment state often
     # Every checkpoint kept: the run goes on between the snapshot poll and the kill (more iterations on a loaded
     # machine), and with tiny.yaml's num_to_keep: 2 the snapshot's checkpoint could be deleted before the kill.
     keep_all = storage / "tiny_keep_all.yaml"
     keep_all.write_text(TINY.read_text().replace("num_to_keep: 2", "num_to_keep: 100"))
     args = [
-        "train",
-        "file",
-        str(keep_all),
-        "--storage-path",
-        str(storage),
-        "--no-plot",
-        "--wandb",
-        "--stop",
-        '{"training_iteration": 8}',
-    ]
+        "train", "file", str(keep_all), "--storage-path", str(storage), "--wandb",
+        "--config", '{"latent_dim": {"grid_search": [2, 4]}}', "--stop", f'{{"training_iteration": {STOP}}}',
+    ]  # fmt: skip
     proc = subprocess.Popen(
         [RLLIB, *args],
         stdout=subprocess.PIPE,
@@ -129,39 +130,43 @@ def killed(tmp_path_factory):
         text=True,
         env=env,
         cwd=REPO,
-        start_new_session=True,
+        start_new_session=True,  # its own process group: killing it takes the CLI's local Ray with it
     )
     out, listeners, processes, checkpointed = [], [], "", None
     try:
-        deadline = time.time() + 400
+        deadline = time.time() + 420  # generous: CI machines can be loaded
         for line in proc.stdout:
             out.append(line)
             if " it   1 | " in line and not listeners:  # Ray is up, the trial and W&B's actor run
                 listeners = _ray_listeners(ray_tmp)
                 processes = subprocess.run(["ps", "-eww", "-o", "args"], capture_output=True, text=True).stdout
-            if "/checkpoint_000001" in line:
+            if "/checkpoint_000002" in line:  # "[0 latent_dim=2] checkpoint <trial dir>/checkpoint_000002"
                 checkpointed = (os.path.dirname(line.split()[-1]), time.time())
                 break
             if time.time() > deadline:
                 break
         assert checkpointed, "".join(out)
-        known = wait_until_snapshot_has(storage / "cli-tiny", os.path.join(checkpointed[0], "checkpoint_000001"))
-        assert known, ("Tune's snapshot never recorded the 2nd checkpoint", "".join(out))
+        known = wait_until_snapshot_has(storage / "cli-tiny", os.path.join(checkpointed[0], "checkpoint_000002"))
+        assert known, ("Tune's snapshot never recorded the 3rd checkpoint", "".join(out))
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=60)
         _kill_all(ray_tmp)
     trial_dir = checkpointed[0]
     left_in_tmp = glob.glob(os.path.join(sys_tmp, "**", "rllib_checkpoint.json"), recursive=True)
-    killed_rows = _results(trial_dir)
+    all_killed_rows = {
+        d: _results(d)
+        for d in glob.glob(str(storage / "cli-tiny" / "SMAC_*"))
+        if os.path.exists(os.path.join(d, "result.json"))
+    }
 
-    # The run may have gone on past checkpoint_000001 before the kill (iterations take ~0.5 s), and Tune's experiment
+    # The run may have gone on past checkpoint_000002 before the kill (iterations take ~0.5 s), and Tune's experiment
     # snapshot may not know the newest checkpoints on disk yet (all are kept: keep_all above). `--resume` starts from
     # the snapshot's checkpoint: that one loses its marker, and so does every newer one, so the newest complete
-    # checkpoint is older than it.
+    # checkpoint is older than it (checkpoint_000001 or later: iteration >= 2, after the warm-up, updates counted).
     from smac_rllib.cli.checkpoints import incomplete_reason
 
-    (newest,) = snapshot_checkpoints(storage / "cli-tiny")
+    (newest,) = [c for c in snapshot_checkpoints(storage / "cli-tiny") if os.path.dirname(c) == trial_dir]
     on_disk = sorted(os.path.normpath(c) for c in glob.glob(os.path.join(trial_dir, "checkpoint_0*")))
     older = [c for c in on_disk if c < newest and incomplete_reason(c) is None]
     assert older and newest in on_disk, (newest, on_disk, "".join(out))
@@ -182,7 +187,8 @@ def killed(tmp_path_factory):
         "listeners": listeners,
         "processes": processes,
         "left_in_tmp": left_in_tmp,
-        "killed_rows": killed_rows,
+        "killed_rows": all_killed_rows[trial_dir],
+        "all_killed_rows": all_killed_rows,
         "staging": staging,
         "newest": newest,
         "previous": previous,
@@ -190,6 +196,24 @@ def killed(tmp_path_factory):
     }  # checkpoint_k holds iteration k + 1 (checkpoint_frequency 1)
     shutil.rmtree(ray_tmp, ignore_errors=True)
     shutil.rmtree(sys_tmp, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def resumed(killed) -> subprocess.CompletedProcess:
+    """`rllib train file X --storage-path S --resume` (the killed run's Ray and temp dirs, the fake key) to the end.
+    The tests that look at the killed run's damaged checkpoints come first in this file: --resume removes them."""
+    return subprocess.run(
+        [RLLIB, *killed["args"][:5], "--resume"],
+        capture_output=True,
+        text=True,
+        env=killed["env"],
+        cwd=REPO,
+        timeout=900,  # slow only on a loaded machine
+    )
+
+
+def _steps(row: dict) -> float:
+    return row["env_runners"]["num_env_steps_sampled_lifetime"]
 
 
 def test_checkpoints_are_written_complete_and_nothing_lands_in_the_system_temp_dir(killed):
@@ -202,6 +226,7 @@ def test_checkpoints_are_written_complete_and_nothing_lands_in_the_system_temp_d
 
 def test_evaluate_skips_the_incomplete_checkpoint_and_says_so(killed, capsys):
     trial_dir = killed["trial_dir"]
+    assert os.path.isdir(killed["staging"]), "runs before --resume (the fixture `resumed`) removes it"
     assert main(["evaluate", trial_dir, "--episodes", "1"]) == 0
     out = capsys.readouterr().out
     assert f"skipped {killed['newest']}: incomplete (no checkpoint_complete.json" in out
@@ -246,41 +271,94 @@ def test_evaluate_checks_the_video_path_and_size_before_any_episode(killed, tmp_
         assert time.time() - started < 20, "refused before running episodes"
 
 
-def test_resume_continues_from_the_last_complete_checkpoint_and_says_which(killed):
-    trial_dir = killed["trial_dir"]
-    assert killed["killed_rows"][-1]["training_iteration"] >= 2
-    resumed = subprocess.run(
-        [RLLIB, *killed["args"][:6], "--resume"],
-        capture_output=True,
-        text=True,
-        env=killed["env"],
-        cwd=REPO,
-        timeout=600,
-    )
-    out = resumed.stdout
+def test_resume_continues_from_the_last_complete_checkpoint_and_says_which(killed, resumed):
+    """The killed trial: --resume removes the staging dir, says which checkpoint it restores from and why, and
+    continues after the last complete checkpoint with its env-step and update counters and its replay buffer."""
+    trial_dir, out = killed["trial_dir"], resumed.stdout
+    assert " it   1 | 100 steps | return " in killed["out"]  # live progress
+    killed_rows = killed["killed_rows"]
+    assert 2 <= killed_rows[-1]["training_iteration"] < STOP, "killed mid-run"
     assert resumed.returncode == 0, out[-3000:] + resumed.stderr[-3000:]
+    assert "resuming" in out and "Traceback" not in resumed.stderr
     assert f"removed {killed['staging']} (a checkpoint the interrupted run had not finished writing)" in out
     assert not os.path.exists(killed["staging"])
     assert (
         f"started  {trial_dir}, restoring from {killed['previous']} ({os.path.basename(killed['newest'])} is "
         "incomplete (no checkpoint_complete.json" in out
     ), out
+
     rows = _results(trial_dir)
     restart = next(i for i, r in enumerate(rows) if i > 0 and r["iterations_since_restore"] == 1)
+    first_after = rows[restart]
     after = killed["previous_iteration"] + 1
-    assert rows[restart]["training_iteration"] == after, (
-        "continued after the last complete checkpoint, not the incomplete one"
+    assert first_after["training_iteration"] == after >= 3, (
+        "continued after the last complete checkpoint (not the incomplete one, not from scratch)"
     )
-    assert rows[restart]["env_runners"]["num_env_steps_sampled_lifetime"] == 100 * after
-    assert rows[-1]["training_iteration"] == 8
-    killed["resumed"] = out
+    assert _steps(first_after) == 100 * after, "env-step counter restored"
+    before = next(r for r in killed_rows if r["training_iteration"] == after - 1)
+    # >=: the async learner may not have run a new update yet when the first resumed result is reported
+    assert first_after["num_updates_lifetime"] >= before["num_updates_lifetime"] > 0, "update counter restored"
+    assert rows[-1]["training_iteration"] == STOP and _steps(rows[-1]) == 100 * STOP
+
+    checkpoints = sorted(glob.glob(os.path.join(trial_dir, "checkpoint_*", "rllib_checkpoint.json")))
+    assert len(checkpoints) >= 2  # every one kept here (keep_all above); num_to_keep itself is Tune's CheckpointConfig
+    with open(os.path.join(os.path.dirname(checkpoints[-1]), "algorithm_state.pkl"), "rb") as f:
+        assert "replay_buffer" in pickle.load(f), "SMAC checkpoints carry the replay buffer"
 
 
-def test_wandb_key_is_in_no_file_and_no_command_line(killed):
+def test_the_resumed_grid_finishes_both_trials_with_a_summary_curves_and_wandb_offline(killed, resumed):
+    out, storage = resumed.stdout, killed["storage"]
+    assert resumed.returncode == 0, out[-3000:] + resumed.stderr[-3000:]
+    # the final summary says where things are, and the curves were drawn
+    assert "== cli-tiny: 2 trial(s), 2 finished, 0 failed" in out
+    assert f"Curves:      {storage}/cli-tiny/curves.png" in out
+    assert "rllib evaluate " in out
+    assert os.path.getsize(storage / "cli-tiny" / "curves.png") > 10_000
+
+    trial_dirs = sorted(glob.glob(str(storage / "cli-tiny" / "SMAC_*")))
+    assert len(trial_dirs) == 2
+    latent_dims = set()
+    for trial_dir in trial_dirs:
+        with open(os.path.join(trial_dir, "params.json")) as f:
+            latent_dims.add(json.load(f)["latent_dim"])
+        assert _results(trial_dir)[-1]["training_iteration"] == STOP
+        runs = glob.glob(os.path.join(trial_dir, "wandb", "offline-run-*", "run-*.wandb"))
+        assert runs, "W&B runs offline, inside the trial dir"
+        # the finished run (the newest: the killed trial has the killed run's too), not the 7-byte header of a copy
+        # taken before W&B finished (`wandb sync` needs the history)
+        finished = max(runs, key=os.path.getmtime)
+        assert os.path.getsize(finished) > 10_000, [(r, os.path.getsize(r)) for r in runs]
+    assert latent_dims == {2, 4}
+
+
+def test_evaluate_checkpoint_with_video(killed, resumed, tmp_path, capsys):
+    video = tmp_path / "eval.mp4"
+    argv = ["evaluate", str(killed["storage"] / "cli-tiny"), "--episodes", "1", "--video", str(video)]
+    assert main([*argv, "--video-size", "64"]) == 0
+    out = capsys.readouterr().out
+    assert "dmc/cartpole-balance: 1 episode(s), deterministic | return mean" in out
+    assert "length mean 100" in out
+    assert video.stat().st_size > 1000
+    import imageio.v3 as iio
+
+    assert iio.improps(video).shape[1:] == (64, 64, 3)
+
+
+def test_plot_one_line_per_setting(killed, resumed, tmp_path):
+    from smac_rllib.cli.plot import find_trials, group_trials, load_trial
+
+    storage = killed["storage"]
+    out = tmp_path / "curves.png"
+    assert main(["plot", str(storage), "--out", str(out)]) == 0
+    assert out.stat().st_size > 10_000
+    trials = [load_trial(d, "env_runners/episode_return_mean") for d in find_trials(str(storage))]
+    labels = sorted(label for _, label in group_trials(trials))
+    assert labels == ["SMAC K=4 latent=2", "SMAC K=4 latent=4"]
+
+
+def test_wandb_key_is_in_no_file_and_no_command_line(killed, resumed):
     """Ray's WandbLoggerCallback puts the key into its logging actor's runtime_env, which Ray writes to
     runtime_env_agent.log; with the CLI's local Ray the actor inherits it instead. Checked after both runs."""
-    if "resumed" not in killed:
-        pytest.skip("needs the resumed run")
     trial_dir = killed["trial_dir"]
     assert glob.glob(os.path.join(trial_dir, "wandb", "offline-run-*")), "W&B did run (offline)"
     sessions = glob.glob(os.path.join(killed["ray_tmp"], "**", "session_*", "logs"), recursive=True)
@@ -296,7 +374,8 @@ def test_local_ray_listens_on_loopback_only(killed):
     listeners = killed["listeners"]
     assert len(listeners) >= 3, "GCS, raylet, workers: " + killed["out"][-2000:]
     assert all(re.match(r"^(127\.0\.0\.1|\[::ffff:127\.0\.0\.1\]|\[::1\]):\d+$", a) for a in listeners), listeners
-    assert {row["node_ip"] for row in killed["killed_rows"]} == {"127.0.0.1"}, "the trial's node is the loopback one"
+    node_ips = {row["node_ip"] for rows in killed["all_killed_rows"].values() for row in rows}
+    assert node_ips == {"127.0.0.1"}, "the trials' node is the loopback one"
 
 
 # --------------------------------------------------------------------------------------------- a kill during a save
