@@ -85,7 +85,7 @@ def check_config(config: dict, algo_class: type, line_of) -> None:
                 line_of(key),
             )
         check_type(key, config[key], _expected_type(key, attr, annotations, default), line_of(key), config, key)
-        check_range(key, attr, config[key], line_of(key))
+        check_range(key, attr, config[key], line_of(key), algo_class=algo_class)
         check_choice(attr, config[key], line_of(key))
         if key == "evaluation_config" and isinstance(config[key], dict):
             _check_evaluation_config(config[key], algo_class, known, annotations, default, line_of)
@@ -154,7 +154,7 @@ def _check_evaluation_config(
             overrides,
             key,
         )
-        check_range(key, attr, overrides[key], where, prefix="evaluation_config.")
+        check_range(key, attr, overrides[key], where, prefix="evaluation_config.", algo_class=algo_class)
         check_choice(attr, overrides[key], where, prefix="evaluation_config.")
 
 

@@ -100,19 +100,22 @@ RANGES: dict[str, Range] = {
 
 
 @functools.cache
-def all_ranges() -> dict[str, Range]:
-    """RLlib's common ranges and those the algorithms declare (``config_questions.ranges``)."""
-    return RANGES | {k: Range(*v) for k, v in config_questions.ranges().items()}
+def all_ranges(algo_class: type | None = None) -> dict[str, Range]:
+    """RLlib's common ranges and those the algorithm declares (every algorithm's when None;
+    ``config_questions.ranges``)."""
+    return RANGES | {k: Range(*v) for k, v in config_questions.ranges(algo_class).items()}
 
 
-def check_range(key: str, attr: str, value: Any, where: str, prefix: str = "") -> None:
-    """Raise a UserError when a number (or one of its grid options, or a sub-key of a mapping) is out of range."""
+def check_range(key: str, attr: str, value: Any, where: str, prefix: str = "", algo_class: type | None = None) -> None:
+    """Raise a UserError when a number (or one of its grid options, or a sub-key of a mapping) is out of range for
+    ``algo_class`` (every algorithm's ranges when None)."""
+    ranges = all_ranges(algo_class)
     for option in grid_options(value):
         if isinstance(option, dict):
             for sub, sub_value in option.items():
-                check_range(f"{key}.{sub}", f"{attr}.{sub}", sub_value, where, prefix)
+                check_range(f"{key}.{sub}", f"{attr}.{sub}", sub_value, where, prefix, algo_class)
             continue
-        allowed = all_ranges().get(key) or all_ranges().get(attr)
+        allowed = ranges.get(key) or ranges.get(attr)
         if allowed is None or not is_real(option):
             continue
         if option not in allowed:
