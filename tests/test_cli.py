@@ -480,8 +480,9 @@ def test_rays_worker_pool_notice_stays_out_of_the_terminal_and_other_notices_pas
 
 
 def test_the_pixel_quick_example_prints_only_our_lines(tmp_path):
-    """`rllib train file tuned_examples/smac_pixels_quick.yaml` for 2 iterations (warm-up, then updates): stderr
-    empty, stdout only the CLI's own lines (no Ray, RLlib, gymnasium or torch warnings)."""
+    """`rllib train file tuned_examples/smac_pixels_quick.yaml` for 2 iterations (1,000 warm-up steps, the 2nd ending
+    with the example's evaluation, here of 1 episode instead of 2): stderr empty, stdout only the CLI's own lines
+    (no Ray, RLlib, gymnasium or torch warnings)."""
     proc = subprocess.run(
         [
             RLLIB,
@@ -490,6 +491,8 @@ def test_the_pixel_quick_example_prints_only_our_lines(tmp_path):
             str(REPO / "tuned_examples" / "smac_pixels_quick.yaml"),
             "--stop",
             '{"training_iteration": 2}',
+            "--config",
+            '{"evaluation_duration": 1}',  # one 500-step pixel episode is the same evaluation path as two
             "--storage-path",
             str(tmp_path),
             "--no-plot",
@@ -506,4 +509,4 @@ def test_the_pixel_quick_example_prints_only_our_lines(tmp_path):
     ours = ("== ", "[0] ", "Results:", "Evaluate:", "Resume:", "        ", "")
     foreign = [line for line in proc.stdout.splitlines() if not line.startswith(ours)]
     assert foreign == [], foreign
-    assert " it   2 | 1,000 steps | " in proc.stdout
+    assert " it   2 | 1,000 steps | return eval " in proc.stdout, proc.stdout  # the evaluation ran
