@@ -90,11 +90,7 @@ def parse_checkpoint_config(block: Any, where: str, *, custom_metrics: bool = Fa
     ckpt = {**DEFAULT_CHECKPOINT_CONFIG, **ckpt}
     for key in ("checkpoint_frequency", "num_to_keep"):
         value = ckpt[key]
-        if value is not None and not (
-            isinstance(value, int)
-            and not isinstance(value, bool)
-            and value >= (0 if key == "checkpoint_frequency" else 1)
-        ):
+        if value is not None and not (is_int(value) and value >= (0 if key == "checkpoint_frequency" else 1)):
             raise UserError(f"checkpoint_config.{key}={value!r} must be a positive integer", where)
     if not isinstance(ckpt["checkpoint_at_end"], bool):
         raise UserError(
