@@ -14,6 +14,7 @@ import functools
 from smac_rllib import algorithms
 from smac_rllib.algorithms import pixel_run
 from smac_rllib.algorithms.baselines import dreamerv3
+from smac_rllib.core.values import Range
 
 
 def fill_defaults(config: dict, algo_class) -> None:
@@ -98,18 +99,21 @@ def replay_batch(config) -> tuple[int | None, str]:
     return (batch if isinstance(batch, int) else None), "train_batch_size_per_learner"
 
 
-def ranges(algo_class: type | None = None) -> dict[str, tuple]:
-    """Numeric settings of algorithms not in RLlib's common set: key -> (low, high, low_open, high_open, hint), from
+_DREAMERV3_RANGES = {key: Range(*bounds) for key, bounds in dreamerv3.RANGES.items()}
+
+
+def ranges(algo_class: type | None = None) -> dict[str, Range]:
+    """Numeric settings of algorithms not in RLlib's common set: key -> allowed numbers (``core/values.py``), from
     the field tables of our configs (``training/fields.py``) and RLlib's DreamerV3: ``algo_class``'s own (an
     algorithm or its config class), or every algorithm's when None."""
     if algo_class is not None:
         if dreamerv3.is_dreamerv3(algo_class):
-            return dict(dreamerv3.RANGES)
+            return _DREAMERV3_RANGES
         own = getattr(algo_class, "field_ranges", None) or getattr(
             algo_class.get_default_config(), "field_ranges", None
         )
         return own() if own else {}
-    found = dict(dreamerv3.RANGES)
+    found = dict(_DREAMERV3_RANGES)
     for name in reversed(algorithms.__all__):  # a name several algorithms share keeps SMAC's row (listed first)
         if name.endswith("Config"):
             found |= getattr(algorithms, name).field_ranges()

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 from typing import Any
@@ -12,31 +11,8 @@ from typing import Any
 from smac_rllib.core.values import is_real
 from smac_rllib.algorithms import config_questions
 from smac_rllib.cli.errors import UserError
+from smac_rllib.core.values import Range
 from smac_rllib.cli.grids import grid_options, is_grid
-
-
-@dataclasses.dataclass(frozen=True)
-class Range:
-    """Allowed numbers of a setting: ``low``/``high`` (None: unbounded), each end included unless ``*_open``."""
-
-    low: float | None = None
-    high: float | None = None
-    low_open: bool = False
-    high_open: bool = False
-    hint: str = ""
-
-    def __contains__(self, value: float) -> bool:
-        above = self.low is None or (value > self.low if self.low_open else value >= self.low)
-        below = self.high is None or (value < self.high if self.high_open else value <= self.high)
-        return above and below
-
-    def describe(self) -> str:
-        if self.low is not None and self.high is not None:
-            high = "2**32" if self.high == 2**32 else f"{self.high:g}"
-            return f"in {'(' if self.low_open else '['}{self.low:g}, {high}{')' if self.high_open else ']'}"
-        if self.low is not None:
-            return f"{'>' if self.low_open else '>='} {self.low:g}"
-        return f"{'<' if self.high_open else '<='} {self.high:g}"
 
 
 def _r(low=None, high=None, low_open=False, high_open=False, hint=""):
@@ -103,7 +79,7 @@ RANGES: dict[str, Range] = {
 def all_ranges(algo_class: type | None = None) -> dict[str, Range]:
     """RLlib's common ranges and those the algorithm declares (every algorithm's when None;
     ``config_questions.ranges``)."""
-    return RANGES | {k: Range(*v) for k, v in config_questions.ranges(algo_class).items()}
+    return RANGES | config_questions.ranges(algo_class)
 
 
 def check_range(key: str, attr: str, value: Any, where: str, prefix: str = "", algo_class: type | None = None) -> None:

@@ -18,7 +18,7 @@ import dataclasses
 import typing
 from typing import Any
 
-from smac_rllib.core.values import is_int, is_number
+from smac_rllib.core.values import Range, is_int, is_number
 
 RLLIB = object()  # the default of a row for one of RLlib's fields that we leave at RLlib's default: the row adds checks
 
@@ -63,11 +63,11 @@ class Field:
         kind = self.value_kind or Any
         return typing.Optional[kind] if self.nullable or self.default is None else kind
 
-    def range(self) -> tuple | None:
-        """(low, high, low_open, high_open, hint) for the command line's range check, None without bounds."""
+    def range(self) -> Range | None:
+        """The allowed numbers (the command line checks the same), None without bounds."""
         if self.low is None and self.high is None:
             return None
-        return (self.low, self.high, self.low_open, self.high_open, self.hint)
+        return Range(self.low, self.high, self.low_open, self.high_open, self.hint)
 
     def error(self, name: str, value: Any) -> str | None:
         """A one-line message naming the fix when ``value`` is not allowed, else None."""
@@ -93,27 +93,11 @@ class Field:
             ok, what = isinstance(value, str), "a string"
         else:
             what = "a value"
-        bounds = self._describe_bounds()
-        if ok and bounds and not self._within(value):
-            ok = False
-        if ok:
+        allowed = self.range()
+        if ok and (allowed is None or value in allowed):
             return None
         null = " or None" if self.nullable or self.default is None else ""
-        return f"{name}={value!r} must be {what}{' ' + bounds if bounds else ''}{null}{hint}"
-
-    def _within(self, value) -> bool:
-        above = self.low is None or (value > self.low if self.low_open else value >= self.low)
-        below = self.high is None or (value < self.high if self.high_open else value <= self.high)
-        return above and below
-
-    def _describe_bounds(self) -> str:
-        if self.low is not None and self.high is not None:
-            return f"in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}{')' if self.high_open else ']'}"
-        if self.low is not None:
-            return f"{'>' if self.low_open else '>='} {self.low:g}"
-        if self.high is not None:
-            return f"{'<' if self.high_open else '<='} {self.high:g}"
-        return ""
+        return f"{name}={value!r} must be {what}{' ' + allowed.describe() if allowed else ''}{null}{hint}"
 
 
 def positive(default, doc: str, hint: str = "", **kw) -> Field:
@@ -200,7 +184,7 @@ class FieldTableConfig:
         return self
 
     @classmethod
-    def field_ranges(cls) -> dict[str, tuple]:
+    def field_ranges(cls) -> dict[str, Range]:
         """The command line's range check of our own fields (RLlib's have theirs in ``cli/ranges.py``)."""
         return {
             name: r
