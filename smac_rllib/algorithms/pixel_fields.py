@@ -3,16 +3,15 @@
 
 from __future__ import annotations
 
+from smac_rllib.models.world_model import WorldModelConfig
 from smac_rllib.training.fast_update.captured_update import CAPTURE_MODES
 from smac_rllib.training.fields import Field, count, positive
-
-_PRESETS = ("paper", "small", "tiny")  # models/world_model.py: WorldModelConfig.preset
 
 WORLD_MODEL_FIELDS = {  # pixels (Alg. 2): used when env_config has from_pixels=True
     "world_model_preset": Field(
         "paper",
         "RSSM sizes: 'paper' (deter 200, stoch 30, depth 32) | 'small' | 'tiny'",
-        choices=_PRESETS,
+        choices=tuple(WorldModelConfig.PRESETS),
         pixels=True,
     ),
     "pixel_actor_head": Field(

@@ -13,6 +13,7 @@ Data conventions (Dreamer v1), for a replayed sequence t = 0..T-1:
 from __future__ import annotations
 
 import dataclasses
+import typing
 
 import torch
 from torch import nn
@@ -38,17 +39,19 @@ class WorldModelConfig:
     free_nats: float = 3.0  # KL is clipped from below at this mean value (Dreamer v1)  # reference: free_nats
     kl_scale: float = 1.0  # weight of the clipped KL in Eq. (13)                      # reference: kl_scale
 
+    # ``"paper"`` (reference sizes, ~5.2M params), ``"small"`` (CPU runs), ``"tiny"`` (unit tests)
+    PRESETS: typing.ClassVar[dict[str, dict]] = {
+        "paper": dict(),
+        "small": dict(cnn_depth=16, deter_size=100, stoch_size=16, rssm_hidden=100, reward_units=100),
+        "tiny": dict(cnn_depth=4, deter_size=32, stoch_size=8, rssm_hidden=32, reward_units=32),
+    }
+
     @classmethod
     def preset(cls, name: str, **overrides) -> WorldModelConfig:
-        """``"paper"`` (reference sizes, ~5.2M params), ``"small"`` (CPU runs), ``"tiny"`` (unit tests)."""
-        presets = {
-            "paper": dict(),
-            "small": dict(cnn_depth=16, deter_size=100, stoch_size=16, rssm_hidden=100, reward_units=100),
-            "tiny": dict(cnn_depth=4, deter_size=32, stoch_size=8, rssm_hidden=32, reward_units=32),
-        }
-        if name not in presets:
-            raise ValueError(f"unknown world-model preset {name!r}; choose one of {sorted(presets)}")
-        return cls(**{**presets[name], **overrides})
+        """One of ``PRESETS``, with ``overrides``."""
+        if name not in cls.PRESETS:
+            raise ValueError(f"unknown world-model preset {name!r}; choose one of {sorted(cls.PRESETS)}")
+        return cls(**{**cls.PRESETS[name], **overrides})
 
 
 @dataclasses.dataclass

@@ -282,3 +282,13 @@ OFF_POLICY_RLLIB_FIELDS = {  # RLlib's fields that every config of the package s
     ),
     "min_time_s_per_iteration": Field(0, "no minimum: iterations end on the steps above", kind=object, rllib=True),
 }
+
+SAC_RLLIB_FIELDS = {  # RLlib SAC's fields that SMAC and the SAC baseline set alike (the paper's SAC settings)
+    "actor_lr": positive(3e-4, "actor Adam learning rate (RLlib SAC: 3e-5)", hint="(paper: 3e-4)", rllib=True),
+    "critic_lr": positive(3e-4, "critic Adam learning rate", hint="(paper: 3e-4)", rllib=True),
+    "alpha_lr": positive(3e-4, "temperature Adam learning rate", hint="(paper: 3e-4)", rllib=True),
+    "tau": Field(
+        0.005, "Polyak rate of the target critics", kind=float, low=0, high=1, hint="(paper: 0.005)", rllib=True
+    ),
+    "gamma": Field(0.99, "discount", kind=float, low=0, high=1, low_open=True, hint="(paper: 0.99)", rllib=True),
+}

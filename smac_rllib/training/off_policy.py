@@ -87,11 +87,6 @@ class LiveProgress:
             self.path = None  # an unwritable trial dir: no live progress, training goes on
 
 
-def _resolved(config, name: str):
-    """A field's value for this run: an automatic (None) one resolved for the modality (training/fields.py)."""
-    return config.resolved(name) if hasattr(config, "resolved") else getattr(config, name)
-
-
 class OffPolicyLoop:
     """Mixin for an RLlib ``Algorithm`` with a replay buffer (``self.local_replay_buffer``)."""
 
@@ -112,8 +107,8 @@ class OffPolicyLoop:
         synchronous loop runs exactly the new grant after each store, the async learners run up to it while the
         runners lead by at most ``max_lead_env_steps`` (rate_limiter.py). SLAC adds its model pretraining here."""
         return SampleToInsertRatio(
-            updates_per_env_step=_resolved(self.config, "updates_per_env_step"),
-            learning_starts=_resolved(self.config, "num_steps_sampled_before_learning_starts"),
+            updates_per_env_step=self.config.resolved("updates_per_env_step"),
+            learning_starts=self.config.resolved("num_steps_sampled_before_learning_starts"),
             max_lead_env_steps=max_lead_env_steps,
         )
 

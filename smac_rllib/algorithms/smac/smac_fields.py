@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from smac_rllib.algorithms.pixel_fields import WORLD_MODEL_FIELDS
 from smac_rllib.core import estimators
-from smac_rllib.training.fields import ASYNC_FIELDS, LEARNER_FIELDS, OFF_POLICY_RLLIB_FIELDS, Field, count, positive
+from smac_rllib.training.fields import (
+    ASYNC_FIELDS,
+    LEARNER_FIELDS,
+    OFF_POLICY_RLLIB_FIELDS,
+    SAC_RLLIB_FIELDS,
+    Field,
+    count,
+    positive,
+)
 
 _SMAC = {  # name: Field(default, reference-code name / meaning, checks) -- one home per hyperparameter
     "num_particles": count(
@@ -106,10 +114,7 @@ _SMAC = {  # name: Field(default, reference-code name / meaning, checks) -- one 
     "critic_layers": count(3, "hidden layers of the pixel critics", pixels=True),
 }
 
-_RLLIB = {  # RLlib's own fields: RLlib's training() takes them; these rows set SMAC's defaults and add the checks
-    "actor_lr": positive(3e-4, "actor Adam learning rate (RLlib SAC: 3e-5)", hint="(paper: 3e-4)", rllib=True),
-    "critic_lr": positive(3e-4, "critic Adam learning rate", hint="(paper: 3e-4)", rllib=True),
-    "alpha_lr": positive(3e-4, "temperature Adam learning rate", hint="(paper: 3e-4)", rllib=True),
+_RLLIB = SAC_RLLIB_FIELDS | {  # RLlib's fields: its training() takes them; these rows set SMAC's defaults and checks
     "initial_alpha": positive(
         None,
         "initial temperature; None = 0.1 for states (pytorch_sac init_temperature), 1.0 for pixels (reference "
@@ -118,10 +123,6 @@ _RLLIB = {  # RLlib's own fields: RLlib's training() takes them; these rows set 
         auto=(0.1, 1.0),
         rllib=True,
     ),
-    "tau": Field(
-        0.005, "Polyak rate of the target critics", kind=float, low=0, high=1, hint="(paper: 0.005)", rllib=True
-    ),
-    "gamma": Field(0.99, "discount", kind=float, low=0, high=1, low_open=True, hint="(paper: 0.99)", rllib=True),
     "grad_clip": positive(
         None,
         "global-norm gradient clip per optimizer; None: none for states, pixel_grad_clip for pixels",

@@ -23,7 +23,15 @@ from ray.rllib.algorithms.sac.sac import SAC, SACConfig
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from smac_rllib.algorithms.baselines.sac_baseline import sac_baseline_learner, sac_baseline_rl_module
-from smac_rllib.training.fields import ASYNC_FIELDS, OFF_POLICY_RLLIB_FIELDS, Field, FieldTableConfig, count, positive
+from smac_rllib.training.fields import (
+    ASYNC_FIELDS,
+    OFF_POLICY_RLLIB_FIELDS,
+    SAC_RLLIB_FIELDS,
+    Field,
+    FieldTableConfig,
+    count,
+    positive,
+)
 from smac_rllib.training.off_policy import OffPolicyLoop
 
 _FIELDS = (
@@ -42,20 +50,16 @@ _FIELDS = (
             "uniform random actions for the first num_steps_sampled_before_learning_"
             "starts agent steps (pytorch_sac's seed steps), as SMAC",
         ),
-        # RLlib's own fields: RLlib's training() takes them; these rows set the baseline's defaults and add the checks
-        "actor_lr": positive(3e-4, "actor Adam learning rate (RLlib SAC: 3e-5)", hint="(paper: 3e-4)", rllib=True),
-        "critic_lr": positive(3e-4, "critic Adam learning rate", hint="(paper: 3e-4)", rllib=True),
-        "alpha_lr": positive(3e-4, "temperature Adam learning rate", hint="(paper: 3e-4)", rllib=True),
+        # RLlib's own fields (with SAC_RLLIB_FIELDS): RLlib's training() takes them; these rows set the defaults
         "initial_alpha": positive(
             0.1, "initial temperature (pytorch_sac init_temperature)", hint="(pytorch_sac: 0.1)", rllib=True
         ),
-        "tau": Field(0.005, "Polyak rate of the target critics", kind=float, low=0, high=1, rllib=True),
-        "gamma": Field(0.99, "discount", kind=float, low=0, high=1, low_open=True, rllib=True),
         "num_steps_sampled_before_learning_starts": count(
             5000, "uniform random agent steps before learning (pytorch_sac)", low=0, hint="(paper: 5000)", rllib=True
         ),
         "train_batch_size_per_learner": count(256, "transitions per update", hint="(paper: 256)", rllib=True),
     }
+    | SAC_RLLIB_FIELDS
     | ASYNC_FIELDS
     | OFF_POLICY_RLLIB_FIELDS
 )  # the asynchronous actor-learner and replay, as SMAC (docs/design.md §8)
