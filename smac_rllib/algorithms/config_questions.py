@@ -81,6 +81,14 @@ def unused_keys(config, written: dict) -> list[str]:
     return found + (own(written) if own else [])
 
 
+def replay_keys_read(config) -> dict | None:
+    """{replay_buffer_config key: an example value} of the keys the algorithm's replay reads (ours build their own:
+    ``training/replay.py`` reads type and capacity); None: RLlib's, whose buffer class takes its own arguments."""
+    if not type(config).__module__.startswith("smac_rllib."):
+        return None
+    return {"type": _default_replay_type(type(config)), "capacity": 1_000_000}
+
+
 def warnings(config) -> list[str]:
     return dreamerv3.warnings(config) if dreamerv3.is_dreamerv3(config) else []
 

@@ -87,7 +87,7 @@ def check_config(config: dict, algo_class: type, line_of) -> None:
         check_type(key, config[key], _expected_type(key, attr, annotations, default), line_of(key), config, key)
         check_range(key, attr, config[key], line_of(key), algo_class=algo_class)
         check_choice(attr, config[key], line_of(key))
-        if key == "evaluation_config" and isinstance(config[key], dict):
+        if key == "evaluation_config" and isinstance(config[key], dict) and not is_grid(config[key]):
             _check_evaluation_config(config[key], algo_class, known, annotations, default, line_of)
 
 

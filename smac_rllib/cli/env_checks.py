@@ -29,6 +29,8 @@ def check_env(config: dict, algo_class: type, line_of) -> None:
     env_config = config.get("env_config")
     if env_config is not None and not isinstance(env_config, dict):
         raise UserError(f"env_config must be a mapping, got {type_name(env_config)}", line_of("env_config"))
+    if is_grid(env_config):
+        return  # a grid of whole mappings: each checked as its trial (trial_check.py)
     env_config = env_config or {}
     if not all(e.startswith("dmc/") for e in env_options):
         for env in env_options:  # a gymnasium env: its own kwargs

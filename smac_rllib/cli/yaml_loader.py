@@ -60,6 +60,7 @@ from smac_rllib.cli.grids import MAX_GRID_POINTS, check_grids, deep_merge, grid_
 from smac_rllib.cli.ranges import check_finite, config_errors
 from smac_rllib.cli.ray_output import quiet
 from smac_rllib.cli.storage import check_storage_path
+from smac_rllib.cli.trial_check import in_trial, check_trials, line_of_message, trial_labels, variant_key
 from smac_rllib.cli.yaml_reader import MarkedDict, read_yaml
 
 # --------------------------------------------------------------------------------------------- experiments
@@ -299,41 +300,44 @@ def build_configs(spec: ExperimentSpec) -> list:
             "split the sweep into experiments",
             spec.source,
         )
-    configs = []
-    for variant in grid_variants(spec.param_space, limit=MAX_GRID_POINTS):  # every point, not a sample of them
-        with quiet():
-            config = spec.algo_class.get_default_config()
+    variants = grid_variants(spec.param_space, limit=MAX_GRID_POINTS)  # every point, not a sample of them
+    labels = trial_labels(variants)
+    built: dict[str, Any] = {}  # identical grid points: one config, checked once
+    trials = []
+    for variant, label in zip(variants, labels, strict=True):
+        key = variant_key(variant)
+        if key not in built:
             try:
-                config.update_from_dict(copy.deepcopy(variant))
-            except Exception as e:  # noqa: BLE001 - RLlib raises anything for a bad value
-                raise UserError(f"experiment {spec.name!r}: {one_line(e)}", spec.source) from None
-            errors = config_errors(config) + config_questions.unused_keys(config, variant)
-            if errors:
-                raise UserError(errors[0], _line_of_message(spec, errors[0]))
-            try:
-                config.validate()
-            except Exception as e:  # noqa: BLE001
-                message = _RLLIB_SUPPRESS_HINT.sub("", one_line(e))  # not a fix to suggest
-                raise UserError(message, _line_of_message(spec, str(e))) from None
-        configs.append(config)
-    return configs
+                built[key] = _build_config(spec, variant)
+            except UserError as e:
+                raise UserError(in_trial(label, str(e))) from None
+            trials.append((label, variant, built[key]))
+    check_trials(spec, trials)  # envs, nested keys, modules: each distinct trial as it will run
+    return [built[variant_key(v)] for v in variants]
+
+
+def _build_config(spec: ExperimentSpec, variant: dict):
+    with quiet():
+        config = spec.algo_class.get_default_config()
+        try:
+            config.update_from_dict(copy.deepcopy(variant))
+        except Exception as e:  # noqa: BLE001 - RLlib raises anything for a bad value
+            raise UserError(f"experiment {spec.name!r}: {one_line(e)}", spec.source) from None
+        errors = config_errors(config) + config_questions.unused_keys(config, variant)
+        if errors:
+            raise UserError(errors[0], line_of_message(spec, errors[0]))
+        try:
+            config.validate()
+        except Exception as e:  # noqa: BLE001
+            message = _RLLIB_SUPPRESS_HINT.sub("", one_line(e))  # not a fix to suggest
+            raise UserError(message, line_of_message(spec, str(e))) from None
+    return config
 
 
 _RLLIB_SUPPRESS_HINT = re.compile(r"\s*To suppress all validation errors.*$")
 
 
 # --------------------------------------------------------------------------------------------- helpers
-
-
-def _line_of_message(spec: ExperimentSpec, message: str) -> str:
-    """``file:line`` of the key a validate() message starts with (``num_particles=6 must be ...``)."""
-    match = re.match(r"\W*(\w+)\s*=", message)
-    if match and match.group(1) in spec.key_lines:
-        return spec.key_lines[match.group(1)]
-    for key, where in spec.key_lines.items():  # the first key the message mentions
-        if re.search(rf"\b{re.escape(str(key))}\b", message):
-            return where
-    return f"{spec.source} (experiment {spec.name!r})"
 
 
 def _where(path: str, mapping: Any, key: Any) -> str:

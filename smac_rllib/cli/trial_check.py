@@ -1,0 +1,304 @@
+"""A dry run of every trial before Ray (issue #37): the search space resolved into its concrete trials, and each
+distinct one checked as it will run, so that a mistake is one line naming the trial instead of a traceback after Ray.
+
+Per distinct trial (identical grid points once): the keys of its nested mappings read or refused
+(``replay_buffer_config``, ``model_config``; ``env_config`` and ``evaluation_config`` by ``env_checks``/``checks``
+again where a grid's values are whole mappings), their values type-checked, the evaluation config RLlib derives,
+every env the trial makes (training, and evaluation where it differs) built once and closed (cached per env and
+env_config: a gymnasium env whose optional extra is missing says which), and the algorithm's RLModule built for that
+env's spaces on PyTorch's ``meta`` device (no weights): pixels given to a state-only algorithm fail here.
+
+Training never renders videos (``rllib evaluate --video`` does): the renderer is built with the env where env_config
+asks for it (``from_pixels``, ``render_mode``), since the env checks the GL backend when it is made.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import re
+from typing import Any
+
+import gymnasium as gym
+import torch
+from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+from ray.rllib.utils import replay_buffers
+
+from smac_rllib.algorithms import config_questions
+from smac_rllib.cli.checks import check_config, check_type
+from smac_rllib.cli.env_checks import check_env, check_modalities
+from smac_rllib.cli.errors import UserError, did_you_mean, one_line
+from smac_rllib.cli.experiment_spec import ExperimentSpec
+from smac_rllib.cli.grids import is_grid
+from smac_rllib.cli.ray_output import quiet
+from smac_rllib.envs.registry import make_env
+
+
+# --------------------------------------------------------------------------------------------- trials
+
+
+def variant_key(variant: dict) -> str:
+    """Equal for grid points that make the same trial (their mappings' key order aside)."""
+    return repr(_flatten(variant))
+
+
+def trial_labels(variants: list[dict]) -> list[str]:
+    """``num_particles=8, env_config.time_limit=0.5`` per variant: the keys whose values differ between them."""
+    flat = [_flatten(v) for v in variants]
+    paths = dict.fromkeys(p for f in flat for p in f)
+    varying = [p for p in paths if len({repr(f.get(p, "<unset>")) for f in flat}) > 1]
+    return [", ".join(f"{p}={f[p]!r}" for p in varying if p in f) for f in flat]
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, dict) and value:
+        out: dict[str, Any] = {}
+        for key in sorted(value, key=repr):
+            out |= _flatten(value[key], f"{prefix}{key}.")
+        return out
+    return {prefix[:-1]: value}
+
+
+def has_mapping_grid(value: Any) -> bool:
+    """A ``grid_search`` whose values are whole mappings (checked per trial, not per key)."""
+    if is_grid(value):
+        return any(isinstance(o, dict) for o in value["grid_search"]) or any(
+            has_mapping_grid(o) for o in value["grid_search"]
+        )
+    if isinstance(value, dict):
+        return any(has_mapping_grid(v) for v in value.values())
+    return False
+
+
+def check_trials(spec: ExperimentSpec, trials: list[tuple[str, dict, Any]]) -> None:
+    """Every distinct trial of ``spec`` (label, its grid point's mapping, its validated AlgorithmConfig), as it runs."""
+    per_key = has_mapping_grid(spec.param_space)
+    for label, variant, config in trials:
+        try:
+            if per_key:  # the key-by-key checks saw a grid where a mapping goes: run them on the concrete mapping
+                concrete = dict(variant)  # check_type converts 1e6 -> 1000000 in place
+                check_env(concrete, spec.algo_class, _line_of(spec))
+                check_config(concrete, spec.algo_class, _line_of(spec))
+                check_modalities(concrete, _line_of(spec))
+            check_nested_keys(variant, config)
+            _check_evaluation_env(spec, config)
+            check_envs_and_module(config)
+        except TrialError as e:
+            where = spec.key_lines.get(e.key) or line_of_message(spec, str(e))
+            raise UserError(in_trial(label, f"{where}: {e}")) from None
+        except UserError as e:
+            raise UserError(in_trial(label, str(e))) from None
+
+
+class TrialError(Exception):
+    """A trial's mistake, to be located at config key ``key`` (its line in the file)."""
+
+    def __init__(self, message: str, key: str = ""):
+        super().__init__(message)
+        self.key = key
+
+
+def in_trial(label: str, message: str) -> str:
+    """``file:12: trial num_particles=8: <message>`` (the label after the location, if there is one)."""
+    return _after_location(message, f"trial {label}: ") if label else message
+
+
+def _after_location(message: str, text: str) -> str:
+    match = re.match(r"^(\S+:\d+|\S+\.ya?ml(?: \([^)]*\))?): ", message)
+    where, rest = (match.group(1) + ": ", message[match.end() :]) if match else ("", message)
+    return f"{where}{text}{rest}"
+
+
+def _check_evaluation_env(spec: ExperimentSpec, config) -> None:
+    """The evaluation's env and env_config (the training one plus evaluation_config's overrides), key by key."""
+    if not config.evaluation_interval or not isinstance(config.evaluation_config, dict):
+        return
+    overrides = config.evaluation_config
+    if "env" not in overrides and "env_config" not in overrides:
+        return
+    with quiet():
+        evaluation = config.get_evaluation_config_object()
+    mapping = {"env": evaluation.env, "env_config": dict(evaluation.env_config or {})}
+    where = spec.key_lines.get("evaluation_config", spec.source)
+    try:
+        check_env(mapping, spec.algo_class, lambda key, sub=None: where)
+    except UserError as e:
+        raise UserError(_after_location(str(e), "evaluation_config: ")) from None
+
+
+def _line_of(spec: ExperimentSpec):
+    return lambda key, sub=None: spec.key_lines.get(key, f"{spec.source} (experiment {spec.name!r})")
+
+
+def line_of_message(spec: ExperimentSpec, message: str) -> str:
+    """``file:line`` of the key a message starts with (``num_particles=6 must be ...``), else of the first key it
+    names, else the experiment."""
+    match = re.match(r"\W*(\w+)\s*[=.]", message)
+    if match and match.group(1) in spec.key_lines:
+        return spec.key_lines[match.group(1)]
+    for key, where in spec.key_lines.items():
+        if re.search(rf"\b{re.escape(str(key))}\b", message):
+            return where
+    return f"{spec.source} (experiment {spec.name!r})"
+
+
+# --------------------------------------------------------------------------------------------- nested keys
+
+
+def check_nested_keys(variant: dict, config) -> None:
+    """``replay_buffer_config`` and ``model_config``: every key read by this algorithm or refused, values typed."""
+    buffer = variant.get("replay_buffer_config")
+    if isinstance(buffer, dict):
+        known = replay_keys(config)
+        for key, value in buffer.items():
+            name = f"replay_buffer_config.{key}"
+            if key not in known:
+                raise TrialError(
+                    f"{name}={value!r} is never read by {_algo(config)}{did_you_mean(key, known)} (it reads "
+                    f"{', '.join(sorted(known))}); remove {key} or fix its name",
+                    "replay_buffer_config",
+                )
+            _check_type(name, value, known[key], "replay_buffer_config")
+    model = variant.get("_model_config")
+    if isinstance(model, dict) and not variant.get("_rl_module_spec") and not variant.get("rl_module_spec"):
+        known = model_keys(config)
+        for key, value in model.items():
+            name = f"model_config.{key}"
+            if key not in known:
+                raise TrialError(
+                    f"{name}={value!r} is never read by {_algo(config)}'s module{did_you_mean(key, known)}; remove "
+                    f"{key} or use a key of RLlib's DefaultModelConfig or the algorithm's own settings",
+                    "_model_config",
+                )
+            _check_type(name, value, known[key], "_model_config")
+
+
+def _check_type(name: str, value: Any, expected: Any, key: str) -> None:
+    try:
+        check_type(name, value, expected, "", {}, "value")
+    except UserError as e:
+        raise TrialError(str(e), key) from None
+
+
+def _algo(config) -> str:
+    return type(config).__name__.removesuffix("Config")
+
+
+def replay_keys(config) -> dict[str, Any]:
+    """{replay_buffer_config key the algorithm reads: its type}: the algorithm's own answer, else the keys of the
+    buffer class RLlib builds (its constructor's named arguments; RLlib passes the rest on, unread)."""
+    defaults = config_questions.replay_keys_read(config) or _default_buffer(type(config))
+    known: dict[str, Any] = {key: _type_of(value) for key, value in defaults.items()}
+    known["type"] = Any
+    buffer_class = defaults.get("type")
+    if isinstance(buffer_class, str):
+        buffer_class = getattr(replay_buffers, buffer_class, None)
+    if inspect.isclass(buffer_class) and config_questions.replay_keys_read(config) is None:
+        for klass in buffer_class.__mro__:
+            init = vars(klass).get("__init__")
+            if init is None:
+                continue
+            for pname, p in inspect.signature(init).parameters.items():
+                if pname != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+                    known.setdefault(pname, p.annotation if p.annotation is not p.empty else Any)
+    return known
+
+
+@functools.cache
+def _default_buffer(config_class: type) -> dict:
+    return dict(config_class().replay_buffer_config or {})
+
+
+def model_keys(config) -> dict[str, Any]:
+    """{model_config key a default RLModule reads: its type}: RLlib's DefaultModelConfig and the algorithm's own."""
+    known: dict[str, Any] = {f.name: f.type for f in dataclasses.fields(DefaultModelConfig)}
+    try:
+        own = config._model_config_auto_includes
+    except Exception:  # noqa: BLE001 - a config that cannot say: the defaults only
+        own = {}
+    for key, value in (own or {}).items():
+        known.setdefault(key, _type_of(value))
+    return {k: (Any if isinstance(v, str) else v) for k, v in known.items()}  # string annotations: cannot tell
+
+
+def _type_of(value: Any) -> Any:
+    if isinstance(value, bool):
+        return bool
+    if isinstance(value, int):
+        return int
+    if isinstance(value, float):
+        return float
+    return Any
+
+
+# --------------------------------------------------------------------------------------------- envs and module
+
+_SPACES: dict[str, tuple | str | None] = {}  # (env, env_config) -> (observation, action) spaces, an error, or None
+
+
+def env_spaces(env: Any, env_config: dict) -> tuple | None:
+    """The spaces of ``env`` built once with ``env_config`` (then closed), cached; None for an env this process does
+    not make (a class path, a Tune-registered name). A UserError when it cannot be made."""
+    key = repr((env, sorted((env_config or {}).items(), key=repr)))
+    if key not in _SPACES:
+        _SPACES[key] = _build(env, dict(env_config or {}))
+    found = _SPACES[key]
+    if isinstance(found, str):
+        raise TrialError(found, "env")
+    return found
+
+
+def _build(env: Any, env_config: dict) -> tuple | str | None:
+    if not isinstance(env, str) or not (env.startswith("dmc/") or env in gym.registry):
+        return None
+    try:
+        with quiet():
+            made = make_env(env, env_config) if env.startswith("dmc/") else gym.make(env, **env_config)
+    except gym.error.DependencyNotInstalled as e:
+        return f"env {env!r} cannot be made here: {one_line(e)}"
+    except Exception as e:  # noqa: BLE001 - the env's own words: the trial would fail the same way, after Ray
+        config = f" with env_config {env_config}" if env_config else ""
+        return f"env {env!r} cannot be made{config}: {one_line(e)}; fix the env name or env_config"
+    try:
+        return made.observation_space, made.action_space
+    finally:
+        made.close()
+
+
+def check_envs_and_module(config) -> None:
+    """Every env the trial makes (training; evaluation where it differs) built once, the module built for it."""
+    spaces = env_spaces(config.env, config.env_config)
+    if config.evaluation_interval:
+        with quiet():
+            evaluation = config.get_evaluation_config_object()
+        if (evaluation.env, evaluation.env_config) != (config.env, config.env_config):
+            try:
+                env_spaces(evaluation.env, evaluation.env_config)
+            except TrialError as e:
+                raise TrialError(f"evaluation_config: the evaluation {e}", "evaluation_config") from None
+    if spaces is not None:
+        check_module_spaces(config, *spaces)
+
+
+def check_module_spaces(config, observation_space, action_space) -> None:
+    """The algorithm's RLModule built for these spaces on the meta device (exact shapes, nothing allocated)."""
+    try:
+        with quiet():
+            config = config.copy(copy_frozen=False).environment(
+                observation_space=observation_space, action_space=action_space
+            )
+            with torch.device("meta"):
+                config.get_rl_module_spec().build()
+    except Exception as e:  # noqa: BLE001 - the module's own words name what it needs
+        pixels = len(getattr(observation_space, "shape", ()) or ()) == 3
+        fix = (
+            "drop from_pixels (this algorithm learns from states) or run an algorithm that learns from pixels"
+            if pixels
+            else "use an env whose observations and actions this algorithm takes"
+        )
+        raise TrialError(
+            f"{_algo(config)}'s module cannot be built for {config.env!r} (observations {observation_space}, "
+            f"actions {action_space}): {one_line(e)}; {fix}",
+            "env_config" if pixels else "env",
+        ) from None
