@@ -11,6 +11,7 @@ command-line arguments, YAML robustness (encoding, alias bombs, deep nesting, ma
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import os
 import re
 import time
@@ -105,6 +106,17 @@ BILLION_LAUGHS = cfg(
     "callbacks_on_train_result: *i",
     *(f"x{i}: &{chr(97 + i)} [{', '.join([('*' + chr(96 + i)) if i else 'lol'] * 10)}]" for i in reversed(range(9))),
 )
+
+PIXELS_TO_TD3 = """\
+# Test-only: a state-only algorithm given pixel observations
+tiny:
+  run: TD3
+  env: dmc/cartpole-balance
+  stop: {training_iteration: 2}
+  config:
+    env_config: {time_limit: 1.0, from_pixels: true}
+    num_env_runners: 0
+"""
 
 MISTAKES: dict[str, Mistake] = {
     # ---- numeric ranges of RLlib's own config fields
@@ -459,6 +471,60 @@ MISTAKES: dict[str, Mistake] = {
     ),
     "two documents": Mistake(BASE + "---\n" + BASE, expect="one YAML document"),
     "top-level list": Mistake("- run: SMAC\n", expect="expected a mapping"),
+    # --- trials as they run (#37.1)
+    "grid over a misspelled replay key": Mistake(
+        cfg("replay_buffer_config: {capacty: {grid_search: [1000, 2000]}}"),
+        expect="trial replay_buffer_config.capacty=1000: replay_buffer_config.capacty=1000 is never read by SMAC; "
+        "did you mean 'capacity'?",
+    ),
+    "grid over a replay key SMAC never reads": Mistake(
+        cfg("replay_buffer_config: {alpha: {grid_search: [0.5, 0.7]}}"),
+        expect="replay_buffer_config.alpha=0.5 is never read by SMAC",
+    ),
+    "model_config typo": Mistake(cfg("model_config: {fcnet_hidens: [8]}"), expect="did you mean 'fcnet_hiddens'?"),
+    "replay capacity a word": Mistake(
+        cfg('replay_buffer_config: {capacity: "many"}'),
+        expect="replay_buffer_config.capacity='many' has the wrong type: expected an integer",
+    ),
+    "evaluation env_config value a word": Mistake(
+        cfg('evaluation_config: {explore: false, env_config: {time_limit: "x"}}'),
+        expect="evaluation_config: env_config.time_limit='x' has the wrong type",
+    ),
+    "evaluation env that does not exist": Mistake(
+        cfg("evaluation_config: {explore: false, env: dmc/cartpole-nope}"),
+        expect="evaluation_config: unknown env 'dmc/cartpole-nope'",
+    ),
+    "evaluation camera on states": Mistake(
+        cfg("evaluation_config: {explore: false, env_config: {camera_id: 9}}"),
+        expect="evaluation_config: env_config.camera_id applies to pixel observations only",
+    ),
+    "pixels given to a state-only algorithm": Mistake(
+        PIXELS_TO_TD3, expect="TD3's module cannot be built for 'dmc/cartpole-balance' (observations Box(0, 255, (64"
+    ),
+    "grid of whole mappings with a misspelled key": Mistake(
+        cfg("evaluation_config: {grid_search: [{explore: false}, {explre: true}]}"),
+        expect="trial evaluation_config.explre=True: unknown evaluation_config key 'explre'",
+    ),
+    "grid of whole env_configs with a bad value": Mistake(
+        cfg("env_config: {grid_search: [{time_limit: 1.0}, {time_limit: 1.0, image_size: 64}]}"),
+        expect="trial env_config.image_size=64: ",
+    ),
+    **(
+        {}
+        if importlib.util.find_spec("Box2D")
+        else {
+            "gymnasium env whose extra is not installed": Mistake(
+                exp("env: LunarLanderContinuous-v3").replace("    env_config: {time_limit: 1.0}\n", ""),
+                expect="env 'LunarLanderContinuous-v3' cannot be made here: Box2D is not installed, you can install "
+                'it by run `pip install swig` followed by `pip install "gymnasium[box2d]"`',
+            ),
+            "evaluation env whose extra is not installed": Mistake(
+                cfg("evaluation_config: {explore: false, env: LunarLanderContinuous-v3, env_config: {}}"),
+                expect="evaluation_config: the evaluation env 'LunarLanderContinuous-v3' cannot be made here: Box2D is "
+                "not installed",
+            ),
+        }
+    ),
 }
 
 

@@ -26,6 +26,7 @@ from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 from ray.rllib.utils import replay_buffers
 
 from smac_rllib.algorithms import config_questions
+from smac_rllib.core.values import is_real
 from smac_rllib.cli.checks import check_config, check_type
 from smac_rllib.cli.env_checks import check_env, check_modalities
 from smac_rllib.cli.errors import UserError, did_you_mean, one_line
@@ -175,6 +176,8 @@ def check_nested_keys(variant: dict, config) -> None:
 
 
 def _check_type(name: str, value: Any, expected: Any, key: str) -> None:
+    if expected is int and is_real(value) and float(value).is_integer():
+        return  # a size: memory.py judges it against the run (a capacity the run never fills is fine)
     try:
         check_type(name, value, expected, "", {}, "value")
     except UserError as e:

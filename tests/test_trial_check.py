@@ -1,0 +1,94 @@
+"""The dry run of every trial before Ray (issue #37, cli/trial_check.py): valid sweeps pass it, identical grid points
+are built once, env spaces are built once per (env, env_config), and a failure names the trial's varying keys.
+The mistakes themselves are rows of tests/test_mistakes.py (``# --- trials as they run``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from smac_rllib.cli import trial_check
+from smac_rllib.cli.errors import UserError
+from smac_rllib.cli.yaml_loader import load_experiments
+from tests.test_mistakes import cfg
+
+
+def _load(tmp_path, text: str):
+    path = tmp_path / "trials.yaml"
+    path.write_text(text)
+    (spec,) = load_experiments(str(path))
+    return spec
+
+
+@pytest.mark.parametrize(
+    "line, read",
+    [
+        (
+            "evaluation_config: {grid_search: [{explore: false}, {explore: true}]}",
+            lambda c: c.evaluation_config["explore"],
+        ),
+        ("env_config: {grid_search: [{time_limit: 1.0}, {time_limit: 2.0, seed: 3}]}", lambda c: c.env_config),
+    ],
+    ids=["evaluation_config", "env_config"],
+)
+def test_a_grid_whose_values_are_whole_mappings_passes_the_dry_run(tmp_path, line, read):
+    spec = _load(tmp_path, cfg(line))
+    assert spec.num_trials == 2
+    assert len({repr(read(c)) for c in spec.configs}) == 2, "each trial gets its own mapping"
+
+
+def test_a_whole_mapping_grid_value_is_still_checked_key_by_key(tmp_path):
+    with pytest.raises(
+        UserError, match=r"trial evaluation_config\.explre=True: unknown evaluation_config key 'explre'"
+    ):
+        _load(tmp_path, cfg("evaluation_config: {grid_search: [{explore: false}, {explre: true}]}"))
+
+
+def test_identical_trials_are_built_once_and_env_spaces_once_per_env_config(tmp_path, monkeypatch):
+    builds, modules = [], []
+    real_build, real_module = trial_check._build, trial_check.check_module_spaces
+    monkeypatch.setattr(trial_check, "_SPACES", {})
+    monkeypatch.setattr(
+        trial_check, "_build", lambda env, env_config: builds.append(env) or real_build(env, env_config)
+    )
+    monkeypatch.setattr(
+        trial_check,
+        "check_module_spaces",
+        lambda config, *spaces: modules.append(config) or real_module(config, *spaces),
+    )
+    # 2 x 2 grid points, but num_particles' two values are the same: 2 distinct trials, 1 env
+    spec = _load(tmp_path, cfg("num_particles: {grid_search: [4, 4]}", "latent_dim: {grid_search: [4, 8]}"))
+    assert spec.num_trials == 4 and len(spec.configs) == 4
+    assert len({id(c) for c in spec.configs}) == 2, "identical grid points share one built config"
+    assert len(modules) == 2
+    assert builds == ["dmc/cartpole-balance"], "the training env is built once (the evaluation uses the same one)"
+
+
+def test_trial_labels_name_the_keys_that_vary():
+    variants = [
+        {"seed": 0, "num_particles": 8, "env_config": {"time_limit": 1.0}},
+        {"seed": 0, "num_particles": 16, "env_config": {"time_limit": 1.0, "from_pixels": True}},
+    ]
+    assert trial_check.trial_labels(variants) == [
+        "num_particles=8",
+        "num_particles=16, env_config.from_pixels=True",
+    ]
+    assert trial_check.trial_labels([{"seed": 0}, {"seed": 0}]) == ["", ""], "identical trials: nothing varies"
+    assert trial_check.in_trial("seed=1", "x.yaml:3: gamma=0 must be in (0, 1]") == (
+        "x.yaml:3: trial seed=1: gamma=0 must be in (0, 1]"
+    )
+
+
+def test_rllib_replay_keys_are_those_of_its_buffer_class(tmp_path):
+    text = """\
+sac:
+  run: SAC
+  env: Pendulum-v1
+  stop: {training_iteration: 1}
+  config:
+    num_env_runners: 0
+    replay_buffer_config: {type: PrioritizedEpisodeReplayBuffer, capacity: 1000, alhpa: 0.5}
+"""
+    with pytest.raises(UserError, match=r"replay_buffer_config\.alhpa=0\.5 is never read by SAC; did you mean 'alpha'"):
+        _load(tmp_path, text)
+    spec = _load(tmp_path, text.replace("alhpa", "alpha"))
+    assert spec.configs[0].replay_buffer_config["alpha"] == 0.5
