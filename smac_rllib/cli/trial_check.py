@@ -111,12 +111,14 @@ def _after_location(message: str, text: str) -> str:
     return f"{where}{text}{rest}"
 
 
+def _evaluation_overrides_env(config) -> bool:
+    overrides = config.evaluation_config if config.evaluation_interval else None
+    return isinstance(overrides, dict) and ("env" in overrides or "env_config" in overrides)
+
+
 def _check_evaluation_env(spec: ExperimentSpec, config) -> None:
     """The evaluation's env and env_config (the training one plus evaluation_config's overrides), key by key."""
-    if not config.evaluation_interval or not isinstance(config.evaluation_config, dict):
-        return
-    overrides = config.evaluation_config
-    if "env" not in overrides and "env_config" not in overrides:
+    if not _evaluation_overrides_env(config):
         return
     with quiet():
         evaluation = config.get_evaluation_config_object()
@@ -272,7 +274,7 @@ def _build(env: Any, env_config: dict) -> tuple | str | None:
 def check_envs_and_module(config) -> None:
     """Every env the trial makes (training; evaluation where it differs) built once, the module built for it."""
     spaces = env_spaces(config.env, config.env_config)
-    if config.evaluation_interval:
+    if _evaluation_overrides_env(config):
         with quiet():
             evaluation = config.get_evaluation_config_object()
         if (evaluation.env, evaluation.env_config) != (config.env, config.env_config):
@@ -284,15 +286,23 @@ def check_envs_and_module(config) -> None:
         check_module_spaces(config, *spaces)
 
 
+_MODULES: set[str] = set()  # module specs already built (a seed grid builds its module once)
+
+
 def check_module_spaces(config, observation_space, action_space) -> None:
-    """The algorithm's RLModule built for these spaces on the meta device (exact shapes, nothing allocated)."""
+    """The algorithm's RLModule built for these spaces on the meta device (exact shapes, nothing allocated), once per
+    distinct (algorithm, spaces, model_config): all its module spec is built from."""
     try:
         with quiet():
+            key = repr((type(config), observation_space, action_space, config.model_config))
+            if key in _MODULES:
+                return
             config = config.copy(copy_frozen=False).environment(
                 observation_space=observation_space, action_space=action_space
             )
             with torch.device("meta"):
                 config.get_rl_module_spec().build()
+            _MODULES.add(key)
     except Exception as e:  # noqa: BLE001 - the module's own words name what it needs
         pixels = len(getattr(observation_space, "shape", ()) or ()) == 3
         fix = (
