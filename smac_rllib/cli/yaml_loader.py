@@ -26,7 +26,8 @@ training return.
 
 Several experiments in one file run in order. Numbers like ``3e-4`` are floats (YAML 1.1 would read a string).
 Everything is checked before Ray starts (``checks.py``): value ranges, NaN/inf, env_config, every grid point
-(up to ``MAX_GRID_POINTS`` trials), stop/scheduler/checkpoint result keys, the storage path. A file must be
+(up to ``MAX_GRID_POINTS`` trials; each distinct one as it will run, its envs and module built: ``trial_check.py``),
+stop/scheduler/checkpoint result keys, the storage path. A file must be
 UTF-8 (``yaml_reader.py``), at most ``MAX_YAML_BYTES``, nested at most ``MAX_YAML_DEPTH`` levels and expand to at most
 ``MAX_YAML_VALUES`` values through its aliases; mapping keys are plain names or numbers.
 """
