@@ -17,9 +17,9 @@ The arithmetic (closed form, no env is built; a DMC task's MJCF model is loaded 
   (``training/rate_limiter.py: SampleToInsertRatio.granted_updates``: ``updates_per_env_step`` per env step stored
   after ``num_steps_sampled_before_learning_starts``).
 * ``episode_steps(env, env_config)``: agent steps of one episode (DMC: the time limit's control steps / action_repeat,
-  rounded up; gymnasium: the registered ``max_episode_steps``); ``episode_return_bound(env, env_config)``: the
-  highest episode return (DMC: one per control step, rewards are in [0, 1] and action_repeat sums them; gymnasium:
-  unknown).
+  rounded up; gymnasium: ``env_config.max_episode_steps`` or the registered one).
+* ``episode_return_bound(env, env_config)``: the highest episode return (DMC: one per control step, rewards are in
+  [0, 1] and action_repeat sums them; gymnasium: unknown).
 
 The rules (``check_horizon``: every grid point; the first contradiction is a one-line ``UserError``):
 
@@ -112,6 +112,8 @@ def episode_steps(env: Any, env_config: dict | None) -> int | None:
     if isinstance(env, str) and env.startswith(PREFIX):
         control = _control_steps(env, env_config)
         return None if control is None else -(-control // action_repeat({"env_config": env_config}))
+    if is_int(env_config.get("max_episode_steps")):
+        return env_config["max_episode_steps"]  # a gymnasium env's own limit, as the registry applies it
     try:
         import gymnasium as gym  # lazy: only for a gymnasium env name
 

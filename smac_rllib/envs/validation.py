@@ -18,7 +18,14 @@ from dm_control import suite
 from smac_rllib.core.values import is_int, is_real
 from smac_rllib.envs.names import parse_env_name
 
-__all__ = ["PIXEL_FORMATS", "PIXEL_ONLY_KEYS", "SEED_BOUND", "env_config_errors", "episode_control_steps", "task_timing"]
+__all__ = [
+    "PIXEL_FORMATS",
+    "PIXEL_ONLY_KEYS",
+    "SEED_BOUND",
+    "env_config_errors",
+    "episode_control_steps",
+    "task_timing",
+]
 
 SEED_BOUND = 2**32  # numpy RandomState seeds
 PIXEL_FORMATS = ("uint8", "float")  # DMCEnv(pixel_format=...): raw frames | float32 x / 255 - 0.5 (RLlib's DreamerV3)
