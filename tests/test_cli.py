@@ -482,13 +482,16 @@ def test_rays_worker_pool_notice_stays_out_of_the_terminal_and_other_notices_pas
 def test_the_pixel_quick_example_prints_only_our_lines(tmp_path):
     """`rllib train file tuned_examples/smac_pixels_quick.yaml` for 2 iterations (1,000 warm-up steps, the 2nd ending
     with the example's evaluation, here of 1 episode instead of 2): stderr empty, stdout only the CLI's own lines
-    (no Ray, RLlib, gymnasium or torch warnings)."""
+    (no Ray, RLlib, gymnasium or torch warnings). The 2 iterations are the warm-up alone: ``warm_up_only: true``."""
+    example = tmp_path / "smac_pixels_quick.yaml"
+    text = (REPO / "tuned_examples" / "smac_pixels_quick.yaml").read_text()
+    example.write_text(text.replace("  run: SMAC\n", "  run: SMAC\n  warm_up_only: true\n", 1))
     proc = subprocess.run(
         [
             RLLIB,
             "train",
             "file",
-            str(REPO / "tuned_examples" / "smac_pixels_quick.yaml"),
+            str(example),
             "--stop",
             '{"training_iteration": 2}',
             "--config",

@@ -87,6 +87,7 @@ def test_a_long_iteration_prints_progress_lines_through_the_cli(tmp_path):
         ("hidden_dim: 16", "hidden_dim: 256"),
         ("min_sample_timesteps_per_iteration: 100", "min_sample_timesteps_per_iteration: 600"),
         ("training_iteration: 3", "training_iteration: 1"),
+        ("evaluation_interval: 2", "evaluation_interval: 1"),  # an evaluation the 1-iteration stop reaches
     ):
         assert old in text
         text = text.replace(old, new)

@@ -459,6 +459,91 @@ MISTAKES: dict[str, Mistake] = {
     ),
     "two documents": Mistake(BASE + "---\n" + BASE, expect="one YAML document"),
     "top-level list": Mistake("- run: SMAC\n", expect="expected a mapping"),
+    # --- measured against the stop (#37.2): BASE stops at 2 iterations x 100 env steps, warm-up 100, one 100-step
+    # episode (time_limit 1.0 s of cartpole), evaluation_interval 2 (smac_rllib/cli/horizon.py)
+    "num_samples with a fixed seed": Mistake(
+        exp("num_samples: 3"), expect="num_samples: 3 with seed: 0 runs 3 identical trials"
+    ),
+    "num_samples with a seed grid": Mistake(
+        _set_line(cfg("seed: {grid_search: [0, 1]}"), "  ", "num_samples: 2", "  run: SMAC\n"),
+        expect="num_samples: 2 repeats each seed of seed: {grid_search: [0, 1]}",
+    ),
+    "--num-samples with --seed": Mistake(
+        args=("--num-samples", "2", "--seed", "1"), expect="num_samples: 2 with seed: 1 runs 2 identical trials"
+    ),
+    "training return above the task's bound": Mistake(
+        exp("stop: {training_iteration: 2, env_runners/episode_return_mean: 150}"),
+        expect="env_runners/episode_return_mean=150 is never reached: an episode of dmc/cartpole-balance returns at "
+        "most 100",
+    ),
+    "evaluation return above the task's bound": Mistake(
+        exp("stop: {evaluation/env_runners/episode_return_mean: 100.5}"),
+        expect="evaluation/env_runners/episode_return_mean=100.5 is never reached",
+    ),
+    "warm-up longer than the stop": Mistake(
+        cfg("num_steps_sampled_before_learning_starts: 1000"),
+        expect="the stop (training_iteration: 2) ends at iteration 2 x 100 = 200 env steps, never past "
+        "num_steps_sampled_before_learning_starts=1,000: no gradient update would run; lower "
+        "num_steps_sampled_before_learning_starts to <= 199 or raise the stop to 11 iterations (1,100 env steps)",
+    ),
+    "warm-up as long as the stop": Mistake(
+        cfg("num_steps_sampled_before_learning_starts: 200"),
+        expect="never past num_steps_sampled_before_learning_starts=200",
+    ),
+    "env-step stop within the warm-up": Mistake(
+        exp("stop: {env_runners/num_env_steps_sampled_lifetime: 100}"),
+        expect="the stop (env_runners/num_env_steps_sampled_lifetime: 100) ends at iteration 1 x 100 = 100 env "
+        "steps, never past num_steps_sampled_before_learning_starts=100",
+    ),
+    "warm_up_only with updates": Mistake(
+        exp("warm_up_only: true"), expect="warm_up_only: true, but the stop (training_iteration: 2)"
+    ),
+    "warm_up_only a string": Mistake(exp('warm_up_only: "yes"'), expect="warm_up_only='yes' must be true or false"),
+    "evaluation_interval past the stop": Mistake(
+        cfg("evaluation_interval: 3"),
+        expect="evaluation_interval: 3 is never reached: the stop (training_iteration: 2) ends at iteration 2",
+    ),
+    "evaluation timesteps shorter than an episode": Mistake(
+        cfg("evaluation_duration: 50", "evaluation_duration_unit: timesteps"),
+        expect="evaluation_duration: 50 timesteps over 1 eval env(s) never completes one 100-step episode",
+    ),
+    "evaluation longer than the training": Mistake(
+        cfg("evaluation_duration: 21"),
+        expect="evaluation_duration: 21 episodes = 2,100 env steps every 2 iteration(s) is more than 10x the 200 "
+        "env steps trained in between",
+    ),
+    "ASHA's default max_t before the stop": Mistake(
+        exp("scheduler: {type: ASHA}", "stop: {training_iteration: 200}"),
+        expect="scheduler max_t=100 (training_iteration, ASHA's default) is before the stop at 200 iterations",
+    ),
+    "ASHA max_t before the stop": Mistake(
+        exp("scheduler: {type: ASHA, max_t: 1}"),
+        expect="scheduler max_t=1 (training_iteration) is before the stop at 2 iterations",
+    ),
+    "ASHA max_t in env steps before the stop": Mistake(
+        exp("scheduler: {type: ASHA, time_attr: env_runners/num_env_steps_sampled_lifetime}"),
+        expect="max_t=100 (env_runners/num_env_steps_sampled_lifetime, ASHA's default) is before the stop at 200 "
+        "env steps",
+    ),
+    "ASHA grace_period at the stop": Mistake(
+        exp("scheduler: {type: ASHA, grace_period: 2}"),
+        expect="scheduler grace_period=2 (training_iteration) is not before the stop at 2 iterations",
+    ),
+    "checkpoint_frequency past the stop": Mistake(
+        exp("checkpoint_config: {checkpoint_frequency: 5, checkpoint_at_end: false}"),
+        expect="checkpoint_frequency=5 with checkpoint_at_end: false saves no checkpoint",
+    ),
+    "checkpoints ranked before the first evaluation": Mistake(
+        _set_line(
+            _set_line(cfg("evaluation_interval: 3"), "  ", "stop: {training_iteration: 3}", "  run: SMAC\n"),
+            "  ",
+            "checkpoint_config: {checkpoint_frequency: 2, checkpoint_at_end: false, "
+            "checkpoint_score_attribute: evaluation/env_runners/episode_return_mean}",
+            "  run: SMAC\n",
+        ),
+        expect="every checkpoint (every 2 iteration(s) up to iteration 2) comes before the first evaluation at "
+        "iteration 3",
+    ),
 }
 
 

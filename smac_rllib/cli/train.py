@@ -26,6 +26,7 @@ import smac_rllib
 from smac_rllib.cli import checkpoints, resources
 from smac_rllib.cli.errors import EXIT_INTERRUPTED, EXIT_TRIAL_ERROR, UserError, one_line, resume_command, warn
 from smac_rllib.cli.experiment_spec import ExperimentSpec
+from smac_rllib.cli.horizon import check_horizon
 from smac_rllib.cli.interrupt import INTERRUPT, CheckpointOnInterrupt, _add_interrupt_callback, catch_ctrl_c
 from smac_rllib.cli.plot import plot_experiments
 from smac_rllib.cli.preflight import check_rungs, describe_env, print_dry_run, warn_algorithm
@@ -47,6 +48,7 @@ def run_train(args) -> int:
     smac_rllib.register()
     specs = load_experiments(args.path, args.overrides)
     for spec in specs:
+        check_horizon(spec)  # settings against the stop and the task (one-line UserError)
         check_rungs(spec)
         warn_algorithm(spec)
     if args.resume:

@@ -14,6 +14,7 @@ are optional)::
       max_concurrent_trials: 4
       wandb: {project: smac_rllib, group: state}                     # WandbLoggerCallback arguments
       scheduler: {type: ASHA, metric: evaluation/env_runners/episode_return_mean, mode: max, ...}
+      warm_up_only: false                       # true: a run of the uniform warm-up alone (no gradient update)
       config:                                   # AlgorithmConfig keys, as in config.to_dict()
         num_particles: {grid_search: [8, 16, 32]}                    # grid_search works at any depth
         evaluation_interval: 10                 # RLlib's .evaluation(...): every 10 iterations, 10 episodes of
@@ -67,7 +68,7 @@ from smac_rllib.cli.yaml_reader import MarkedDict, read_yaml
 # Keys of one experiment. Legacy names from RLlib's old tuned examples are translated (value: new name).
 EXPERIMENT_KEYS = (
     "run", "env", "stop", "config", "num_samples", "checkpoint_config", "storage_path", "max_failures",
-    "max_concurrent_trials", "wandb", "scheduler",
+    "max_concurrent_trials", "wandb", "scheduler", "warm_up_only",
 )  # fmt: skip
 _LEGACY_EXPERIMENT_KEYS = {
     "local_dir": "storage_path",
@@ -211,6 +212,11 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
                 _where(path, body, "stop"),
             )
 
+    warm_up_only = body.get("warm_up_only", False)
+    if not isinstance(warm_up_only, bool):
+        raise UserError(
+            f"warm_up_only={warm_up_only!r} must be true or false (without quotes)", _where(path, body, "warm_up_only")
+        )
     max_concurrent = body.get("max_concurrent_trials")
     if max_concurrent is not None and not (is_int(max_concurrent) and max_concurrent >= 1):
         raise UserError(
@@ -233,6 +239,7 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
         scheduler=scheduler,
         source=path,
         key_lines=config_lines,
+        warm_up_only=warm_up_only,
     )
 
 
