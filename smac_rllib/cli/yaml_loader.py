@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import copy
 import difflib
-import os
 import re
 from typing import Any
 
@@ -67,7 +66,7 @@ from smac_rllib.cli.experiment_spec import ExperimentSpec, Overrides
 from smac_rllib.cli.grids import MAX_GRID_POINTS, check_grids, deep_merge, grid_variants, num_grid_points
 from smac_rllib.cli.ranges import check_finite, config_errors
 from smac_rllib.cli.ray_output import quiet
-from smac_rllib.cli.storage import check_storage_path
+from smac_rllib.cli.storage import resolve_storage_path
 from smac_rllib.cli.yaml_reader import MarkedDict, is_template, read_yaml
 
 # --------------------------------------------------------------------------------------------- experiments
@@ -185,13 +184,9 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
         body.get("checkpoint_config"), _where(path, body, "checkpoint_config"), custom_metrics=custom
     )
 
-    storage_path = ov.storage_path or body.get("storage_path")
-    if storage_path is not None:
-        storage_where = "--storage-path" if ov.storage_path else _where(path, body, "storage_path")
-        if not isinstance(storage_path, str) or not storage_path:
-            raise UserError(f"storage_path must be a directory path, got {storage_path!r}", storage_where)
-        storage_path = storage_path if "://" in storage_path else os.path.abspath(os.path.expanduser(storage_path))
-        check_storage_path(storage_path, storage_where)
+    storage_path = ov.storage_path or body.get("storage_path")  # every form checked alike, the default too
+    storage_where = "--storage-path" if ov.storage_path else _where(path, body, "storage_path")
+    storage_path = resolve_storage_path(storage_path, storage_where)
 
     max_failures = body.get("max_failures", 2)
     if not (is_int(max_failures) and max_failures >= -1):
