@@ -4,9 +4,9 @@ size, nesting and alias expansion, each mistake a one-line ``UserError`` naming 
 Conventions from CI and compose files work as there: ``<<: *anchor`` merges an anchored mapping (YAML 1.1 merge
 key: keys written next to it win; ``<<: [*a, *b]`` merges several, the earlier winning), each merged key keeping
 the line it was written on; the merge is shallow, so a mapping written next to ``<<:`` (``config: {...}``)
-replaces the merged one as a whole, which is said in a warning naming the keys it drops (write
-``config: {<<: *config, ...}`` to merge it too). ``<<:`` twice in one mapping is refused (as YAML's duplicate
-key). A top-level entry named ``.name`` (GitLab CI) or ``x-name`` (compose) is a template, not an experiment
+replaces the merged one as a whole, which is said in a warning naming the keys it drops when it drops most of
+them (write ``config: {<<: *config, ...}`` to merge it too). ``<<:`` twice in one mapping is refused (as YAML's
+duplicate key). A top-level entry named ``.name`` (GitLab CI) or ``x-name`` (compose) is a template, not an experiment
 (``is_template``): it holds anchors for the experiments to merge."""
 
 from __future__ import annotations
@@ -169,7 +169,8 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> MarkedDict:
 
 def _note_shallow_merges(loader: _Loader, node: yaml.MappingNode, own: set, merged_from: yaml.Node) -> None:
     """A mapping written next to ``<<:`` replaces the merged mapping of that key as a whole (YAML merges one level):
-    a warning naming the keys it drops, unless it merges that mapping itself."""
+    a warning naming the keys it drops when it drops most of them (``config: {seed: 1}``: the template's config is
+    gone), unless it merges that mapping itself."""
     merged = {}
     for key_node, value_node in node.value:
         if id(key_node) not in own and isinstance(key_node, yaml.ScalarNode):
@@ -183,8 +184,9 @@ def _note_shallow_merges(loader: _Loader, node: yaml.MappingNode, own: set, merg
         written = {k.value for k, _ in value_node.value if isinstance(k, yaml.ScalarNode)}
         dropped = [k.value for k, _ in base.value if isinstance(k, yaml.ScalarNode) and k.value not in written]
         dropped = [k for k in dropped if k != "<<"]
-        if not dropped:
-            continue  # the same keys, new values: nothing lost
+        kept = [k.value for k, _ in base.value if isinstance(k, yaml.ScalarNode) and k.value in written]
+        if len(dropped) <= len(kept):
+            continue  # most of its keys written out again: a replacement meant as one
         anchor = getattr(base, "anchor_name", None)
         fix = (
             f"`{key_node.value}: {{<<: *{anchor}, ...}}`"
