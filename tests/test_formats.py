@@ -202,7 +202,7 @@ def test_the_pickled_stopper_is_read_without_building_anything_else():
 def test_video_frames_from_a_gymnasium_env_and_a_missing_renderer_in_one_line():
     import gymnasium as gym
 
-    from smac_rllib.cli.evaluate import render_options
+    from smac_rllib.cli.rendering import render_options
 
     assert render_options("HalfCheetah-v5", {"max_episode_steps": 10}, 32) == {
         "render_mode": "rgb_array",
