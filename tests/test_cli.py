@@ -435,6 +435,13 @@ def test_ctrl_c_checkpoints_the_running_trial_and_resume_continues_from_it(tmp_p
     assert final["training_iteration"] == 5
     assert final["replay_buffer"]["size"] == 500, "the replay buffer came back with the checkpoint"
 
+    # the stop raised (#37.4): the finished trial continues from its end checkpoint, it does not exit 0 untrained
+    raised = [*args[: args.index("--stop") + 1], '{"training_iteration": 7}', *args[args.index("--stop") + 2 :]]
+    again = _rllib(*raised, "--resume", timeout=600)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert "== cli-tiny: stop now training_iteration >= 7: 1 finished trial(s) continue" in again.stdout
+    assert [r["training_iteration"] for r in _results(trial_dir)][-2:] == [6, 7]
+
 
 def test_plot_mean_and_interval_over_seeds():
     import numpy as np

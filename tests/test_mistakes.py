@@ -544,6 +544,31 @@ MISTAKES: dict[str, Mistake] = {
         expect="every checkpoint (every 2 iteration(s) up to iteration 2) comes before the first evaluation at "
         "iteration 3",
     ),
+    # --- formats as other tools (#37.4)
+    "--config duplicate key": Mistake(
+        args=("--config", '{"gamma": 0.9, "gamma": 0.99}'), expect="--config: duplicate key 'gamma' in one JSON object"
+    ),
+    "--stop duplicate key": Mistake(
+        args=("--stop", '{"training_iteration": 2, "training_iteration": 3}'),
+        expect="--stop: duplicate key 'training_iteration'",
+    ),
+    "two merge keys in one mapping": Mistake(
+        "a: &a {x: 1}\nb: &b {y: 1}\n" + BASE.replace("  run: SMAC\n", "  run: SMAC\n  <<: *a\n  <<: *b\n"),
+        expect="mistake.yaml:7:3: YAML syntax error: duplicate key '<<' (first on line 6)",
+    ),
+    "merge key of a plain value": Mistake(cfg("<<: 5"), expect="`<<:` merges a mapping"),
+    "GitLab !reference": Mistake(cfg("gamma: !reference [.defaults, gamma]"), expect="GitLab's !reference tag"),
+    "GitLab extends:": Mistake(exp("extends: .defaults"), expect="GitLab's extends: is not YAML"),
+    "only templates": Mistake(BASE.replace("tiny:", ".tiny:"), expect="holds only templates (.tiny"),
+    "env with dots": Mistake(exp("env: dmc.cartpole.balance"), expect="did you mean 'dmc/cartpole-balance'?"),
+    "env with a dot after dmc/": Mistake(exp("env: dmc/cartpole.balance"), expect="did you mean dmc/cartpole-balance?"),
+    "--storage-path file: relative": Mistake(
+        args=("--storage-path", "file:results"), expect="a file URI is file:///absolute/path"
+    ),
+    "--storage-path memory://": Mistake(
+        args=("--storage-path", "memory://results"), expect="Tune cannot write to memory://"
+    ),
+    "--storage-path URI without bucket": Mistake(args=("--storage-path", "s3://"), expect="names no bucket"),
 }
 
 
@@ -634,9 +659,11 @@ def test_grid_larger_than_256_points_is_validated_and_counted_in_full(tmp_path, 
     out = _dry_run(
         tmp_path,
         capfd,
-        cfg("latent_dim: {grid_search: %s}" % list(range(1, 151)), "estimator: {grid_search: [nested, naive, mlmc]}"),
-        "--num-samples",
-        "2",
+        cfg(
+            "latent_dim: {grid_search: %s}" % list(range(1, 151)),
+            "estimator: {grid_search: [nested, naive, mlmc]}",
+            "seed: {grid_search: [0, 1]}",
+        ),
     )
     assert "tiny: SMAC on dmc/cartpole-balance, 900 trial(s)" in out, out
 
