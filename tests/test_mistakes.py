@@ -544,6 +544,11 @@ MISTAKES: dict[str, Mistake] = {
         expect="every checkpoint (every 2 iteration(s) up to iteration 2) comes before the first evaluation at "
         "iteration 3",
     ),
+    # --- nothing waits in silence (#37.3)
+    "STRICT_SPREAD on a local Ray": Mistake(
+        cfg("placement_strategy: STRICT_SPREAD", "num_env_runners: 2"),
+        expect="placement_strategy STRICT_SPREAD puts each of a trial's 3 bundles",
+    ),
 }
 
 

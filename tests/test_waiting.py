@@ -159,3 +159,56 @@ def test_metric_stopper_ends_the_run_on_an_overdue_key_and_a_pickled_old_one_sti
     old = pickle.loads(pickle.dumps(stopper))
     del old.watch  # as pickled by a version before the watch (a --resume of an older run)
     assert old("a", _result(5)) is True and old("a", _result(4)) is False and not old.stop_all()
+
+
+# --------------------------------------------------------------------------------------------- pending trials
+
+
+def test_what_a_pending_trial_waits_for_is_one_line():
+    from smac_rllib.cli.pending import describe_wait
+
+    assert describe_wait(
+        {"CPU": 5.0, "GPU": 1.0}, 3, "PACK", {"CPU": 2.0, "GPU": 0.0}, {"CPU": 16.0, "GPU": 1.0}, 2
+    ) == (
+        "asks for CPU 5, GPU 1 (3 bundles, PACK); free now CPU 2 of 16, GPU 0 of 1: waits for CPU, GPU that other "
+        "trials hold"
+    )
+    line = describe_wait({"CPU": 3.0, "learner_node": 1.0}, 3, "STRICT_SPREAD", {"CPU": 8.0}, {"CPU": 8.0}, nodes=1)
+    assert line == (
+        "asks for CPU 3, learner_node 1 (3 bundles, STRICT_SPREAD); free now CPU 8 of 8, learner_node 0 of 0: no node "
+        "offers learner_node 1 (until an autoscaler adds one); STRICT_SPREAD needs 3 nodes, the cluster has 1"
+    )
+
+
+class _PendingTrial:
+    def __init__(self, trial_id: str, status: str = "PENDING"):
+        from ray.tune.execution.placement_groups import PlacementGroupFactory
+
+        self.trial_id, self.status, self.experiment_tag = trial_id, status, f"{trial_id[-1]}"
+        self.placement_group_factory = PlacementGroupFactory([{"CPU": 1}, {"CPU": 2}], strategy="PACK")
+
+
+def test_pending_trials_are_reported_every_minute_on_a_cluster_and_locally_only_when_none_runs():
+    from smac_rllib.cli.pending import PendingReporter
+
+    def state():
+        return {"CPU": 1.0}, {"CPU": 4.0}, 1
+
+    reporter = PendingReporter(cluster=True, every_s=60)
+    a, b = _PendingTrial("t0"), _PendingTrial("t1", status="RUNNING")
+    assert reporter.lines([a, b], 0.0, state) == []  # just pending
+    assert reporter.lines([a, b], 59.0, state) == []
+    assert reporter.lines([a, b], 60.0, state) == [
+        "[0] pending 1m00s: asks for CPU 3 (2 bundles, PACK); free now CPU 1 of 4: waits for CPU that other trials hold"
+    ]
+    assert reporter.lines([a, b], 100.0, state) == []  # once a minute
+    assert len(reporter.lines([a, b], 120.0, state)) == 1
+    a.status = "RUNNING"
+    assert reporter.lines([a, b], 240.0, state) == []  # started
+
+    local = PendingReporter(cluster=False, every_s=60)
+    c = _PendingTrial("t2")
+    local.lines([c, b], 0.0, state)
+    assert local.lines([c, b], 60.0, state) == [], "another trial runs: its lines are the progress"
+    b.status = "TERMINATED"
+    assert len(local.lines([c, b], 61.0, state)) == 1

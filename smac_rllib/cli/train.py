@@ -37,6 +37,7 @@ from smac_rllib.cli.experiment_spec import ExperimentSpec
 from smac_rllib.cli.horizon import check_horizon
 from smac_rllib.cli import overdue
 from smac_rllib.cli.interrupt import INTERRUPT, CheckpointOnInterrupt, _add_interrupt_callback, catch_ctrl_c
+from smac_rllib.cli.pending import PendingReporter
 from smac_rllib.cli.plot import plot_experiments
 from smac_rllib.cli.preflight import check_rungs, describe_env, print_dry_run, warn_algorithm
 from smac_rllib.cli.progress import ProgressPrinter
@@ -65,6 +66,7 @@ def run_train(args) -> int:
     if not (args.address or os.environ.get("RAY_ADDRESS")):  # a cluster's nodes have their own memory
         resources.check_memory(specs, gpus=resources.local_gpus())
         resources.check_local_cpus(specs)
+        resources.check_local_placement(specs)  # one node: no STRICT_SPREAD
     if args.dry_run:
         print_dry_run(specs)
         return 0
@@ -109,9 +111,10 @@ def run_experiment(spec: ExperimentSpec, args) -> int:
             f"{exp_dir}",
             flush=True,
         )
-        callbacks = [ProgressPrinter(stop=spec.stop), CheckpointOnInterrupt()]
+        cluster = bool(args.address or os.environ.get("RAY_ADDRESS"))
+        callbacks = [ProgressPrinter(stop=spec.stop), CheckpointOnInterrupt(), PendingReporter(cluster=cluster)]
         if spec.wandb is not None:
-            callbacks.append(wandb_callback(spec, local_ray=not (args.address or os.environ.get("RAY_ADDRESS"))))
+            callbacks.append(wandb_callback(spec, local_ray=not cluster))
         tuner = tune.Tuner(
             trainable,
             param_space=spec.param_space,
