@@ -520,3 +520,30 @@ def test_the_pixel_quick_example_prints_only_our_lines(tmp_path):
     foreign = [line for line in proc.stdout.splitlines() if not line.startswith(ours)]
     assert foreign == [], foreign
     assert " it   2 | 1,000 steps | return eval " in proc.stdout, proc.stdout  # the evaluation ran
+
+
+# --------------------------------------------------------------------------------------------- nothing waits in silence
+
+
+def test_a_stop_key_that_never_comes_ends_the_run_with_one_line_and_exit_2(tmp_path):
+    """``timers/...`` passes the check before Ray (an open prefix), but no result holds ``timers/no_such_timer``: the
+    run stops after the two results that must hold it, with one stderr line, the summary, and exit 2 (#37.3)."""
+    proc = _rllib(
+        "train",
+        "file",
+        str(TINY),
+        "--stop",
+        '{"training_iteration": 50, "timers/no_such_timer": 1}',
+        "--storage-path",
+        str(tmp_path),
+        "--no-plot",
+        "--no-wandb",
+        timeout=600,
+    )
+    assert proc.returncode == 2, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.stderr.startswith("rllib: error: ") and proc.stderr.count("\n") == 1, proc.stderr
+    assert (
+        "stop criterion 'timers/no_such_timer' is in none of the trial's 2 results (up to iteration 2)" in proc.stderr
+    )
+    assert " it   2 | " in proc.stdout and " it   3 | " not in proc.stdout, proc.stdout
+    assert "== cli-tiny: 1 trial(s), 1 finished, 0 failed" in proc.stdout, proc.stdout

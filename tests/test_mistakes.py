@@ -569,6 +569,11 @@ MISTAKES: dict[str, Mistake] = {
         args=("--storage-path", "memory://results"), expect="Tune cannot write to memory://"
     ),
     "--storage-path URI without bucket": Mistake(args=("--storage-path", "s3://"), expect="names no bucket"),
+    # --- nothing waits in silence (#37.3)
+    "STRICT_SPREAD on a local Ray": Mistake(
+        cfg("placement_strategy: STRICT_SPREAD", "num_env_runners: 2"),
+        expect="placement_strategy STRICT_SPREAD puts each of a trial's 3 bundles",
+    ),
 }
 
 

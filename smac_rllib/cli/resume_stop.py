@@ -137,11 +137,18 @@ class _CriteriaOnly(pickle.Unpickler):
     def find_class(self, module, name):
         if (module, name) == ("smac_rllib.cli.train", "MetricStopper"):
             return _Criteria
+        if (module, name) == ("smac_rllib.cli.overdue", "KeyWatch"):  # the stopper's watch of its keys: not needed
+            return _Ignored
         raise pickle.UnpicklingError(f"{module}.{name}")
 
 
 class _Criteria:
     criteria: dict = {}
+
+
+class _Ignored:
+    def __setstate__(self, state) -> None:
+        pass
 
 
 def _old_criteria(state: dict) -> dict | None:

@@ -24,10 +24,20 @@ from ray.tune.stopper import Stopper
 
 import smac_rllib
 from smac_rllib.cli import checkpoints, resources
-from smac_rllib.cli.errors import EXIT_INTERRUPTED, EXIT_TRIAL_ERROR, UserError, one_line, resume_command, warn
+from smac_rllib.cli.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_TRIAL_ERROR,
+    EXIT_USER_ERROR,
+    UserError,
+    one_line,
+    resume_command,
+    warn,
+)
 from smac_rllib.cli.experiment_spec import ExperimentSpec
 from smac_rllib.cli.horizon import check_horizon
+from smac_rllib.cli import overdue
 from smac_rllib.cli.interrupt import INTERRUPT, CheckpointOnInterrupt, _add_interrupt_callback, catch_ctrl_c
+from smac_rllib.cli.pending import PendingReporter
 from smac_rllib.cli.plot import plot_experiments
 from smac_rllib.cli.preflight import check_rungs, describe_env, print_dry_run, warn_algorithm
 from smac_rllib.cli.progress import ProgressPrinter
@@ -58,6 +68,7 @@ def run_train(args) -> int:
     if not (args.address or os.environ.get("RAY_ADDRESS")):  # a cluster's nodes have their own memory
         resources.check_memory(specs, gpus=resources.local_gpus())
         resources.check_local_cpus(specs)
+        resources.check_local_placement(specs)  # one node: no STRICT_SPREAD
     if args.dry_run:
         print_dry_run(specs)
         return 0
@@ -115,9 +126,10 @@ def run_experiment(spec: ExperimentSpec, args) -> int:
             f"{exp_dir}",
             flush=True,
         )
-        callbacks = [ProgressPrinter(stop=spec.stop), CheckpointOnInterrupt()]
+        cluster = bool(args.address or os.environ.get("RAY_ADDRESS"))
+        callbacks = [ProgressPrinter(stop=spec.stop), CheckpointOnInterrupt(), PendingReporter(cluster=cluster)]
         if spec.wandb is not None:
-            callbacks.append(wandb_callback(spec, local_ray=not (args.address or os.environ.get("RAY_ADDRESS"))))
+            callbacks.append(wandb_callback(spec, local_ray=not cluster))
         tuner = tune.Tuner(
             trainable,
             param_space=spec.param_space,
@@ -130,13 +142,16 @@ def run_experiment(spec: ExperimentSpec, args) -> int:
             run_config=tune.RunConfig(
                 name=name,
                 storage_path=storage,
-                stop=MetricStopper(spec.stop),
+                stop=MetricStopper(
+                    spec.stop, overdue.watched_keys(spec.stop, spec.checkpoint_config, spec.scheduler), spec.source
+                ),
                 checkpoint_config=tune.CheckpointConfig(**spec.checkpoint_config),
                 failure_config=tune.FailureConfig(max_failures=spec.max_failures),
                 callbacks=callbacks,
                 verbose=1 if args.verbose else 0,
             ),
         )
+    overdue.OVERDUE.clear()
     result_grid = tuner.fit()  # a Ctrl-C before Tune's loop started ends it at its first step: nothing runs
 
     interrupted = None
@@ -150,6 +165,8 @@ def run_experiment(spec: ExperimentSpec, args) -> int:
     )
     if interrupted is not None:
         return EXIT_INTERRUPTED
+    if overdue.OVERDUE:  # a stop / score key that never comes: printed when found (overdue.py), a config mistake
+        return EXIT_USER_ERROR
     return EXIT_TRIAL_ERROR if failed else 0
 
 
@@ -167,16 +184,25 @@ def build_scheduler(block: dict | None):
 
 
 class MetricStopper(Stopper):
-    """Stops a trial when any ``"a/b"`` criterion reaches its value; a metric not reported yet is not an error.
+    """Stops a trial when any ``"a/b"`` criterion reaches its value; a metric not reported yet is not an error, one
+    that never comes is: a watched key (the criteria, the checkpoint score, the scheduler's metrics) missing once it
+    must be there stops the run with one line (overdue.py; ``rllib`` then exits with 2).
 
     Tune's dict ``stop`` raises when a key is missing from a result, e.g. an episode return before the first
     1000-step DMC episode ended (docs/design.md §3).
     """
 
-    def __init__(self, criteria: dict[str, float]):
+    def __init__(self, criteria: dict[str, float], watch: dict[str, str] | None = None, where: str | None = None):
         self.criteria = dict(criteria)
+        self.watch = overdue.KeyWatch(watch if watch is not None else dict.fromkeys(criteria, "stop criterion"), where)
 
     def __call__(self, trial_id: str, result: dict) -> bool:
+        watch = getattr(self, "watch", None)  # None: pickled by a version without it (--resume)
+        if watch is not None:
+            message = watch.check(trial_id, result)
+            if message:
+                overdue.report(message)
+                return True
         for key, threshold in self.criteria.items():
             value = lookup(result, key)
             if isinstance(value, (int, float)) and value == value and value >= threshold:
@@ -184,7 +210,9 @@ class MetricStopper(Stopper):
         return False
 
     def stop_all(self) -> bool:
-        return False
+        """A key that never comes is a mistake of the experiment: no other trial of it starts."""
+        watch = getattr(self, "watch", None)
+        return watch is not None and watch.overdue is not None
 
 
 def _plot_quietly(exp_dir: str) -> str | None:
