@@ -598,9 +598,7 @@ def run_cli(argv: list[str]) -> int:
 
 
 @pytest.mark.parametrize("name", list(MISTAKES))
-def test_mistake_is_one_line_exit_2_before_ray(name, tmp_path, capfd, monkeypatch):
-    import ray
-
+def test_mistake_is_one_line_exit_2_before_ray(name, tmp_path, capfd, monkeypatch, ray_never_starts):
     monkeypatch.chdir(tmp_path)
     mistake = MISTAKES[name]
     code = run_cli(_argv(mistake, tmp_path))
@@ -610,7 +608,6 @@ def test_mistake_is_one_line_exit_2_before_ray(name, tmp_path, capfd, monkeypatc
     assert "Traceback" not in err + out
     assert 1 <= len(lines) <= 3, err
     assert lines[0].startswith("rllib: error: ") and mistake.expect in lines[0], lines[0]
-    assert not ray.is_initialized(), "a config mistake must be caught before Ray starts"
 
 
 def test_mistake_table_is_large_and_distinct():
@@ -695,10 +692,8 @@ def _free_port() -> int:
         ("head-node", "--address 'head-node' must be host:port"),
     ],
 )
-def test_address_with_nothing_behind_it_is_one_line_within_seconds(address, expect, tmp_path, capfd):
+def test_address_with_nothing_behind_it_is_one_line_within_seconds(address, expect, tmp_path, capfd, ray_never_starts):
     """Ray itself retries an address without a cluster forever (seen: > 2 min of GCS warnings)."""
-    import ray
-
     port = _free_port()
     address = address or f"127.0.0.1:{port}"
     path = tmp_path / "ok.yaml"
@@ -709,7 +704,6 @@ def test_address_with_nothing_behind_it_is_one_line_within_seconds(address, expe
     err = capfd.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and expect.format(port=port) in err[0], err
     assert took < 15, f"{took:.1f} s"
-    assert not ray.is_initialized()
     assert os.listdir(tmp_path) == ["ok.yaml"], "nothing written"
 
 
