@@ -143,9 +143,10 @@ def pixel_setup(k: int, args):
 
 
 # ------------------------------------------------------------------------------------------------ the variants
-def build_variants(case: str, k: int, args) -> tuple[dict, dict]:
+def build_variants(case: str, k: int, args, fp32_only: bool = False) -> tuple[dict, dict]:
     """{variant: (learner that owns its weights, callable running one update)}, {variant: error} for those that could
-    not be built. Every learner starts from the ``learner`` variant's weights (fresh Adam state everywhere)."""
+    not be built (``fp32_only``: ``FP32_VARIANTS`` only). Every learner starts from the ``learner`` variant's weights
+    (fresh Adam state everywhere)."""
     from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
 
     from smac_rllib.training.fast_update.captured_update import compile_rssm_step
@@ -184,7 +185,7 @@ def build_variants(case: str, k: int, args) -> tuple[dict, dict]:
     variants["rllib"] = (oracle, through_update(oracle))
     plain = built(config())
     variants["step"] = (plain, step_of(plain))
-    if case == "pixel":
+    if case == "pixel" and not fp32_only:
         name = "step+compile"
         try:
             torch._dynamo.reset()  # each case's compiled step starts with dynamo's cache (and recompile count) empty

@@ -16,14 +16,54 @@ import torch  # noqa: E402
 torch.set_num_threads(1)
 
 
+@pytest.fixture(scope="session")
+def _one_ray_per_session():
+    """Shuts down at the end of the session the Ray that ``ray_local`` started and kept."""
+    yield
+    import ray
+
+    if ray.is_initialized():
+        ray.shutdown()
+
+
 @pytest.fixture(scope="module")
-def ray_local():
-    """A real local Ray with 4 logical CPUs on this 2-core machine (learners + env runners + driver), one per test
-    module: modules that check that a mistake never starts Ray (test_mistakes.py, test_envs.py) see none."""
+def ray_local(_one_ray_per_session):
+    """A real local Ray with 4 logical CPUs on this 2-core machine (learners + env runners + driver), started once and
+    kept from module to module (each start costs 5-8 s). A module that leaves anything holding resources (an actor
+    not stopped) gets its Ray shut down at its end, so the next module starts a clean one; a module that needs another
+    Ray (a cluster, the CLI's own) shuts it down itself. Modules that check that a mistake never starts Ray use
+    ``ray_never_starts``."""
     import ray
 
     smac_rllib.register()
     if not ray.is_initialized():
         ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False, configure_logging=False)
     yield ray
-    ray.shutdown()
+    if ray.is_initialized() and not _all_resources_free(ray):
+        ray.shutdown()
+
+
+def _all_resources_free(ray, wait_s: float = 5.0) -> bool:
+    """Every CPU and GPU of the local Ray free again (stopped actors give theirs back within a moment)."""
+    import time
+
+    deadline = time.monotonic() + wait_s
+    while True:
+        total, free = ray.cluster_resources(), ray.available_resources()
+        if all(free.get(k, 0) >= total[k] for k in ("CPU", "GPU") if k in total):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def ray_never_starts(monkeypatch):
+    """The test fails if anything calls ``ray.init`` (whether or not the session's Ray is up): a mistake must be
+    caught before Ray starts."""
+    import ray
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("ray.init was called: a mistake must be caught before Ray starts")
+
+    monkeypatch.setattr(ray, "init", refuse)

@@ -435,6 +435,13 @@ def test_ctrl_c_checkpoints_the_running_trial_and_resume_continues_from_it(tmp_p
     assert final["training_iteration"] == 5
     assert final["replay_buffer"]["size"] == 500, "the replay buffer came back with the checkpoint"
 
+    # the stop raised (#37.4): the finished trial continues from its end checkpoint, it does not exit 0 untrained
+    raised = [*args[: args.index("--stop") + 1], '{"training_iteration": 7}', *args[args.index("--stop") + 2 :]]
+    again = _rllib(*raised, "--resume", timeout=600)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert "== cli-tiny: stop now training_iteration >= 7: 1 finished trial(s) continue" in again.stdout
+    assert [r["training_iteration"] for r in _results(trial_dir)][-2:] == [6, 7]
+
 
 def test_plot_mean_and_interval_over_seeds():
     import numpy as np
@@ -482,13 +489,16 @@ def test_rays_worker_pool_notice_stays_out_of_the_terminal_and_other_notices_pas
 def test_the_pixel_quick_example_prints_only_our_lines(tmp_path):
     """`rllib train file tuned_examples/smac_pixels_quick.yaml` for 2 iterations (1,000 warm-up steps, the 2nd ending
     with the example's evaluation, here of 1 episode instead of 2): stderr empty, stdout only the CLI's own lines
-    (no Ray, RLlib, gymnasium or torch warnings)."""
+    (no Ray, RLlib, gymnasium or torch warnings). The 2 iterations are the warm-up alone: ``warm_up_only: true``."""
+    example = tmp_path / "smac_pixels_quick.yaml"
+    text = (REPO / "tuned_examples" / "smac_pixels_quick.yaml").read_text()
+    example.write_text(text.replace("  run: SMAC\n", "  run: SMAC\n  warm_up_only: true\n", 1))
     proc = subprocess.run(
         [
             RLLIB,
             "train",
             "file",
-            str(REPO / "tuned_examples" / "smac_pixels_quick.yaml"),
+            str(example),
             "--stop",
             '{"training_iteration": 2}',
             "--config",
@@ -510,3 +520,30 @@ def test_the_pixel_quick_example_prints_only_our_lines(tmp_path):
     foreign = [line for line in proc.stdout.splitlines() if not line.startswith(ours)]
     assert foreign == [], foreign
     assert " it   2 | 1,000 steps | return eval " in proc.stdout, proc.stdout  # the evaluation ran
+
+
+# --------------------------------------------------------------------------------------------- nothing waits in silence
+
+
+def test_a_stop_key_that_never_comes_ends_the_run_with_one_line_and_exit_2(tmp_path):
+    """``timers/...`` passes the check before Ray (an open prefix), but no result holds ``timers/no_such_timer``: the
+    run stops after the two results that must hold it, with one stderr line, the summary, and exit 2 (#37.3)."""
+    proc = _rllib(
+        "train",
+        "file",
+        str(TINY),
+        "--stop",
+        '{"training_iteration": 50, "timers/no_such_timer": 1}',
+        "--storage-path",
+        str(tmp_path),
+        "--no-plot",
+        "--no-wandb",
+        timeout=600,
+    )
+    assert proc.returncode == 2, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.stderr.startswith("rllib: error: ") and proc.stderr.count("\n") == 1, proc.stderr
+    assert (
+        "stop criterion 'timers/no_such_timer' is in none of the trial's 2 results (up to iteration 2)" in proc.stderr
+    )
+    assert " it   2 | " in proc.stdout and " it   3 | " not in proc.stdout, proc.stdout
+    assert "== cli-tiny: 1 trial(s), 1 finished, 0 failed" in proc.stdout, proc.stdout

@@ -317,14 +317,12 @@ def test_list_cli(capsys):
     assert capsys.readouterr().out.split() == env_names()
 
 
-def test_register_with_tune_and_gymnasium():
+def test_register_with_tune_and_gymnasium(ray_never_starts):
     import gymnasium as gym
-    import ray
     from ray.rllib.env.env_context import EnvContext
     from ray.tune.registry import ENV_CREATOR, _global_registry
 
     assert "dmc/cheetah-run" in register_dmc_envs()
-    assert not ray.is_initialized()
     creator = _global_registry.get(ENV_CREATOR, "dmc/cartpole-swingup")
     env = creator(EnvContext({"seed": 3}, worker_index=0))
     assert isinstance(env, DMCEnv) and env.observation_space.shape == (5,)

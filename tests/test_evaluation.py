@@ -174,6 +174,28 @@ def test_state_run_reports_a_deterministic_evaluation_with_the_learners_weights(
         algo.stop()
 
 
+def test_a_long_evaluation_writes_live_progress_between_its_episodes(ray_local, monkeypatch):
+    """The local evaluation runner samples the episodes one at a time, each followed by a live record (cli/live.py
+    prints it as training's in-iteration lines), and the evaluation is RLlib's: 3 episodes, their return (#37.3)."""
+    import json
+
+    from smac_rllib.cli.live import format_live
+    from smac_rllib.training.off_policy import LIVE_PROGRESS_FILE
+
+    monkeypatch.setenv("SMAC_LIVE_PROGRESS_S", "0")  # a record after every episode (the default: every 30 s)
+    algo = _tiny_state("SMAC").evaluation(evaluation_duration=3).build_algo()
+    try:
+        result = algo.evaluate()
+        assert result["env_runners"]["num_episodes"] == 3 and result["env_runners"]["episode_len_mean"] == 50
+        with open(os.path.join(algo.logdir, LIVE_PROGRESS_FILE)) as f:
+            record = json.load(f)
+        assert record["phase"] == "evaluation" and (record["episodes_done"], record["episodes_planned"]) == (3, 3)
+        assert format_live("0", record, {}, None).startswith("[0] it   0 evaluating ")  # before any train()
+        assert "sample" not in vars(algo.eval_env_runner), "the runner's own sample() is back"
+    finally:
+        algo.stop()
+
+
 def _tiny_pixels():
     from smac_rllib.algorithms import SMACConfig
 

@@ -87,6 +87,7 @@ def test_a_long_iteration_prints_progress_lines_through_the_cli(tmp_path):
         ("hidden_dim: 16", "hidden_dim: 256"),
         ("min_sample_timesteps_per_iteration: 100", "min_sample_timesteps_per_iteration: 600"),
         ("training_iteration: 3", "training_iteration: 1"),
+        ("evaluation_interval: 2", "evaluation_interval: 1"),  # an evaluation the 1-iteration stop reaches
     ):
         assert old in text
         text = text.replace(old, new)
@@ -106,3 +107,14 @@ def test_a_long_iteration_prints_progress_lines_through_the_cli(tmp_path):
     assert all("updates" in line and "stop in ~" in line for line in live), live
     foreign = [line for line in out.stderr.splitlines() if line.strip() and not line.startswith("rllib: ")]
     assert foreign == [], out.stderr[-2000:]  # our own notes ("rllib: note: ...") only, nothing from Ray or Tune
+
+
+def test_an_evaluation_record_says_episodes_done_and_the_time_left(tmp_path, monkeypatch):
+    monkeypatch.setenv("SMAC_LIVE_PROGRESS_S", "0")
+    live = LiveProgress(str(tmp_path))
+    live.start_iteration(10)
+    live.maybe_write_evaluation(episodes_done=4, episodes_planned=10, started=0.0)
+    record = json.loads((tmp_path / LIVE_PROGRESS_FILE).read_text())
+    assert record["phase"] == "evaluation" and record["training_iteration"] == 10 and record["episodes_done"] == 4
+    record["elapsed_s"] = 120.0
+    assert format_live("0", record, {}, None) == "[0] it  10 evaluating 2m00s, 4/10 episodes, ~3m00s left"

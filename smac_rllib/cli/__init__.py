@@ -4,7 +4,8 @@ Ray removed its own ``rllib`` CLI in 2.42; this one brings the tuned-example wor
 
   main.py             argument parsing, the process environment (set before Ray is imported), exit codes
   errors.py           ``UserError``: a mistake the user can fix, printed as one line (exit code 2); ``warn``
-  yaml_reader.py      reading the YAML file: 1.2 floats, line numbers, size / depth / alias limits
+  yaml_reader.py      reading the YAML file: 1.2 floats, line numbers, size / depth / alias limits, merge keys
+                      and ``.name`` / ``x-name`` templates as in CI and compose files
   yaml_loader.py      tuned-example YAML -> ``ExperimentSpec`` (experiment_spec.py; every grid point built)
   experiment_parts.py an experiment's stop, checkpoint_config, wandb and scheduler blocks
   checks.py           config keys and value types, with close-match suggestions (env, env_config: env_checks.py)
@@ -16,7 +17,8 @@ Ray removed its own ``rllib`` CLI in 2.42; this one brings the tuned-example wor
   resources.py        what a trial asks for vs what the machine/cluster has (GPU -> CPU fallback, never PENDING)
   train.py            runs the experiments with Ray Tune (checkpoints, --resume, schedulers); preflight.py says
                       what will run (--dry-run, warnings), ray_start.py starts or joins Ray
-  storage.py          where results go, what --resume continues (checked before Ray starts)
+  storage.py          where results go (every form checked alike), what --resume continues (before Ray starts);
+                      resume_stop.py: a resumed run stops by the file's stop, raised ones continue finished trials
   ray_output.py       what Ray and Tune print that the user cannot act on, kept in their logs
   interrupt.py        Ctrl-C: checkpoint every running trial at the end of its iteration, then stop
   wandb_logging.py    W&B logging (short config, offline without a key, the key out of Ray's logs)

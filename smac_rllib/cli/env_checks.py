@@ -18,6 +18,7 @@ from smac_rllib.cli.grids import MAX_GRID_POINTS, grid_options, grid_variants, i
 from smac_rllib.cli.ray_output import quiet
 from smac_rllib.envs import ENV_CONFIG_KEYS, DMCEnv, env_names, parse_env_name
 from smac_rllib.envs.validation import env_config_errors
+from smac_rllib.envs.names import respelled
 
 
 def check_env(config: dict, algo_class: type, line_of) -> None:
@@ -112,6 +113,11 @@ def _check_env_name(env: str, where: str) -> None:
         except ValueError as e:
             raise UserError(one_line(e), where) from None
         return
+    spelled = respelled(env)  # `dmc.cartpole-swingup` would pass for a class path below
+    if spelled and env not in gym.registry:
+        raise UserError(
+            f"unknown env {env!r}; did you mean {spelled!r}? (DMC tasks are named dmc/<domain>-<task>)", where
+        )
     if env in gym.registry or "." in env.split("/")[-1].split("-v")[0]:  # a gymnasium id or a class path
         return
     try:

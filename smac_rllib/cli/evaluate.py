@@ -4,7 +4,9 @@ Builds one local env runner from the checkpoint's config (no learner, no replay 
 buffer can be GBs) and loads the trained RLModule's inference weights from
 ``learner_group/learner/rl_module/<module>``. Episodes run with ``explore=False`` (the policy's deterministic
 action) through RLlib's own connectors, so stateful (RSSM) modules work as in training. The video renders
-the first episode with ``DMCEnv.render()`` (clean frames, not the perturbed observations).
+the first episode with the env's own ``render()``: ``DMCEnv.render()`` for ``dmc/...`` (clean frames, not the
+perturbed observations), ``render_mode="rgb_array"`` for a gymnasium env (``width``/``height`` from
+``--video-size`` where the env takes them, as MuJoCo's do; classic-control frames keep their size).
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from __future__ import annotations
 import glob
 import os
 import pickle
-import re
 import shutil
 import statistics
 import sys
@@ -22,6 +23,7 @@ import smac_rllib
 from smac_rllib.cli.checkpoints import check_owner, checkpoint_dirs, incomplete_reason, is_complete, uses_markers
 from smac_rllib.cli.errors import UserError, one_line
 from smac_rllib.cli.ray_output import quiet
+from smac_rllib.cli.rendering import render_options
 
 
 def run_evaluate(args) -> int:
@@ -149,34 +151,11 @@ def check_video(video: str, size: int, checkpoint: str) -> None:
 
 
 def _check_render(checkpoint: str, size: int) -> None:
-    """One frame at ``size`` from the checkpoint's env (dm_control's offscreen framebuffer is 640 pixels wide for
-    most tasks: a larger frame fails only when the video starts, after the episodes)."""
-    from smac_rllib.envs.registry import env_names, make_env  # lazy: dm_control (~1 s) only with --video
-
+    """One frame at ``size`` from the checkpoint's env, before any episode runs (dm_control's offscreen framebuffer
+    is 640 pixels wide for most tasks; a gymnasium env may lack its renderer: either fails only when the video
+    starts, after the episodes)."""
     _, config = load_config(checkpoint)
-    if str(config.env) not in env_names():
-        return  # not one of our envs: its own errors, when the episodes run
-    env_config = dict(config.env_config or {})
-    env_config.update(render_mode="rgb_array", render_size=size)
-    env = None
-    try:
-        with quiet():
-            env = make_env(str(config.env), env_config)
-            env.reset(seed=0)
-            env.render()
-    except Exception as e:  # noqa: BLE001
-        limit = re.search(r"framebuffer (?:width|height) (\d+)", str(e))
-        if limit:
-            raise UserError(
-                f"--video-size {size}: {config.env} renders at most {limit.group(1)} pixels (its offscreen "
-                f"framebuffer); use --video-size {limit.group(1)} or less, e.g. 256"
-            ) from None
-        raise UserError(
-            f"--video-size {size}: {config.env} cannot render a frame ({one_line(e, 160)}); try --video-size 256"
-        ) from None
-    finally:
-        if env is not None:
-            env.close()
+    render_options(str(config.env), dict(config.env_config or {}), size)
 
 
 def _available_memory() -> int | None:
@@ -250,8 +229,8 @@ def evaluate(
     env_config = dict(config.env_config or {})
     frames: list = []
     fps = [30]
-    if video:
-        env_config.update(render_mode="rgb_array", render_size=video_size)
+    if video:  # checked by run_evaluate: the cached options (rendering again costs a second for dm_control)
+        env_config.update(render_options(str(config.env), env_config, video_size))
     config = config.copy(copy_frozen=False)
     config.environment(env_config=env_config)
     config.env_runners(num_env_runners=0, num_envs_per_env_runner=1, explore=False)

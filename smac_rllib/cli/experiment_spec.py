@@ -48,6 +48,7 @@ class ExperimentSpec:
     source: str  # the YAML file
     key_lines: dict = dataclasses.field(default_factory=dict)  # config key -> "file:line" (error messages)
     configs: list = dataclasses.field(default_factory=list)  # validated AlgorithmConfig of every grid point
+    warm_up_only: bool = False  # a deliberate run of the warm-up alone, no gradient update (cli/horizon.py)
 
     @property
     def num_trials(self) -> int:
@@ -65,8 +66,10 @@ def json_args(texts: list[str] | str | None, flag: str) -> dict | None:
 
 
 def json_arg(text: str, flag: str) -> dict:
+    """One ``--config``/``--stop`` JSON object; a key given twice in one object is refused, as in the YAML file
+    (``json.loads`` would keep the last silently)."""
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=lambda pairs: _unique_keys(pairs, flag))
     except json.JSONDecodeError as e:
         example = '{"training_iteration": 5}' if flag == "--stop" else '{"num_particles": 8}'
         raise UserError(
@@ -75,3 +78,15 @@ def json_arg(text: str, flag: str) -> dict:
     if not isinstance(value, dict):
         raise UserError(f"{flag} must be a JSON object like '{{\"key\": value}}', got {text!r}")
     return value
+
+
+def _unique_keys(pairs: list, flag: str) -> dict:
+    seen: dict = {}
+    for key, value in pairs:
+        if key in seen:
+            raise UserError(
+                f"{flag}: duplicate key {key!r} in one JSON object (JSON keeps the last silently); keep one, or give "
+                f"{flag} twice to override a value"
+            )
+        seen[key] = value
+    return seen

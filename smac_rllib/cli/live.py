@@ -1,5 +1,6 @@
 """Progress lines inside long iterations: the trainable writes ``<trial dir>/progress_live.json``
-(``smac_rllib/training/off_policy.py: LiveProgress``, every 30 s once an iteration runs that long); the CLI's
+(``smac_rllib/training/off_policy.py: LiveProgress``, every 30 s once an iteration runs that long, also between the
+episodes of a long evaluation on the local evaluation env runner); the CLI's
 progress callback reads it between results and prints one line per new record, with the time to the stop
 criterion estimated from the iteration's projected length.
 """
@@ -58,6 +59,8 @@ def _steps(result: dict) -> float | None:
 
 
 def format_live(label: str, record: dict, stop: dict, last_result: dict | None) -> str:
+    if record.get("phase") == "evaluation":
+        return format_live_evaluation(label, record)
     parts = [f"it {record.get('training_iteration', '?'):>3} running {format_duration(record.get('elapsed_s') or 0)}"]
     done, planned = record.get("updates_done"), record.get("updates_planned")
     if planned:
@@ -68,6 +71,21 @@ def format_live(label: str, record: dict, stop: dict, last_result: dict | None) 
     eta = eta_to_stop(record, stop, last_result)
     if eta is not None:
         parts.append(f"stop in ~{eta}")
+    return f"[{label}] " + ", ".join(parts)
+
+
+def format_live_evaluation(label: str, record: dict) -> str:
+    """``[0] it  10 evaluating 2m00s, 4/10 episodes, ~3m00s left``: the evaluation episodes done so far."""
+    elapsed, done, planned = (
+        record.get("elapsed_s") or 0.0,
+        record.get("episodes_done") or 0,
+        record.get("episodes_planned"),
+    )
+    parts = [f"it {record.get('training_iteration', '?'):>3} evaluating {format_duration(elapsed)}"]
+    if planned:
+        parts.append(f"{done}/{planned} episodes")
+        if done:
+            parts.append(f"~{format_duration(elapsed / done * max(0, planned - done))} left")
     return f"[{label}] " + ", ".join(parts)
 
 

@@ -11,7 +11,8 @@ process, WANDB_MODE=offline without a W&B key, and Tune's strict metric check of
 before the first 1000-step DMC episode does, docs/design.md §3). Mistakes print one line and exit with 2, before
 Ray starts (an ``--address`` that does not answer within 5 s included). ``--config`` may be given several times:
 the JSON objects merge in order (the later value wins, nested mappings merge); ``{"env": ...}`` replaces the
-file's env. ``--stop`` likewise.
+file's env. ``--stop`` likewise; a key twice in one JSON object is refused (as in the YAML file). ``--resume``
+runs to the stop the file (or ``--stop``) gives now (``resume_stop.py``).
 Ctrl-C during ``rllib train`` checkpoints every running trial, prints the exact ``--resume`` command and
 exits with 130; a second Ctrl-C stops at once (train.py).
 """
@@ -109,7 +110,10 @@ def build_parser() -> argparse.ArgumentParser:
         '\'{"env": "dmc/cheetah-run"}\' replaces the file\'s env; given twice: merged in order, the later value wins',
     )
     f.add_argument(
-        "--storage-path", metavar="DIR", help="where results go (<DIR>/<experiment name>; default ~/ray_results)"
+        "--storage-path",
+        metavar="DIR",
+        help="where results go (<DIR>/<experiment name>; default ~/ray_results): a directory, file:///abs/path or "
+        "a cloud URI (s3://bucket/path, gs://...)",
     )
     f.add_argument("--num-samples", type=int, metavar="N", help="repeats of every grid point")
     f.add_argument("--seed", type=SEED, help="sets config.seed (replaces a seed grid), in [0, 2**32)")
@@ -117,7 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--resume",
         action="store_true",
         help="continue the latest run of each experiment from each trial's newest complete "
-        "checkpoint (replay buffers included). Checkpoints are pickles: loading one runs code its author chose, "
+        "checkpoint (replay buffers included), to the stop the file (or --stop) gives now: raise it to train finished "
+        "trials further. Checkpoints are pickles: loading one runs code its author chose, "
         "so an experiment directory owned by another user (or writable by everyone) is refused without --trust",
     )
     f.add_argument(

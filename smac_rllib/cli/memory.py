@@ -81,7 +81,7 @@ def estimate(config, *, learner_on_gpu: bool = False, steps: int | None = None) 
         )
     except Exception:  # noqa: BLE001
         pass
-    capacity = (config.replay_buffer_config or {}).get("capacity")
+    capacity = (getattr(config, "replay_buffer_config", None) or {}).get("capacity")  # PPO has none
     if isinstance(capacity, (int, float)) and capacity > 0:
         shape = getattr(observation_space, "shape", None) or (1,)
         itemsize = getattr(getattr(observation_space, "dtype", None), "itemsize", 4) or 4

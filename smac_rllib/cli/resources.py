@@ -96,6 +96,24 @@ def check_local_cpus(specs: list[ExperimentSpec]) -> None:
             )
 
 
+def check_local_placement(specs: list[ExperimentSpec]) -> None:
+    """Before a local Ray (one node): a placement it can never give is refused, instead of a trial PENDING forever
+    without a word. STRICT_SPREAD puts each bundle of a trial (driver + learners, each env runner) on its own node."""
+    for spec in specs:
+        for config in spec.configs:
+            with quiet():
+                pgf = spec.algo_class.default_resource_request(config)
+            bundles = [b for b in pgf.bundles if any(v > 0 for v in b.values())]
+            if pgf.strategy == "STRICT_SPREAD" and len(bundles) > 1:
+                raise UserError(
+                    f"experiment {spec.name!r}: placement_strategy STRICT_SPREAD puts each of a trial's {len(bundles)} "
+                    "bundles (driver and learners, each env runner) on its own node, and a local Ray has one node: "
+                    "the trial would wait in PENDING forever; use placement_strategy: PACK (or SPREAD), or run on a "
+                    f"Ray cluster with at least {len(bundles)} nodes (--address)",
+                    spec.source,
+                )
+
+
 def local_cpus_needed(specs: list[ExperimentSpec], *, strict: bool) -> int:
     """Logical CPUs for a local Ray: this machine's, or more when one trial needs more (oversubscribed, warned)."""
     have = os.cpu_count() or 1

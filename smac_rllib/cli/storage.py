@@ -1,13 +1,21 @@
 """Where an experiment's results go and what ``--resume`` continues: ``<storage>/<name>`` for a new run (``<name>-2``,
 ``<name>-3``, ... next to older ones), the latest restorable one with ``--resume``; checked before Ray starts (a
 storage path that cannot be written, nothing to resume, another algorithm's experiment, directories owned by someone
-else)."""
+else).
+
+Every form of storage path is checked alike (``resolve_storage_path``): ``--storage-path``, the file's
+``storage_path``, the default ``~/ray_results`` (a missing or read-only home is a mistake before Ray, not a
+traceback after it), ``file:///abs/path`` (read as the local path, so it is checked and resumed like one) and
+cloud URIs (a scheme Tune writes to, a bucket, and this pyarrow's support for it; the bucket itself is reached
+only when the run starts). ``TUNE_RESULT_DIR`` / ``RAY_AIR_LOCAL_CACHE_DIR`` in the environment, which Tune 2.x
+refuses once Ray started, are refused with the ``--storage-path`` that does what they meant."""
 
 from __future__ import annotations
 
 import os
 import re
 import tempfile
+import urllib.parse
 
 import pyarrow.fs as pafs
 from ray import tune
@@ -15,22 +23,57 @@ from ray import tune
 from smac_rllib.cli.checkpoints import check_owner
 from smac_rllib.cli.errors import UserError, warn
 from smac_rllib.cli.experiment_spec import ExperimentSpec
+from smac_rllib.cli.resume_stop import trials_to_continue
 
 DEFAULT_STORAGE_PATH = "~/ray_results"
 STORAGE_URI_SCHEMES = ("s3", "gs", "gcs", "hdfs", "viewfs", "abfs", "abfss", "file")  # pyarrow filesystems Tune uses
 
 
-def check_storage_path(storage_path: str, where: str) -> None:
+_TUNE_ENV_VARS = ("TUNE_RESULT_DIR", "RAY_AIR_LOCAL_CACHE_DIR")  # Ray < 2.7's; tune.run raises on them now
+# pyarrow's filesystem class behind each cloud scheme (missing from a pyarrow built without it)
+_URI_FILESYSTEMS = {"s3": "S3FileSystem", "gs": "GcsFileSystem", "gcs": "GcsFileSystem", "abfs": "AzureFileSystem"}
+_URI_FILESYSTEMS.update(abfss="AzureFileSystem", hdfs="HadoopFileSystem", viewfs="HadoopFileSystem")
+
+
+def resolve_storage_path(value, where: str | None) -> str | None:
+    """The storage path to run with (None: the default), checked as ``--storage-path`` is: ``value`` from the
+    command line or the file (``where`` says which), or None for the default ``~/ray_results``."""
+    for var in _TUNE_ENV_VARS:
+        if os.environ.get(var):
+            raise UserError(
+                f"{var}={os.environ[var]} is set, which Ray Tune 2.x refuses (it raises once the run started); "
+                f"unset it and pass --storage-path {os.environ[var]}"
+            )
+    if value is None:
+        default = os.path.abspath(os.path.expanduser(DEFAULT_STORAGE_PATH))
+        check_storage_path(default, f"the default storage path {DEFAULT_STORAGE_PATH} (--storage-path DIR for another)")
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise UserError(f"storage_path must be a directory path, got {value!r}", where)
+    if value.lower().startswith("file:"):
+        value = local_path_of(value, where)
+    path = value if "://" in value else os.path.abspath(os.path.expanduser(value))
+    check_storage_path(path, where)
+    return path
+
+
+def local_path_of(uri: str, where: str | None) -> str:
+    """``file:///abs/path`` (or ``file://localhost/abs/path``, percent-escapes decoded) -> ``/abs/path``."""
+    parts = urllib.parse.urlsplit(uri)
+    if not uri.lower().startswith("file://") or parts.netloc not in ("", "localhost") or not parts.path.startswith("/"):
+        raise UserError(
+            f"storage path {uri}: a file URI is file:///absolute/path (three slashes; relative paths, '~' and other "
+            "hosts do not work); or pass the directory itself",
+            where,
+        )
+    return os.path.normpath(urllib.parse.unquote(parts.path))
+
+
+def check_storage_path(storage_path: str, where: str | None) -> None:
     """A local storage path must be (or be creatable as) a writable directory, before Ray or Tune start."""
     if "://" in storage_path:
-        scheme = storage_path.split("://", 1)[0].lower()
-        if scheme not in STORAGE_URI_SCHEMES:
-            raise UserError(
-                f"storage path {storage_path}: Tune cannot write to {scheme}:// (it writes to "
-                f"{', '.join(s + '://' for s in STORAGE_URI_SCHEMES)} or a local directory)",
-                where,
-            )
-        return  # the bucket itself is checked by pyarrow when the run starts
+        _check_uri(storage_path, where)
+        return
     existing = storage_path
     while not os.path.exists(existing):
         if os.path.islink(existing):  # a link whose target is gone: makedirs would fail after Ray started
@@ -48,6 +91,28 @@ def check_storage_path(storage_path: str, where: str) -> None:
         raise UserError(
             f"cannot write to {existing} ({e.strerror}); pass a storage path you can write to", where
         ) from None
+
+
+def _check_uri(uri: str, where: str | None) -> None:
+    """A cloud URI: a scheme Tune writes to, a bucket, and a pyarrow built with that filesystem (the bucket's
+    existence and credentials are pyarrow's to check when the run starts: that needs the network)."""
+    scheme, _, rest = uri.partition("://")
+    scheme = scheme.lower()
+    if scheme not in STORAGE_URI_SCHEMES or scheme == "file":
+        raise UserError(
+            f"storage path {uri}: Tune cannot write to {scheme}:// (it writes to "
+            f"{', '.join(s + '://' for s in STORAGE_URI_SCHEMES)} or a local directory)",
+            where,
+        )
+    if not rest.split("/", 1)[0] and scheme not in ("hdfs", "viewfs"):  # hdfs:///path: the configured namenode
+        raise UserError(f"storage path {uri} names no bucket; write {scheme}://<bucket>/<path>", where)
+    filesystem = _URI_FILESYSTEMS.get(scheme)
+    if filesystem and not hasattr(pafs, filesystem):
+        raise UserError(
+            f"storage path {uri}: this pyarrow has no {filesystem} ({scheme}:// support); install a pyarrow built "
+            "with it, or write to a local directory",
+            where,
+        )
 
 
 def storage_of(spec: ExperimentSpec) -> str:
@@ -76,6 +141,7 @@ def check_resume(specs: list[ExperimentSpec], trust: bool) -> None:
                     f"{spec.run}; resume with the file it started with, or drop --resume to start a new run",
                     spec.source,
                 )
+            trials_to_continue(exp_dir, spec.stop, spec.scheduler, spec.source)  # a raised stop it cannot honour
     if not any_restorable:  # several experiments: those with nothing to resume start (the others resume)
         raise UserError(
             f"--resume: nothing to resume, no Tune experiment state in {', '.join(looked)}; drop --resume to "

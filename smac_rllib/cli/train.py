@@ -24,15 +24,28 @@ from ray.tune.stopper import Stopper
 
 import smac_rllib
 from smac_rllib.cli import checkpoints, resources
-from smac_rllib.cli.errors import EXIT_INTERRUPTED, EXIT_TRIAL_ERROR, UserError, one_line, resume_command, warn
+from smac_rllib.cli.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_TRIAL_ERROR,
+    EXIT_USER_ERROR,
+    UserError,
+    one_line,
+    resume_command,
+    warn,
+)
 from smac_rllib.cli.experiment_spec import ExperimentSpec
+from smac_rllib.cli.horizon import check_horizon
+from smac_rllib.cli import overdue
 from smac_rllib.cli.interrupt import INTERRUPT, CheckpointOnInterrupt, _add_interrupt_callback, catch_ctrl_c
+from smac_rllib.cli.pending import PendingReporter
 from smac_rllib.cli.plot import plot_experiments
 from smac_rllib.cli.preflight import check_rungs, describe_env, print_dry_run, warn_algorithm
 from smac_rllib.cli.progress import ProgressPrinter
 from smac_rllib.cli.ray_output import ConfigErrorFilter, StaleCheckpointFilter, quiet_ray_notices
 from smac_rllib.cli.ray_start import start_ray
 from smac_rllib.cli.results import lookup
+from smac_rllib.cli.resume_stop import all_finished, trials_to_continue
+from smac_rllib.cli.resume_stop import install as install_stop
 from smac_rllib.cli.storage import check_resume, experiment_name, storage_of
 from smac_rllib.cli.summary import print_summary
 
@@ -47,6 +60,7 @@ def run_train(args) -> int:
     smac_rllib.register()
     specs = load_experiments(args.path, args.overrides)
     for spec in specs:
+        check_horizon(spec)  # settings against the stop and the task (one-line UserError)
         check_rungs(spec)
         warn_algorithm(spec)
     if args.resume:
@@ -54,6 +68,7 @@ def run_train(args) -> int:
     if not (args.address or os.environ.get("RAY_ADDRESS")):  # a cluster's nodes have their own memory
         resources.check_memory(specs, gpus=resources.local_gpus())
         resources.check_local_cpus(specs)
+        resources.check_local_placement(specs)  # one node: no STRICT_SPREAD
     if args.dry_run:
         print_dry_run(specs)
         return 0
@@ -80,8 +95,10 @@ def run_experiment(spec: ExperimentSpec, args) -> int:
     started = time.time()
     trainable = checkpoints.trainable(spec.run)  # atomic checkpoints, no retries for config errors (checkpoints.py)
     if restore:
-        if args.stop or args.config or args.num_samples or args.seed is not None:
-            warn("--stop/--config/--num-samples/--seed are ignored with --resume (the run continues as it started)")
+        if args.config or args.num_samples or args.seed is not None:
+            warn("--config/--num-samples/--seed are ignored with --resume (the run continues as it started)")
+        # the stop is the file's (or --stop's) now: finished trials that reached the old one continue (resume_stop.py)
+        continued = [] if "://" in exp_dir else trials_to_continue(exp_dir, spec.stop, spec.scheduler, spec.source)
         if "://" not in exp_dir:  # (its owner was checked before Ray started: check_resume)
             for path in checkpoints.remove_staging(exp_dir):
                 print(
@@ -92,15 +109,27 @@ def run_experiment(spec: ExperimentSpec, args) -> int:
         logging.getLogger("ray.tune.execution.tune_controller").addFilter(StaleCheckpointFilter())
         tuner = tune.Tuner.restore(exp_dir, trainable=trainable, resume_unfinished=True, resume_errored=True)
         _add_interrupt_callback(tuner)  # runs started before Ctrl-C kept the work have none pickled
+        stop_text = ", ".join(f"{k} >= {v:g}" for k, v in spec.stop.items())
+        if not install_stop(tuner, MetricStopper(spec.stop), {t.trial_id for t in continued}):
+            warn(f"this Tune hides the restored run's stopper: {spec.name} continues with the stop it started with")
+        elif continued:
+            print(f"== {spec.name}: stop now {stop_text}: {len(continued)} finished trial(s) continue", flush=True)
+        elif "://" not in exp_dir and all_finished(exp_dir):
+            print(
+                f"== {spec.name}: every trial already ended (stop {stop_text}); raise the stop in the file (or pass "
+                "--stop) to train further",
+                flush=True,
+            )
     else:
         print(
             f"== {spec.name}: {spec.run} on {describe_env(spec.param_space['env'])}, {spec.num_trials} trial(s) -> "
             f"{exp_dir}",
             flush=True,
         )
-        callbacks = [ProgressPrinter(stop=spec.stop), CheckpointOnInterrupt()]
+        cluster = bool(args.address or os.environ.get("RAY_ADDRESS"))
+        callbacks = [ProgressPrinter(stop=spec.stop), CheckpointOnInterrupt(), PendingReporter(cluster=cluster)]
         if spec.wandb is not None:
-            callbacks.append(wandb_callback(spec, local_ray=not (args.address or os.environ.get("RAY_ADDRESS"))))
+            callbacks.append(wandb_callback(spec, local_ray=not cluster))
         tuner = tune.Tuner(
             trainable,
             param_space=spec.param_space,
@@ -113,13 +142,16 @@ def run_experiment(spec: ExperimentSpec, args) -> int:
             run_config=tune.RunConfig(
                 name=name,
                 storage_path=storage,
-                stop=MetricStopper(spec.stop),
+                stop=MetricStopper(
+                    spec.stop, overdue.watched_keys(spec.stop, spec.checkpoint_config, spec.scheduler), spec.source
+                ),
                 checkpoint_config=tune.CheckpointConfig(**spec.checkpoint_config),
                 failure_config=tune.FailureConfig(max_failures=spec.max_failures),
                 callbacks=callbacks,
                 verbose=1 if args.verbose else 0,
             ),
         )
+    overdue.OVERDUE.clear()
     result_grid = tuner.fit()  # a Ctrl-C before Tune's loop started ends it at its first step: nothing runs
 
     interrupted = None
@@ -133,6 +165,8 @@ def run_experiment(spec: ExperimentSpec, args) -> int:
     )
     if interrupted is not None:
         return EXIT_INTERRUPTED
+    if overdue.OVERDUE:  # a stop / score key that never comes: printed when found (overdue.py), a config mistake
+        return EXIT_USER_ERROR
     return EXIT_TRIAL_ERROR if failed else 0
 
 
@@ -150,16 +184,25 @@ def build_scheduler(block: dict | None):
 
 
 class MetricStopper(Stopper):
-    """Stops a trial when any ``"a/b"`` criterion reaches its value; a metric not reported yet is not an error.
+    """Stops a trial when any ``"a/b"`` criterion reaches its value; a metric not reported yet is not an error, one
+    that never comes is: a watched key (the criteria, the checkpoint score, the scheduler's metrics) missing once it
+    must be there stops the run with one line (overdue.py; ``rllib`` then exits with 2).
 
     Tune's dict ``stop`` raises when a key is missing from a result, e.g. an episode return before the first
     1000-step DMC episode ended (docs/design.md §3).
     """
 
-    def __init__(self, criteria: dict[str, float]):
+    def __init__(self, criteria: dict[str, float], watch: dict[str, str] | None = None, where: str | None = None):
         self.criteria = dict(criteria)
+        self.watch = overdue.KeyWatch(watch if watch is not None else dict.fromkeys(criteria, "stop criterion"), where)
 
     def __call__(self, trial_id: str, result: dict) -> bool:
+        watch = getattr(self, "watch", None)  # None: pickled by a version without it (--resume)
+        if watch is not None:
+            message = watch.check(trial_id, result)
+            if message:
+                overdue.report(message)
+                return True
         for key, threshold in self.criteria.items():
             value = lookup(result, key)
             if isinstance(value, (int, float)) and value == value and value >= threshold:
@@ -167,7 +210,9 @@ class MetricStopper(Stopper):
         return False
 
     def stop_all(self) -> bool:
-        return False
+        """A key that never comes is a mistake of the experiment: no other trial of it starts."""
+        watch = getattr(self, "watch", None)
+        return watch is not None and watch.overdue is not None
 
 
 def _plot_quietly(exp_dir: str) -> str | None:

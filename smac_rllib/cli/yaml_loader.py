@@ -14,6 +14,7 @@ are optional)::
       max_concurrent_trials: 4
       wandb: {project: smac_rllib, group: state}                     # WandbLoggerCallback arguments
       scheduler: {type: ASHA, metric: evaluation/env_runners/episode_return_mean, mode: max, ...}
+      warm_up_only: false                       # true: a run of the uniform warm-up alone (no gradient update)
       config:                                   # AlgorithmConfig keys, as in config.to_dict()
         num_particles: {grid_search: [8, 16, 32]}                    # grid_search works at any depth
         evaluation_interval: 10                 # RLlib's .evaluation(...): every 10 iterations, 10 episodes of
@@ -24,7 +25,15 @@ Metrics under ``evaluation/`` (stop criteria, the scheduler's metric) need ``eva
 point; the scheduler's default metric is the evaluation return when the experiment evaluates, else the
 training return.
 
-Several experiments in one file run in order. Numbers like ``3e-4`` are floats (YAML 1.1 would read a string).
+Several experiments in one file run in order. Shared settings go in a template, a top-level ``.name`` (GitLab
+CI) or ``x-name`` (compose) entry that is not run, merged with YAML's ``<<:`` (shallow: merge nested mappings
+too; ``yaml_reader.py``)::
+
+    .smac: &smac {run: SMAC, env: dmc/cheetah-run, stop: {training_iteration: 100}, config: &config {seed: 0}}
+    smac-k8:  {<<: *smac, config: {<<: *config, num_particles: 8}}
+    smac-k32: {<<: *smac, config: {<<: *config, num_particles: 32}}
+
+ Numbers like ``3e-4`` are floats (YAML 1.1 would read a string).
 Everything is checked before Ray starts (``checks.py``): value ranges, NaN/inf, env_config, every grid point
 (up to ``MAX_GRID_POINTS`` trials; each distinct one as it will run, its envs and module built: ``trial_check.py``),
 stop/scheduler/checkpoint result keys, the storage path. A file must be
@@ -36,7 +45,6 @@ from __future__ import annotations
 
 import copy
 import difflib
-import os
 import re
 from typing import Any
 
@@ -60,16 +68,16 @@ from smac_rllib.cli.experiment_spec import ExperimentSpec, Overrides
 from smac_rllib.cli.grids import MAX_GRID_POINTS, check_grids, deep_merge, grid_variants, num_grid_points
 from smac_rllib.cli.ranges import check_finite, config_errors
 from smac_rllib.cli.ray_output import quiet
-from smac_rllib.cli.storage import check_storage_path
-from smac_rllib.cli.trial_check import in_trial, check_trials, line_of_message, trial_labels, variant_key
-from smac_rllib.cli.yaml_reader import MarkedDict, read_yaml
+from smac_rllib.cli.storage import resolve_storage_path
+from smac_rllib.cli.trial_check import check_trials, in_trial, line_of_message, trial_labels, variant_key
+from smac_rllib.cli.yaml_reader import MarkedDict, is_template, read_yaml
 
 # --------------------------------------------------------------------------------------------- experiments
 
 # Keys of one experiment. Legacy names from RLlib's old tuned examples are translated (value: new name).
 EXPERIMENT_KEYS = (
     "run", "env", "stop", "config", "num_samples", "checkpoint_config", "storage_path", "max_failures",
-    "max_concurrent_trials", "wandb", "scheduler",
+    "max_concurrent_trials", "wandb", "scheduler", "warm_up_only",
 )  # fmt: skip
 _LEGACY_EXPERIMENT_KEYS = {
     "local_dir": "storage_path",
@@ -77,13 +85,23 @@ _LEGACY_EXPERIMENT_KEYS = {
     "checkpoint_at_end": "checkpoint_config.checkpoint_at_end",
     "keep_checkpoints_num": "checkpoint_config.num_to_keep",
 }
+_FOREIGN_KEYS = {  # other tools' ways to share settings
+    "extends": "; GitLab's extends: is not YAML: anchor the template (`.defaults: &defaults {...}`) and merge it "
+    "with `<<: *defaults`",
+}
 OUR_ALGORITHMS = TRAINABLES  # smac_rllib.TRAINABLES: one list of our run names
 
 
 def load_experiments(path: str, overrides: Overrides | None = None, *, build: bool = True) -> list[ExperimentSpec]:
     """Read and check every experiment of ``path``; ``build`` also validates each grid point's AlgorithmConfig."""
     doc = read_yaml(path)
-    specs = [parse_experiment(name, body, doc, path, overrides or Overrides()) for name, body in doc.items()]
+    names = [name for name in doc if not is_template(name)]
+    if not names:
+        raise UserError(
+            f"{path} holds only templates ({', '.join(map(str, doc))}: names starting with '.' or 'x-' are not run); "
+            "add an experiment that merges one, e.g. `my-run: {<<: *defaults}`"
+        )
+    specs = [parse_experiment(name, doc[name], doc, path, overrides or Overrides()) for name in names]
     if build:
         for spec in specs:
             spec.configs = build_configs(spec)
@@ -101,9 +119,8 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
     body = _translate_legacy_keys(body, path)
     for key in body:
         if key not in EXPERIMENT_KEYS:
-            raise UserError(
-                f"unknown experiment key {key!r}{did_you_mean(key, EXPERIMENT_KEYS)}", _where(path, body, key)
-            )
+            hint = _FOREIGN_KEYS.get(key) or did_you_mean(key, EXPERIMENT_KEYS)
+            raise UserError(f"unknown experiment key {key!r}{hint}", _where(path, body, key))
 
     run = body.get("run")
     if not run:
@@ -170,13 +187,9 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
         body.get("checkpoint_config"), _where(path, body, "checkpoint_config"), custom_metrics=custom
     )
 
-    storage_path = ov.storage_path or body.get("storage_path")
-    if storage_path is not None:
-        storage_where = "--storage-path" if ov.storage_path else _where(path, body, "storage_path")
-        if not isinstance(storage_path, str) or not storage_path:
-            raise UserError(f"storage_path must be a directory path, got {storage_path!r}", storage_where)
-        storage_path = storage_path if "://" in storage_path else os.path.abspath(os.path.expanduser(storage_path))
-        check_storage_path(storage_path, storage_where)
+    storage_path = ov.storage_path or body.get("storage_path")  # every form checked alike, the default too
+    storage_where = "--storage-path" if ov.storage_path else _where(path, body, "storage_path")
+    storage_path = resolve_storage_path(storage_path, storage_where)
 
     max_failures = body.get("max_failures", 2)
     if not (is_int(max_failures) and max_failures >= -1):
@@ -213,6 +226,11 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
                 _where(path, body, "stop"),
             )
 
+    warm_up_only = body.get("warm_up_only", False)
+    if not isinstance(warm_up_only, bool):
+        raise UserError(
+            f"warm_up_only={warm_up_only!r} must be true or false (without quotes)", _where(path, body, "warm_up_only")
+        )
     max_concurrent = body.get("max_concurrent_trials")
     if max_concurrent is not None and not (is_int(max_concurrent) and max_concurrent >= 1):
         raise UserError(
@@ -235,6 +253,7 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
         scheduler=scheduler,
         source=path,
         key_lines=config_lines,
+        warm_up_only=warm_up_only,
     )
 
 

@@ -1,5 +1,13 @@
 """Reading a tuned-example YAML file: YAML 1.2 floats, line numbers on every mapping (``MarkedDict``), and limits on
-size, nesting and alias expansion, each mistake a one-line ``UserError`` naming the fix."""
+size, nesting and alias expansion, each mistake a one-line ``UserError`` naming the fix.
+
+Conventions from CI and compose files work as there: ``<<: *anchor`` merges an anchored mapping (YAML 1.1 merge
+key: keys written next to it win; ``<<: [*a, *b]`` merges several, the earlier winning), each merged key keeping
+the line it was written on; the merge is shallow, so a mapping written next to ``<<:`` (``config: {...}``)
+replaces the merged one as a whole, which is said in a warning naming the keys it drops when it drops most of
+them (write ``config: {<<: *config, ...}`` to merge it too). ``<<:`` twice in one mapping is refused (as YAML's
+duplicate key). A top-level entry named ``.name`` (GitLab CI) or ``x-name`` (compose) is a template, not an experiment
+(``is_template``): it holds anchors for the experiments to merge."""
 
 from __future__ import annotations
 
@@ -10,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from smac_rllib.cli.errors import UserError, one_line
+from smac_rllib.cli.errors import UserError, one_line, warn
 
 
 # YAML 1.2 floats: YAML 1.1 (PyYAML) reads `3e-4` or `1e6` as the *string* "3e-4".
@@ -43,15 +51,29 @@ class _LimitError(yaml.MarkedYAMLError):
     """A file beyond MAX_YAML_DEPTH / MAX_YAML_VALUES, or with a key that is not a plain value."""
 
 
+def is_template(name: Any) -> bool:
+    """A top-level ``.name`` (GitLab CI's hidden job) or ``x-name`` (compose's extension field): anchors to merge
+    from, not an experiment."""
+    return isinstance(name, str) and name.startswith((".", "x-"))
+
+
 class _Loader(yaml.SafeLoader):
     _depth = 0
+
+    def __init__(self, stream):
+        super().__init__(stream)
+        self.merge_notes: list[tuple[int, str]] = []  # (line, warning) about shallow merges
 
     def compose_node(self, parent, index):
         self._depth += 1
         try:
             if self._depth > MAX_YAML_DEPTH:
                 raise _LimitError(None, None, _too_deep(), self.peek_event().start_mark)
-            return super().compose_node(parent, index)
+            event = self.peek_event()
+            node = super().compose_node(parent, index)
+            if not isinstance(event, yaml.AliasEvent) and event.anchor:
+                node.anchor_name = event.anchor  # for the merge warnings' `<<: *name`
+            return node
         finally:
             self._depth -= 1
 
@@ -104,6 +126,15 @@ def _too_deep(via: str = "") -> str:
 
 def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> MarkedDict:
     first_line: dict = {}
+    merges = [(k, v) for k, v in node.value if k.tag == "tag:yaml.org,2002:merge"]
+    if len(merges) > 1:  # PyYAML merges both; YAML (and compose's Go parser) call it a duplicate key
+        raise yaml.constructor.ConstructorError(
+            None,
+            None,
+            f"duplicate key '<<' (first on line {merges[0][0].start_mark.line + 1}); merge several mappings with "
+            "one `<<: [*a, *b]` (the earlier one wins)",
+            merges[1][0].start_mark,
+        )
     for key_node, _ in node.value:  # duplicates among the keys written here (PyYAML silently keeps the last)
         if key_node.tag == "tag:yaml.org,2002:merge":
             continue
@@ -122,7 +153,11 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> MarkedDict:
                 None, None, f"duplicate key {key!r} (first on line {first_line[key]}); keep one", key_node.start_mark
             )
         first_line[key] = key_node.start_mark.line + 1
+    own = {id(k) for k, _ in node.value if k.tag != "tag:yaml.org,2002:merge"}
+    merged_from = merges[0][1] if merges else None
     loader.flatten_mapping(node)  # `<<: *anchor` merges first; keys written here override them
+    if merged_from is not None:
+        _note_shallow_merges(loader, node, own, merged_from)
     mapping = MarkedDict()
     mapping.line, mapping.key_lines = node.start_mark.line + 1, {}
     for key_node, value_node in node.value:
@@ -130,6 +165,48 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> MarkedDict:
         mapping[key] = loader.construct_object(value_node, deep=True)
         mapping.key_lines[key] = key_node.start_mark.line + 1
     return mapping
+
+
+def _note_shallow_merges(loader: _Loader, node: yaml.MappingNode, own: set, merged_from: yaml.Node) -> None:
+    """A mapping written next to ``<<:`` replaces the merged mapping of that key as a whole (YAML merges one level):
+    a warning naming the keys it drops when it drops most of them (``config: {seed: 1}``: the template's config is
+    gone), unless it merges that mapping itself."""
+    merged = {}
+    for key_node, value_node in node.value:
+        if id(key_node) not in own and isinstance(key_node, yaml.ScalarNode):
+            merged.setdefault(key_node.value, value_node)  # the first merged one wins, as in the mapping
+    for key_node, value_node in node.value:
+        base = merged.get(key_node.value) if id(key_node) in own else None
+        if not (isinstance(base, yaml.MappingNode) and isinstance(value_node, yaml.MappingNode)):
+            continue
+        if any(k.tag == "tag:yaml.org,2002:merge" and _merges(v, base) for k, v in value_node.value):
+            continue
+        written = {k.value for k, _ in value_node.value if isinstance(k, yaml.ScalarNode)}
+        dropped = [k.value for k, _ in base.value if isinstance(k, yaml.ScalarNode) and k.value not in written]
+        dropped = [k for k in dropped if k != "<<"]
+        kept = [k.value for k, _ in base.value if isinstance(k, yaml.ScalarNode) and k.value in written]
+        if len(dropped) <= len(kept):
+            continue  # most of its keys written out again: a replacement meant as one
+        anchor = getattr(base, "anchor_name", None)
+        fix = (
+            f"`{key_node.value}: {{<<: *{anchor}, ...}}`"
+            if anchor
+            else f"an anchor on it and `<<: *name` in {key_node.value}:"
+        )
+        shown = ", ".join(dropped[:5]) + (", ..." if len(dropped) > 5 else "")
+        loader.merge_notes.append(
+            (
+                key_node.start_mark.line + 1,
+                f"`{key_node.value}:` here replaces the `{key_node.value}:` merged by `<<:` (line "
+                f"{base.start_mark.line + 1}) as a whole, without its {shown} (YAML's merge is shallow); to keep "
+                f"them merge it too: {fix}",
+            )
+        )
+
+
+def _merges(value: yaml.Node, base: yaml.Node) -> bool:
+    """``<<: *base`` or ``<<: [..., *base, ...]``."""
+    return value is base or (isinstance(value, yaml.SequenceNode) and any(v is base for v in value.value))
 
 
 _Loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT_RE, list("-+0123456789."))
@@ -140,8 +217,10 @@ def read_yaml(path: str) -> MarkedDict:
     """Parse ``path``; a missing file, a syntax error, non-UTF-8 bytes or a file beyond the limits (size, nesting,
     aliases) is a ``UserError`` with ``file:line:column``."""
     text = _read_text(path)
+    loader = None
     try:
-        doc = yaml.load(text, Loader=_Loader)
+        loader = _Loader(text)  # (its reader refuses control characters already here)
+        doc = loader.get_single_data()
     except _LimitError as e:
         mark = e.problem_mark
         raise UserError(e.problem, f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else path) from None
@@ -168,8 +247,13 @@ def read_yaml(path: str) -> MarkedDict:
         raise UserError(
             f"values are nested too deeply; flatten the file (at most {MAX_YAML_DEPTH} levels)", path
         ) from None
+    finally:
+        if loader is not None:
+            loader.dispose()
     if not isinstance(doc, dict) or not doc:
         raise UserError("expected a mapping {experiment_name: {run: ..., env: ..., config: {...}}}", path)
+    for line, note in sorted(set(loader.merge_notes)):  # once each, even when an alias constructs a mapping twice
+        warn(f"{path}:{line}: {note}")
     return doc
 
 
@@ -221,6 +305,15 @@ _YAML_HINTS = (
     ("could not find expected ':'", "a key without ':'; write `key: value`"),
     ("found undefined alias", "an undefined '*alias'; quote values that start with '*'"),
     ("duplicate key", None),  # the problem says it all
+    (
+        "for merging",
+        "`<<:` merges a mapping: write `<<: *name` after `name: &name {...}` (or `<<: [*a, *b]`), not a plain value",
+    ),
+    (
+        "tag '!reference'",
+        "GitLab's !reference tag is not YAML; anchor the mapping (`.defaults: &defaults {...}`) and merge it with "
+        "`<<: *defaults`",
+    ),
     (
         "could not determine a constructor for the tag",
         "tags like !!python/... are not allowed in a tuned example; write "

@@ -6,6 +6,7 @@ Below both ``registry`` (which builds the envs) and ``validation`` (which checks
 from __future__ import annotations
 
 import difflib
+import re
 
 from dm_control import suite
 
@@ -18,12 +19,27 @@ def env_names() -> list[str]:
     return [f"{PREFIX}{domain}-{task}" for domain, task in suite.ALL_TASKS]
 
 
+def respelled(name: str) -> str | None:
+    """The ``dmc/<domain>-<task>`` a name means when written with other separators, as other tools spell tasks:
+    ``dmc.cartpole-swingup``, ``dmc.cartpole.swingup``, ``dm_control/cartpole/swingup``, ``dmc:Cartpole-Swingup``
+    or ``cartpole.swingup`` -> ``dmc/cartpole-swingup``; None when it names no task (or is already spelled right)."""
+    match = re.fullmatch(r"(?:(?:dmc|dm_control|dm-control)[./:_-])?(.+)", name, flags=re.I)
+    if not match:
+        return None
+    squashed = re.sub(r"[^a-z0-9]", "", match.group(1).lower())
+    found = [f"{PREFIX}{d}-{t}" for d, t in suite.ALL_TASKS if re.sub(r"[^a-z0-9]", "", d + t) == squashed]
+    return found[0] if len(found) == 1 and found[0] != name else None
+
+
 def parse_env_name(name: str) -> tuple[str, str]:
     """``"dmc/cheetah-run"`` (prefix optional) -> ``("cheetah", "run")``; unknown names raise with close matches."""
     body = name[len(PREFIX) :] if name.startswith(PREFIX) else name
     domain, _, task = body.partition("-")
     if (domain, task) in suite.ALL_TASKS:
         return domain, task
+    spelled = respelled(name)
+    if spelled:
+        raise ValueError(f"unknown env {name!r}; did you mean {spelled}? (DMC tasks are named dmc/<domain>-<task>)")
     names = env_names()
     domain_tasks = [f"{PREFIX}{d}-{t}" for d, t in suite.ALL_TASKS if d == domain]
     if domain_tasks:  # known domain, unknown task: suggest that domain's tasks, closest first

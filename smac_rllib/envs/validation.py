@@ -18,7 +18,14 @@ from dm_control import suite
 from smac_rllib.core.values import is_int, is_real
 from smac_rllib.envs.names import parse_env_name
 
-__all__ = ["PIXEL_FORMATS", "PIXEL_ONLY_KEYS", "SEED_BOUND", "env_config_errors"]
+__all__ = [
+    "PIXEL_FORMATS",
+    "PIXEL_ONLY_KEYS",
+    "SEED_BOUND",
+    "env_config_errors",
+    "episode_control_steps",
+    "task_timing",
+]
 
 SEED_BOUND = 2**32  # numpy RandomState seeds
 PIXEL_FORMATS = ("uint8", "float")  # DMCEnv(pixel_format=...): raw frames | float32 x / 255 - 0.5 (RLlib's DreamerV3)
@@ -96,9 +103,26 @@ def env_config_errors(name: str, env_config: dict) -> list[tuple[str, str]]:
 MAX_STEPS_PER_EPISODE = 100_000  # agent steps: an episode longer than this never ends within a run's reporting
 
 
-@functools.lru_cache(maxsize=64)
 def _control_timestep(name: str) -> float:
-    """The task's control step in simulated seconds (loads the MJCF model once per task, nothing rendered)."""
+    """The task's control step in simulated seconds."""
+    return task_timing(name)[0]
+
+
+def episode_control_steps(name: str, time_limit: float | None = None) -> int | None:
+    """Control steps (agent steps x action_repeat) in one episode of ``name`` with ``env_config.time_limit``
+    (None: the task's own; mostly 1000); None for a task without a time limit. dm_control ends an episode at the
+    first step whose count reaches ``time_limit / control_timestep``."""
+    control, default_limit = task_timing(name)
+    limit = default_limit if time_limit is None else float(time_limit)
+    if not math.isfinite(limit):
+        return None
+    return max(1, math.ceil(limit / control - 1e-6))
+
+
+@functools.lru_cache(maxsize=64)
+def task_timing(name: str) -> tuple[float, float]:
+    """(control step, default time limit) of the task in simulated seconds (loads the MJCF model once per task,
+    nothing rendered); the limit is inf for a task without one."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         absl = logging.getLogger("absl")
@@ -108,7 +132,8 @@ def _control_timestep(name: str) -> float:
         finally:
             absl.setLevel(level)
     try:
-        return float(env.control_timestep())
+        control = float(env.control_timestep())
+        return control, float(env._step_limit) * control  # dm_control keeps the limit in steps only (private)
     finally:
         env.close()
 

@@ -78,6 +78,26 @@ class LiveProgress:
             "env_steps_stored": env_steps,
             "updates_lifetime": updates_lifetime,
         }
+        self._write(record)
+
+    def maybe_write_evaluation(self, *, episodes_done: int, episodes_planned: int, started: float) -> None:
+        """After each evaluation episode: ``episodes_done`` of ``episodes_planned``, ``started`` the evaluation's."""
+        now = time.time()
+        if self.path is None or now - self.last < self.every_s:
+            return
+        self.last = now
+        self._write(
+            {
+                "time": now,
+                "training_iteration": self.iteration,
+                "phase": "evaluation",
+                "elapsed_s": now - started,
+                "episodes_done": episodes_done,
+                "episodes_planned": episodes_planned,
+            }
+        )
+
+    def _write(self, record: dict) -> None:
         tmp = f"{self.path}.tmp"
         try:
             with open(tmp, "w") as f:
@@ -312,6 +332,30 @@ class OffPolicyLoop:
         those the synchronous loop would have now; a no-op in the synchronous loop (its updates run in the step)."""
         if self._async is not None and self._async.started:
             self._async.quiesce()
+
+    def _evaluate_on_local_env_runner(self, env_runner):
+        """RLlib's, with the evaluation episodes sampled one at a time (one env: the same fresh episodes) so that a
+        long evaluation writes live progress between them, as training does (cli/live.py prints it)."""
+        if getattr(env_runner, "num_envs", 1) != 1 or self.config.evaluation_duration_unit != "episodes":
+            return super()._evaluate_on_local_env_runner(env_runner)
+        sample, started = env_runner.sample, time.time()
+
+        def one_at_a_time(*args, num_episodes=None, **kwargs):
+            if args or not num_episodes or num_episodes <= 1:
+                return sample(*args, num_episodes=num_episodes, **kwargs)
+            episodes = []
+            for done in range(1, num_episodes + 1):
+                episodes += sample(num_episodes=1, **kwargs)
+                self.live_progress.maybe_write_evaluation(
+                    episodes_done=done, episodes_planned=num_episodes, started=started
+                )
+            return episodes
+
+        env_runner.sample = one_at_a_time  # this call only: the instance attribute is removed below
+        try:
+            return super()._evaluate_on_local_env_runner(env_runner)
+        finally:
+            del env_runner.sample
 
     def _before_evaluate(self) -> None:
         """Async: the evaluated weights are those of every update the stored env steps granted (as in sync)."""

@@ -1,0 +1,346 @@
+"""One experiment's settings measured against its stop and its task, before Ray starts (issue #37, mechanism 2).
+
+The arithmetic (closed form, no env is built; a DMC task's MJCF model is loaded once for its time limit):
+
+* ``steps_per_iteration(config)``: env (= agent) steps of one iteration of our off-policy loop. RLlib repeats
+  ``training_step`` until ``min_sample_timesteps_per_iteration`` steps are sampled; each ``training_step`` samples
+  one round, ``rollout_fragment_length x num_envs_per_env_runner`` per env runner (the synchronous loop: every
+  runner at once; the asynchronous loop: one runner's request at a time). So an iteration is the first whole number
+  of rounds at or above the minimum. Nominal: the warm-up's last round is cut to what it misses, and a runner's late
+  request may land in the next iteration (both less than one round). None (unknown) for RLlib's own algorithms and
+  where ``min_time_s_per_iteration`` makes iterations last a time instead.
+* ``iterations_at_stop(stop, config)``: the last iteration the stop allows: ``training_iteration`` and the env-step
+  keys (``ceil(steps / steps_per_iteration)``), the smallest of them; ``time_total_s`` and return thresholds can
+  only end a run earlier, so they are left out (None when nothing else bounds the run).
+* ``env_steps_at_stop(stop, config)``: ``iterations_at_stop x steps_per_iteration``.
+* ``updates_at_stop(stop, config)``: the gradient updates those steps grant, by the loop's own rule
+  (``training/rate_limiter.py: SampleToInsertRatio.granted_updates``: ``updates_per_env_step`` per env step stored
+  after ``num_steps_sampled_before_learning_starts``).
+* ``episode_steps(env, env_config)``: agent steps of one episode (DMC: the time limit's control steps / action_repeat,
+  rounded up; gymnasium: ``env_config.max_episode_steps`` or the registered one).
+* ``episode_return_bound(env, env_config)``: the highest episode return (DMC: one per control step, rewards are in
+  [0, 1] and action_repeat sums them; gymnasium: unknown).
+
+The rules (``check_horizon``: every grid point; the first contradiction is a one-line ``UserError``):
+
+1. ``num_samples > 1`` with a fixed ``seed`` (or a seed grid): identical trials; use a seed grid, num_samples 1.
+2. A return threshold in ``stop`` above the task's bound is never reached.
+3. The stop's env steps never pass the warm-up: no gradient update. A deliberate warm-up-only run says
+   ``warm_up_only: true`` (experiment key); with it, a stop past the warm-up is refused instead.
+4. ``evaluation_interval`` above the stop's iterations: no evaluation.
+5. ``evaluation_duration`` in timesteps that completes no episode on any eval env (no return is reported), or an
+   evaluation of more than ``EVALUATION_FACTOR`` times the env steps trained between two evaluations: an evaluation
+   step costs what a training step costs without its updates, so such an evaluation takes longer than the training
+   between evaluations unless the updates of one env step cost ~10 env steps (the tuned examples evaluate at most
+   1x what they train).
+6. An ASHA ``max_t`` (default 100) below the stop, in the scheduler's ``time_attr`` units: every trial is cut at
+   ``max_t``; a ``grace_period`` at or past the stop: ASHA never compares trials.
+7. ``checkpoint_frequency`` past the stop with ``checkpoint_at_end: false``: no checkpoint; checkpoints ranked on an
+   ``evaluation/`` metric that all come before the first evaluation.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from smac_rllib.cli.errors import UserError
+from smac_rllib.cli.experiment_spec import ExperimentSpec
+from smac_rllib.cli.results import action_repeat
+from smac_rllib.core.values import is_int, is_real
+from smac_rllib.envs.names import PREFIX
+from smac_rllib.envs.validation import episode_control_steps
+from smac_rllib.training.rate_limiter import SampleToInsertRatio
+
+ENV_STEP_KEYS = (
+    "env_runners/num_env_steps_sampled_lifetime",
+    "num_env_steps_sampled_lifetime",
+    "env_runners/num_agent_steps_sampled_lifetime",  # single-agent: the same count
+)
+RETURN_KEYS = ("env_runners/episode_return_mean", "evaluation/env_runners/episode_return_mean")
+EVALUATION_FACTOR = 10  # rule 5: evaluation env steps per evaluation <= 10 x the env steps trained in between
+ASHA_DEFAULT_MAX_T = 100  # ray.tune.schedulers.AsyncHyperBandScheduler(max_t=100)
+
+
+# --------------------------------------------------------------------------------------------- arithmetic
+
+
+def steps_per_iteration(config) -> int | None:
+    """Env steps of one iteration of our off-policy loop (module docstring); None when not known."""
+    if not (callable(getattr(config, "resolved", None)) and hasattr(config, "async_learning")):
+        return None  # RLlib's own algorithms count their iterations their own way
+    if config.min_time_s_per_iteration:
+        return None
+    request = config.get_rollout_fragment_length() * config.num_envs_per_env_runner
+    round_steps = request * (1 if config.async_learning else max(1, config.num_env_runners or 0))
+    minimum = max(int(config.min_sample_timesteps_per_iteration or 0), 1)
+    return -(-minimum // round_steps) * round_steps
+
+
+def iterations_at_stop(stop: dict, config) -> int | None:
+    """The last iteration the stop allows (a stop fires at the first result at or above its value)."""
+    candidates = []
+    if "training_iteration" in stop:
+        candidates.append(math.ceil(stop["training_iteration"]))
+    steps = steps_per_iteration(config)
+    if steps:
+        candidates += [math.ceil(stop[key] / steps) for key in ENV_STEP_KEYS if key in stop]
+    return max(1, min(candidates)) if candidates else None
+
+
+def env_steps_at_stop(stop: dict, config) -> int | None:
+    iterations, steps = iterations_at_stop(stop, config), steps_per_iteration(config)
+    return iterations * steps if iterations and steps else None
+
+
+def update_rule(config) -> SampleToInsertRatio:
+    return SampleToInsertRatio(
+        updates_per_env_step=config.resolved("updates_per_env_step"),
+        learning_starts=config.resolved("num_steps_sampled_before_learning_starts"),
+        max_lead_env_steps=1,
+    )
+
+
+def updates_at_stop(stop: dict, config) -> int | None:
+    steps = env_steps_at_stop(stop, config)
+    return None if steps is None else update_rule(config).granted_updates(steps)
+
+
+def episode_steps(env: Any, env_config: dict | None) -> int | None:
+    """Agent steps of one episode: DMC from its time limit and action repeat, gymnasium from its registration."""
+    env_config = env_config if isinstance(env_config, dict) else {}
+    if isinstance(env, str) and env.startswith(PREFIX):
+        control = _control_steps(env, env_config)
+        return None if control is None else -(-control // action_repeat({"env_config": env_config}))
+    if is_int(env_config.get("max_episode_steps")):
+        return env_config["max_episode_steps"]  # a gymnasium env's own limit, as the registry applies it
+    try:
+        import gymnasium as gym  # lazy: only for a gymnasium env name
+
+        return gym.spec(env).max_episode_steps
+    except Exception:  # noqa: BLE001 - not a registered gymnasium id: unknown
+        return None
+
+
+def episode_return_bound(env: Any, env_config: dict | None) -> float | None:
+    """The highest return of one episode: DMC rewards are in [0, 1] per control step; None when unknown."""
+    if not (isinstance(env, str) and env.startswith(PREFIX)):
+        return None
+    control = _control_steps(env, env_config if isinstance(env_config, dict) else {})
+    return None if control is None else float(control)
+
+
+def _control_steps(env: str, env_config: dict) -> int | None:
+    limit = env_config.get("time_limit")
+    try:
+        return episode_control_steps(env, limit if is_real(limit) else None)
+    except Exception:  # noqa: BLE001 - an unknown task is reported by the env checks
+        return None
+
+
+# --------------------------------------------------------------------------------------------- the rules
+
+
+def check_horizon(spec: ExperimentSpec) -> None:
+    """Every rule of the module docstring for every grid point of ``spec``; the first contradiction raises."""
+    check_seeds(spec)
+    for config in spec.configs:
+        _check_config(spec, config)
+
+
+def check_seeds(spec: ExperimentSpec) -> None:
+    seed = spec.param_space.get("seed")
+    n = spec.num_samples
+    if n <= 1 or seed is None:
+        return
+    where = spec.key_lines.get("seed", spec.source)
+    if isinstance(seed, dict) and "grid_search" in seed:
+        seeds = list(seed["grid_search"])
+        more = list(range(len(seeds) * n))
+        raise UserError(
+            f"num_samples: {n} repeats each seed of seed: {{grid_search: {seeds}}}: {n} identical trials per seed "
+            f"(an interval over seeds drawn from repeats); write seed: {{grid_search: {more}}} with num_samples: 1",
+            where,
+        )
+    raise UserError(
+        f"num_samples: {n} with seed: {seed} runs {n} identical trials (a '95% interval over seeds' over one seed); "
+        f"write seed: {{grid_search: {list(range(n))}}} with num_samples: 1, or drop seed",
+        where,
+    )
+
+
+def _check_config(spec: ExperimentSpec, config) -> None:
+    stop = spec.stop
+    _check_returns(spec, config)
+    iterations, steps = iterations_at_stop(stop, config), steps_per_iteration(config)
+    at_stop = _describe_stop(stop, iterations, steps)
+    if steps and iterations:
+        _check_warm_up(spec, config, iterations, steps, at_stop)
+    if iterations:
+        _check_evaluation_cadence(spec, config, iterations, steps, at_stop)
+        _check_checkpoints(spec, config, iterations, at_stop)
+    if steps:
+        _check_evaluation_length(spec, config, steps)
+    _check_scheduler(spec, config, iterations, steps)
+
+
+def _describe_stop(stop: dict, iterations: int | None, steps: int | None) -> str:
+    """``the stop (env_runners/num_env_steps_sampled_lifetime: 5000) ends at iteration 5 x 1,000 = 5,000 env steps``"""
+    named = ", ".join(f"{k}: {_num(v)}" for k, v in stop.items() if k == "training_iteration" or k in ENV_STEP_KEYS)
+    if iterations is None:
+        return f"the stop ({named})"
+    if steps is None:
+        return f"the stop ({named}) ends at iteration {iterations}"
+    return f"the stop ({named}) ends at iteration {iterations} x {steps:,} = {iterations * steps:,} env steps"
+
+
+def _num(value: float) -> str:
+    """``500000``, ``2.5``: a number as the YAML would write it."""
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def _check_returns(spec: ExperimentSpec, config) -> None:
+    for key in RETURN_KEYS:
+        if key not in spec.stop:
+            continue
+        bound = episode_return_bound(config.env, config.env_config)
+        if bound is not None and spec.stop[key] > bound:
+            raise UserError(
+                f"stop criterion {key}={_num(spec.stop[key])} is never reached: an episode of {config.env} returns at "
+                f"most {_num(bound)} ({_num(bound)} control steps x a reward <= 1); lower it to <= {_num(bound)}",
+                spec.source,
+            )
+
+
+def _check_warm_up(spec: ExperimentSpec, config, iterations: int, steps: int, at_stop: str) -> None:
+    rule = update_rule(config)
+    updates = rule.granted_updates(iterations * steps)
+    warm_up = rule.learning_starts
+    where = spec.key_lines.get("num_steps_sampled_before_learning_starts", spec.source)
+    if getattr(spec, "warm_up_only", False):
+        if updates:
+            raise UserError(
+                f"warm_up_only: true, but {at_stop}, past num_steps_sampled_before_learning_starts={warm_up:,}: "
+                f"{updates:,} gradient updates would run; lower the stop to {warm_up:,} env steps or drop warm_up_only",
+                where,
+            )
+        return
+    if updates:
+        return
+    after = 1  # env steps past the warm-up that grant the first update
+    while not rule.granted_updates(warm_up + after):
+        after += 1
+    lower = iterations * steps - after
+    fix = f"lower num_steps_sampled_before_learning_starts to <= {lower:,} or " if lower >= 0 else ""
+    raise UserError(
+        f"{at_stop}, never past num_steps_sampled_before_learning_starts={warm_up:,}: no gradient update would run; "
+        f"{fix}raise the stop to {_stop_at(math.ceil((warm_up + after) / steps), steps)} (or set warm_up_only: true "
+        "for a run without updates)",
+        where,
+    )
+
+
+def _stop_at(iterations: int, steps: int | None) -> str:
+    """``6 iterations (6,000 env steps)``: a stop in both units."""
+    return f"{iterations} iterations" + (f" ({iterations * steps:,} env steps)" if steps else "")
+
+
+def _check_evaluation_cadence(spec: ExperimentSpec, config, iterations: int, steps: int | None, at_stop: str) -> None:
+    interval = config.evaluation_interval
+    if interval and interval > iterations:
+        raise UserError(
+            f"evaluation_interval: {interval} is never reached: {at_stop}; no evaluation would run; lower "
+            f"evaluation_interval to <= {iterations} or raise the stop to {_stop_at(interval, steps)}",
+            spec.key_lines.get("evaluation_interval", spec.source),
+        )
+
+
+def _check_evaluation_length(spec: ExperimentSpec, config, steps: int) -> None:
+    interval, duration = config.evaluation_interval, config.evaluation_duration
+    if not interval or not is_int(duration):
+        return  # no evaluation, or "auto"
+    length = episode_steps(config.env, config.env_config)
+    where = spec.key_lines.get("evaluation_duration", spec.source)
+    unit = config.evaluation_duration_unit
+    if unit == "timesteps":
+        eval_config = config.get_evaluation_config_object()
+        envs = max(1, eval_config.num_env_runners or 0) * max(1, eval_config.num_envs_per_env_runner or 1)
+        if length and eval_config.evaluation_force_reset_envs_before_iteration and -(-duration // envs) < length:
+            raise UserError(
+                f"evaluation_duration: {duration:,} timesteps over {envs} eval env(s) never completes one "
+                f"{length:,}-step episode of {config.env}: no evaluation return would be reported; use "
+                f"evaluation_duration_unit: episodes or evaluation_duration >= {length * envs:,}",
+                where,
+            )
+        evaluated = duration
+    elif length:
+        evaluated = duration * length
+    else:
+        return
+    trained = interval * steps
+    if evaluated > EVALUATION_FACTOR * trained:
+        if unit == "timesteps":
+            most = f"{EVALUATION_FACTOR * trained:,} timesteps"
+        else:
+            most = f"{max(1, EVALUATION_FACTOR * trained // length):,} episodes"
+        raise UserError(
+            f"evaluation_duration: {duration:,} {unit} = {evaluated:,} env steps every {interval} iteration(s) is "
+            f"more than {EVALUATION_FACTOR}x the {trained:,} env steps trained in between (evaluating would take "
+            f"longer than training); lower evaluation_duration to <= {most} or raise evaluation_interval to >= "
+            f"{-(-evaluated // (EVALUATION_FACTOR * steps))}",
+            where,
+        )
+
+
+def _check_scheduler(spec: ExperimentSpec, config, iterations: int | None, steps: int | None) -> None:
+    block = spec.scheduler or {}
+    if block.get("type") != "ASHA":
+        return
+    attr = block.get("time_attr", "training_iteration")
+    if attr == "training_iteration":
+        horizon, unit = iterations, "iterations"
+    elif attr in ENV_STEP_KEYS:
+        horizon, unit = (iterations * steps if iterations and steps else None), "env steps"
+    elif attr == "time_total_s":
+        horizon, unit = spec.stop.get("time_total_s"), "seconds"
+    else:
+        return
+    if horizon is None:
+        return
+    max_t, grace = block.get("max_t", ASHA_DEFAULT_MAX_T), block.get("grace_period", 1)
+    default = "" if "max_t" in block else ", ASHA's default"
+    at, cut, first = _num(horizon), _num(max_t), _num(grace)
+    if max_t < horizon:
+        raise UserError(
+            f"scheduler max_t={cut} ({attr}{default}) is before the stop at {at} {unit}: ASHA ends every trial at "
+            f"{cut} and the run reads as finished; set scheduler max_t: {at} or lower the stop to {cut} {unit}",
+            spec.source,
+        )
+    if grace >= horizon:
+        raise UserError(
+            f"scheduler grace_period={first} ({attr}) is not before the stop at {at} {unit}: ASHA would never compare "
+            f"trials; lower grace_period to < {at} or drop the scheduler",
+            spec.source,
+        )
+
+
+def _check_checkpoints(spec: ExperimentSpec, config, iterations: int, at_stop: str) -> None:
+    ckpt = spec.checkpoint_config
+    every, at_end = ckpt.get("checkpoint_frequency") or 0, ckpt.get("checkpoint_at_end")
+    if at_end or not every:
+        return  # an end checkpoint; or none asked for (checkpoint_frequency: 0)
+    if every > iterations:
+        raise UserError(
+            f"checkpoint_config.checkpoint_frequency={every} with checkpoint_at_end: false saves no checkpoint: "
+            f"{at_stop}; lower checkpoint_frequency to <= {iterations} or set checkpoint_at_end: true",
+            spec.source,
+        )
+    score, interval = ckpt.get("checkpoint_score_attribute"), config.evaluation_interval
+    last = iterations // every * every
+    if isinstance(score, str) and score.startswith("evaluation/") and interval and last < interval:
+        raise UserError(
+            f"checkpoint_config ranks on {score}, but every checkpoint (every {every} iteration(s) up to iteration "
+            f"{last}) comes before the first evaluation at iteration {interval}; set checkpoint_at_end: true or "
+            f"checkpoint_frequency: {interval}",
+            spec.source,
+        )
