@@ -59,6 +59,7 @@ def mutations(path: Path):
                 cased = copy.deepcopy(doc)
                 cased[name]["config"][key] = value.swapcase()
                 yield f"config.{key} in another case", cased, True
+        yield from _deep_mutations(doc, name, config, rng)
         for key in [k for k in ("stop", "checkpoint_config") if k in body]:
             down = copy.deepcopy(doc)
             down[name]["config"][key] = down[name].pop(key)
@@ -68,6 +69,68 @@ def mutations(path: Path):
             cased = copy.deepcopy(doc)
             cased[name]["env"] = env.upper()
             yield "env in upper case", cased, True
+
+
+NESTED = ("evaluation_config", "env_config", "replay_buffer_config", "model_config")
+
+
+def _deep_mutations(doc: dict, name: str, config: dict, rng: random.Random):
+    """Mutations below the top level of ``config``: inside nested mappings, inside grid values, a grid over a
+    misspelled key. Every one must be refused (each is a setting that would change nothing, or a wrong type that
+    would fail after Ray starts)."""
+    for block in [b for b in NESTED if isinstance(config.get(b), dict)]:
+        keys = sorted(k for k in config[block] if isinstance(k, str) and not isinstance(config[block][k], dict))
+        for key in rng.sample(keys, min(2, len(keys))):
+            renamed = copy.deepcopy(doc)
+            nested = renamed[name]["config"][block]
+            nested[_misspell(key, rng)] = nested.pop(key)
+            yield f"misspell config.{block}.{key}", renamed, True
+            value = config[block][key]
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                typed = copy.deepcopy(doc)
+                typed[name]["config"][block][key] = str(value) + "x"
+                yield f"config.{block}.{key} as a string", typed, True
+    for key, value in config.items():
+        if isinstance(value, dict) and set(value) == {"grid_search"} and value["grid_search"]:
+            first = value["grid_search"][0]
+            inside = copy.deepcopy(doc)
+            if isinstance(first, dict) and first:
+                sub = sorted(first)[0]
+                inside[name]["config"][key]["grid_search"][0] = {_misspell(sub, rng): first[sub]}
+                yield f"misspell {sub} inside config.{key}'s first grid value", inside, True
+            elif isinstance(first, (int, float)) and not isinstance(first, bool):
+                inside[name]["config"][key]["grid_search"][0] = str(first) + "x"
+                yield f"config.{key}'s first grid value as a string", inside, True
+    scalars = sorted(k for k, v in config.items() if k not in ("env", "seed") and isinstance(v, (int, float, str)))
+    for key in rng.sample(scalars, min(1, len(scalars))):
+        gridded = copy.deepcopy(doc)
+        gridded[name]["config"][_misspell(key, rng)] = {"grid_search": [config[key], config[key]]}
+        del gridded[name]["config"][key]
+        yield f"grid_search over a misspelled config.{key}", gridded, True
+
+
+def command_line_mutations(path: Path):
+    """(description, Overrides, must_refuse): the ``--config`` / ``--stop`` JSON, mutated as the file is."""
+    from smac_rllib.cli.experiment_spec import Overrides
+    from smac_rllib.cli.experiment_parts import plain
+    from smac_rllib.cli.yaml_reader import read_yaml
+
+    doc = plain(read_yaml(str(path)))
+    rng = random.Random("cli" + path.name)
+    body = next(iter(doc.values()))
+    config = body.get("config", {})
+    keys = sorted(k for k, v in config.items() if k not in ("env", "seed") and isinstance(v, (int, float, str)))
+    for key in rng.sample(keys, min(2, len(keys))):
+        yield f"--config misspells {key}", Overrides(config={_misspell(key, rng): config[key]}), True
+        if isinstance(config[key], (int, float)) and not isinstance(config[key], bool):
+            yield f"--config {key} as a string", Overrides(config={key: str(config[key]) + "x"}), True
+    for block in [b for b in NESTED if isinstance(config.get(b), dict) and config[b]]:
+        sub = sorted(config[block])[0]
+        yield f"--config misspells {block}.{sub}", Overrides(config={block: {_misspell(sub, rng): 1}}), True
+        break
+    for key, threshold in (body.get("stop") or {}).items():
+        yield f"--stop misspells {key}", Overrides(stop={_misspell(key, rng): threshold}), True
+        break
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
@@ -85,6 +148,17 @@ def test_every_mutation_is_accepted_or_refused_in_one_line(path, tmp_path, monke
         counts["tried"] += 1
         try:
             load_experiments(str(mutated))
+        except UserError as e:
+            counts["refused"] += 1
+            assert "\n" not in str(e), (description, str(e))
+            continue
+        counts["accepted"] += 1
+        if must_refuse:
+            silent.append(description)
+    for description, overrides, must_refuse in command_line_mutations(path):
+        counts["tried"] += 1
+        try:
+            load_experiments(str(path), overrides)
         except UserError as e:
             counts["refused"] += 1
             assert "\n" not in str(e), (description, str(e))
