@@ -101,7 +101,7 @@ def _expected_type(key: str, attr: str, annotations: dict[str, Any], default) ->
     )  # types the defaults do not show (a None default, a nullable str)
     if attr in declared:
         return declared[attr]
-    return _type_of_default(getattr(default, attr, None))
+    return type_of_default(getattr(default, attr, None))
 
 
 # settings RLlib reads from the main config only: written inside evaluation_config they silently do nothing
@@ -158,7 +158,7 @@ def _check_evaluation_config(
         check_choice(attr, overrides[key], where, prefix="evaluation_config.")
 
 
-def _type_of_default(value: Any) -> Any:
+def type_of_default(value: Any) -> Any:
     if value is None:
         return Any
     if isinstance(value, bool):

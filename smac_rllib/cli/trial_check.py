@@ -27,7 +27,7 @@ from ray.rllib.utils import replay_buffers
 
 from smac_rllib.algorithms import config_questions
 from smac_rllib.core.values import is_real
-from smac_rllib.cli.checks import check_config, check_type
+from smac_rllib.cli.checks import check_config, check_type, type_of_default
 from smac_rllib.cli.env_checks import check_env, check_modalities
 from smac_rllib.cli.errors import UserError, did_you_mean, one_line
 from smac_rllib.cli.experiment_spec import ExperimentSpec
@@ -153,28 +153,23 @@ def check_nested_keys(variant: dict, config) -> None:
     """``replay_buffer_config`` and ``model_config``: every key read by this algorithm or refused, values typed."""
     buffer = variant.get("replay_buffer_config")
     if isinstance(buffer, dict):
-        known = replay_keys(config)
-        for key, value in buffer.items():
-            name = f"replay_buffer_config.{key}"
-            if key not in known:
-                raise TrialError(
-                    f"{name}={value!r} is never read by {_algo(config)}{did_you_mean(key, known)} (it reads "
-                    f"{', '.join(sorted(known))}); remove {key} or fix its name",
-                    "replay_buffer_config",
-                )
-            _check_type(name, value, known[key], "replay_buffer_config")
+        _check_block(buffer, "replay_buffer_config", "replay_buffer_config", replay_keys(config), f"{_algo(config)}")
     model = variant.get("_model_config")
     if isinstance(model, dict) and not variant.get("_rl_module_spec") and not variant.get("rl_module_spec"):
-        known = model_keys(config)
-        for key, value in model.items():
-            name = f"model_config.{key}"
-            if key not in known:
-                raise TrialError(
-                    f"{name}={value!r} is never read by {_algo(config)}'s module{did_you_mean(key, known)}; remove "
-                    f"{key} or use a key of RLlib's DefaultModelConfig or the algorithm's own settings",
-                    "_model_config",
-                )
-            _check_type(name, value, known[key], "_model_config")
+        _check_block(model, "model_config", "_model_config", model_keys(config), f"{_algo(config)}'s module")
+
+
+def _check_block(block: dict, name: str, attr: str, known: dict[str, Any], reader: str) -> None:
+    """Every key of ``block`` one that ``reader`` reads (else a did-you-mean naming what it reads), values typed."""
+    for key, value in block.items():
+        if key not in known:
+            reads = f" (it reads {', '.join(sorted(known))})" if len(known) <= 12 else ""
+            raise TrialError(
+                f"{name}.{key}={value!r} is never read by {reader}{did_you_mean(key, known)}{reads}; remove {key} "
+                "or fix its name",
+                attr,
+            )
+        _check_type(f"{name}.{key}", value, known[key], attr)
 
 
 def _check_type(name: str, value: Any, expected: Any, key: str) -> None:
@@ -194,7 +189,7 @@ def replay_keys(config) -> dict[str, Any]:
     """{replay_buffer_config key the algorithm reads: its type}: the algorithm's own answer, else the keys of the
     buffer class RLlib builds (its constructor's named arguments; RLlib passes the rest on, unread)."""
     defaults = config_questions.replay_keys_read(config) or _default_buffer(type(config))
-    known: dict[str, Any] = {key: _type_of(value) for key, value in defaults.items()}
+    known: dict[str, Any] = {key: type_of_default(value) for key, value in defaults.items()}
     known["type"] = Any
     buffer_class = defaults.get("type")
     if isinstance(buffer_class, str):
@@ -223,18 +218,8 @@ def model_keys(config) -> dict[str, Any]:
     except Exception:  # noqa: BLE001 - a config that cannot say: the defaults only
         own = {}
     for key, value in (own or {}).items():
-        known.setdefault(key, _type_of(value))
+        known.setdefault(key, type_of_default(value))
     return {k: (Any if isinstance(v, str) else v) for k, v in known.items()}  # string annotations: cannot tell
-
-
-def _type_of(value: Any) -> Any:
-    if isinstance(value, bool):
-        return bool
-    if isinstance(value, int):
-        return int
-    if isinstance(value, float):
-        return float
-    return Any
 
 
 # --------------------------------------------------------------------------------------------- envs and module
