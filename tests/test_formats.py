@@ -187,6 +187,20 @@ def test_a_stop_raised_in_the_file_continues_finished_trials_or_says_why_not(tmp
         ) in err, err
 
 
+def test_a_stop_that_does_not_raise_the_runs_own_leaves_it_as_it_started(tmp_path):
+    """A resume without the ``--stop`` the run started with (the file's stop lower, or on another key) continues to
+    the run's own stop, and says so; a raise applies."""
+    from smac_rllib.cli.resume_stop import effective_stop
+
+    exp = str(_finished_run(tmp_path, {"training_iteration": 9}, reached=4, checkpoint=True))
+    assert effective_stop(exp, {"training_iteration": 12}) == ({"training_iteration": 12}, None)
+    assert effective_stop(exp, {"training_iteration": 9}) == ({"training_iteration": 9}, None)
+    for given in ({"training_iteration": 3}, {"num_env_steps_sampled_lifetime": 100}):
+        stop, note = effective_stop(exp, given)
+        assert stop == {"training_iteration": 9}, given
+        assert note.startswith('the run started with stop {"training_iteration": 9};') and "does not raise" in note
+
+
 def test_the_pickled_stopper_is_read_without_building_anything_else():
     from smac_rllib.cli.resume_stop import _old_criteria
 

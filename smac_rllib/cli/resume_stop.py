@@ -3,7 +3,9 @@
 Tune's ``Tuner.restore`` keeps the run's pickled stopper and skips every finished trial, so a stop raised in the
 file trained nothing and exited 0. Here: the restored run stops by the file's criteria, and a trial that ended
 because it reached the *old* criteria (not one an ASHA scheduler stopped, nor one that failed) continues from its
-last checkpoint until it reaches the new ones. A finished trial with no checkpoint to continue from is refused
+last checkpoint until it reaches the new ones. Criteria that do not raise the run's own (lower, or on other keys: a
+resume without the ``--stop`` the run started with) leave the run's own (``effective_stop``).
+A finished trial with no checkpoint to continue from is refused
 before Ray starts, naming the command that works (a new run). What the run recorded is read from Tune's newest
 ``experiment_state-*.json`` (JSON; its stopper is a pickle read by a loader that builds nothing but the criteria).
 """
@@ -55,6 +57,20 @@ def trials_to_continue(exp_dir: str, stop: dict, scheduler: dict | None, source:
                 source,
             )
     return continued
+
+
+def effective_stop(exp_dir: str, stop: dict) -> tuple[dict, str | None]:
+    """The criteria a resumed run stops by, and a line saying why when they are not ``stop``: the ones given now when
+    they raise the run's own (same keys, none lower) or the run's are unknown; else the run's own (a resume without
+    the ``--stop`` the run started with must not cut it short)."""
+    state = _newest_state(exp_dir)
+    old = _old_criteria(state) if state is not None else None
+    if old is None or stop == old or (set(stop) == set(old) and all(stop[k] >= old[k] for k in stop)):
+        return stop, None
+    return old, (
+        f"the run started with stop {json.dumps(old)}; {json.dumps(stop)} does not raise it, so it continues to its "
+        "own (give --stop with higher values to train further)"
+    )
 
 
 def all_finished(exp_dir: str) -> bool:

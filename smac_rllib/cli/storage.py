@@ -23,7 +23,7 @@ from ray import tune
 from smac_rllib.cli.checkpoints import check_owner
 from smac_rllib.cli.errors import UserError, warn
 from smac_rllib.cli.experiment_spec import ExperimentSpec
-from smac_rllib.cli.resume_stop import trials_to_continue
+from smac_rllib.cli.resume_stop import effective_stop, trials_to_continue
 
 DEFAULT_STORAGE_PATH = "~/ray_results"
 STORAGE_URI_SCHEMES = ("s3", "gs", "gcs", "hdfs", "viewfs", "abfs", "abfss", "file")  # pyarrow filesystems Tune uses
@@ -141,7 +141,8 @@ def check_resume(specs: list[ExperimentSpec], trust: bool) -> None:
                     f"{spec.run}; resume with the file it started with, or drop --resume to start a new run",
                     spec.source,
                 )
-            trials_to_continue(exp_dir, spec.stop, spec.scheduler, spec.source)  # a raised stop it cannot honour
+            stop = effective_stop(exp_dir, spec.stop)[0]
+            trials_to_continue(exp_dir, stop, spec.scheduler, spec.source)  # a raised stop it cannot honour
     if not any_restorable:  # several experiments: those with nothing to resume start (the others resume)
         raise UserError(
             f"--resume: nothing to resume, no Tune experiment state in {', '.join(looked)}; drop --resume to "
