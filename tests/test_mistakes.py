@@ -481,6 +481,12 @@ MISTAKES: dict[str, Mistake] = {
         cfg("replay_buffer_config: {alpha: {grid_search: [0.5, 0.7]}}"),
         expect="replay_buffer_config.alpha=0.5 is never read by SMAC",
     ),
+    "unknown activation in RLlib's SAC": Mistake(
+        "bad:\n  run: SAC\n  env: Pendulum-v1\n  stop: {training_iteration: 1}\n  config:\n    num_env_runners: 0\n"
+        "    model_config: {fcnet_activation: relux}\n",
+        expect="model_config.fcnet_activation: SAC's module: Unknown activation (relux) for framework=torch!; fix "
+        "model_config.fcnet_activation",
+    ),
     "model_config typo": Mistake(cfg("model_config: {fcnet_hidens: [8]}"), expect="did you mean 'fcnet_hiddens'?"),
     "replay capacity a word": Mistake(
         cfg('replay_buffer_config: {capacity: "many"}'),

@@ -524,7 +524,9 @@ def _failing_sac(trainable, max_failures: int, storage: Path):
         "bad:\n  run: SAC\n  env: Pendulum-v1\n  stop: {training_iteration: 1}\n  config:\n    num_env_runners: 0\n"
         "    model_config: {fcnet_activation: relux}\n"
     )
-    (spec,) = load_experiments(str(path))  # as `rllib train` passes it to Tune
+    # the dry run builds the module and refuses this before Ray (test_mistakes.py): here the config goes to Tune
+    # unbuilt, as one whose error shows only in the trial would
+    (spec,) = load_experiments(str(path), build=False)
     param_space = spec.param_space
     tuner = tune.Tuner(
         trainable,
@@ -544,8 +546,8 @@ def _failing_sac(trainable, max_failures: int, storage: Path):
 
 
 def test_config_error_at_trial_start_is_not_retried(ray_local, tmp_path, capfd):
-    """An unknown activation passes the checks before Ray (RLlib resolves it when it builds the module): a
-    ValueError in the trial's constructor, the same on every try. Tune retries it max_failures times; with the
+    """An unknown activation (given to Tune without the dry run's module build): a ValueError in the trial's
+    constructor, the same on every try. Tune retries it max_failures times; with the
     CLI's trainable and retry policy it fails once, reported in one line."""
     from smac_rllib.cli.checkpoints import install_retry_policy, trainable
 

@@ -290,11 +290,18 @@ def check_module_spaces(config, observation_space, action_space) -> None:
             _MODULES.add(key)
     except Exception as e:  # noqa: BLE001 - the module's own words name what it needs
         pixels = len(getattr(observation_space, "shape", ()) or ()) == 3
+        named = [k for k, v in (config._model_config or {}).items() if f"({v})" in str(e) or repr(v) in str(e)]
         fix = (
-            "drop from_pixels (this algorithm learns from states) or run an algorithm that learns from pixels"
+            f"fix model_config.{named[0]} (the module reads it as written)"
+            if named
+            else "drop from_pixels (this algorithm learns from states) or run an algorithm that learns from pixels"
             if pixels
             else "use an env whose observations and actions this algorithm takes"
         )
+        if named:
+            raise TrialError(
+                f"model_config.{named[0]}: {_algo(config)}'s module: {one_line(e)}; {fix}", "_model_config"
+            ) from None
         raise TrialError(
             f"{_algo(config)}'s module cannot be built for {config.env!r} (observations {observation_space}, "
             f"actions {action_space}): {one_line(e)}; {fix}",
