@@ -215,41 +215,11 @@ def _assert_trained(result: dict, min_env_steps: int) -> None:
     assert result["num_updates_lifetime"] > 0
 
 
-def test_checkpoint_holds_the_learner_side_replay_and_counters(ray_local, tmp_path):
-    """A remote learner (num_learners=1) trains from a remote env runner; its checkpoint holds the learner-side
-    replay, the counters and the weights, and training continues from them."""
-    config = tiny(num_env_runners=1).learners(num_learners=1, num_cpus_per_learner=1)
-    algo = config.build_algo()
-    try:
-        for _ in range(2):
-            result = algo.train()
-        _assert_trained(result, min_env_steps=2 * 500)
-        assert math.isfinite(result["env_runners"].get("episode_return_mean", 0.0))
-        assert algo.local_replay_buffer is None  # the replay lives in the learner actor
-        size, stored = algo.replay_size(), algo.env_steps_stored
-        algo.save_to_path(str(tmp_path))
-        updates = algo._async.updates_done
-        weights = algo.learner_group.get_weights()[DEFAULT_MODULE_ID]
-    finally:
-        algo.stop()
-    assert size == stored > 200 and updates == math.floor(0.25 * (stored - 200) + 1e-9)
-    restored = config.build_algo()
-    try:
-        restored.restore_from_path(str(tmp_path))
-        assert restored.replay_size() == size and restored.env_steps_stored == stored
-        assert restored._async.updates_done == updates
-        again = restored.learner_group.get_weights()[DEFAULT_MODULE_ID]
-        assert all(np.array_equal(np.asarray(weights[k]), np.asarray(again[k])) for k in weights)
-        restored.train()
-        assert restored.replay_size() > size and restored._async.updates_done > updates
-    finally:
-        restored.stop()
-
-
-def test_ddp_learners_get_one_shard_each_and_stay_equal(ray_local, tmp_path):
-    """Two DDP learners, two env runners (each learner's replay shard gets episodes from the start, design §8):
-    they train, each holds one shard of the replay, their replicas stay equal, and a checkpoint restores both
-    shards."""
+def test_ddp_learners_get_one_shard_each_stay_equal_and_checkpoint_replay_and_counters(ray_local, tmp_path):
+    """Two remote DDP learners, two env runners (each learner's replay shard gets episodes from the start, design §8):
+    they train, each holds one shard of the replay, their replicas stay equal; the checkpoint holds both shards, the
+    counters and the weights, and training continues from them (the remote learners' side of a checkpoint: the
+    replay lives in the learner actors)."""
     config = tiny(num_env_runners=2).learners(num_learners=2, num_cpus_per_learner=1)
     algo = config.build_algo()
     try:
@@ -257,6 +227,8 @@ def test_ddp_learners_get_one_shard_each_and_stay_equal(ray_local, tmp_path):
         while algo._async.updates_done == 0 or DEFAULT_MODULE_ID not in result.get("learners", {}):
             result = algo.train()
         _assert_trained(result, min_env_steps=500)
+        assert math.isfinite(result["env_runners"].get("episode_return_mean", 0.0))
+        assert algo.local_replay_buffer is None  # the replay lives in the learner actors
         sizes = algo._async.replay_sizes()
         assert len(sizes) == 2 and min(sizes) > 0 and sum(sizes) == algo.env_steps_stored
         algo._async.quiesce()  # the learner threads finish their granted updates (they run on after train())
@@ -266,13 +238,20 @@ def test_ddp_learners_get_one_shard_each_and_stay_equal(ray_local, tmp_path):
         assert len(states) == 2
         for key in states[0]:  # DDP keeps the replicas equal
             np.testing.assert_allclose(np.asarray(states[0][key]), np.asarray(states[1][key]), err_msg=key)
+        stored, updates = algo.env_steps_stored, algo._async.updates_done
+        assert updates == math.floor(0.25 * (stored - 200) + 1e-9)  # every granted update ran
         algo.save_to_path(str(tmp_path))
+        weights = algo.learner_group.get_weights()[DEFAULT_MODULE_ID]
     finally:
         algo.stop()
     restored = config.build_algo()
     try:
         restored.restore_from_path(str(tmp_path))
-        assert restored._async.replay_sizes() == sizes
+        assert restored._async.replay_sizes() == sizes and restored.env_steps_stored == stored
+        assert restored._async.updates_done == updates
+        again = restored.learner_group.get_weights()[DEFAULT_MODULE_ID]
+        assert all(np.array_equal(np.asarray(weights[k]), np.asarray(again[k])) for k in weights)
         restored.train()
+        assert sum(restored._async.replay_sizes()) > sum(sizes) and restored._async.updates_done > updates
     finally:
         restored.stop()
