@@ -779,6 +779,36 @@ def test_address_with_nothing_behind_it_is_one_line_within_seconds(address, expe
     assert os.listdir(tmp_path) == ["ok.yaml"], "nothing written"
 
 
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_address_of_a_server_that_is_not_ray_is_one_line_within_seconds(dry_run, tmp_path, capfd, ray_never_starts):
+    """An HTTP server at the address: the TCP connect succeeds, and Ray's own client would retry its GCS there for
+    minutes; the CLI asks in HTTP/2 (gRPC) and gets an HTTP/1 answer: refused, a dry run included."""
+    import http.server
+    import threading
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):  # the server's request log would go to this test's stderr
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        path = tmp_path / "ok.yaml"
+        path.write_text(BASE)
+        address = f"127.0.0.1:{server.server_address[1]}"
+        started = time.time()
+        argv = ["train", "file", str(path), "--storage-path", str(tmp_path), "--address", address]
+        code = run_cli(argv + (["--dry-run"] if dry_run else []))
+        took = time.time() - started
+    finally:
+        server.shutdown()
+        server.server_close()
+    err = capfd.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert f"{address} answers, but not as a Ray cluster (it replied " in err[0] and "not gRPC" in err[0], err
+    assert took < 15, f"{took:.1f} s"
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
 def test_storage_path_without_write_permission(tmp_path, capfd):
     locked = tmp_path / "locked"

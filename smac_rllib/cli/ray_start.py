@@ -76,7 +76,7 @@ def bind_to_loopback() -> None:
 
 
 def check_address(address: str, timeout: float = ADDRESS_TIMEOUT_S) -> None:
-    """A cluster address must answer a TCP connect within ``timeout`` (Ray itself retries forever)."""
+    """A cluster address must answer within ``timeout``, and as a gRPC server (Ray itself retries forever)."""
     if address in ("auto", "local"):
         return  # Ray looks up / starts the cluster itself, and fails fast
     host, sep, port = address.split("://", 1)[-1].rstrip("/").rpartition(":")
@@ -85,13 +85,43 @@ def check_address(address: str, timeout: float = ADDRESS_TIMEOUT_S) -> None:
             f"--address {address!r} must be host:port, e.g. 10.0.0.5:6379 or ray://head-node:10001 (or auto)"
         )
     try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+        reply = _http2_reply(host.strip("[]"), int(port), timeout)
     except OSError as e:
         reason = e.strerror or type(e).__name__
         raise UserError(
             f"no Ray cluster answers at {address} ({reason} within {timeout:g} s); start one there with "
             "`ray start --head`, fix --address / $RAY_ADDRESS, or drop it to run a local Ray"
         ) from None
+    if not (len(reply) == 9 and reply[3] == _SETTINGS):
+        said = reply.split(b"\r\n")[0].decode("latin-1").strip()
+        said = f"it replied {said[:40]!r}" if said else "it replied nothing"
+        raise UserError(
+            f"{address} answers, but not as a Ray cluster ({said}, not gRPC); point --address / $RAY_ADDRESS at the "
+            "head's GCS port (`ray start --head` prints it, default 6379) or at ray://<head>:10001"
+        )
+
+
+_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"  # HTTP/2's client connection preface
+_SETTINGS = 0x04  # HTTP/2 frame type
+
+
+def _http2_reply(host: str, port: int, timeout: float) -> bytes:
+    """The first 9 bytes a server sends back to an HTTP/2 client preface and an empty SETTINGS frame: a gRPC server
+    (Ray's GCS, a Ray Client server) answers with its own SETTINGS frame header, anything else with something else
+    (an HTTP/1 server: ``HTTP/1.0 400``) or nothing. Ray's own client would retry a non-Ray port for minutes."""
+    with socket.create_connection((host, port), timeout=timeout) as conn:
+        conn.settimeout(timeout)
+        conn.sendall(_PREFACE + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+        reply = b""
+        try:
+            while len(reply) < 9:
+                chunk = conn.recv(9 - len(reply))
+                if not chunk:
+                    break
+                reply += chunk
+        except (TimeoutError, ConnectionResetError):  # no answer, or a server that hangs up on a stranger
+            pass
+        return reply
 
 
 def worker_env_vars() -> dict[str, str]:
