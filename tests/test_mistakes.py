@@ -515,6 +515,34 @@ MISTAKES: dict[str, Mistake] = {
         cfg("env_config: {grid_search: [{time_limit: 1.0}, {time_limit: 1.0, image_size: 64}]}"),
         expect="trial env_config.image_size=64: ",
     ),
+    "a grid of model_configs with a number where a list goes": Mistake(
+        cfg("model_config: {grid_search: [{fcnet_hiddens: [16, 16]}, {fcnet_hiddens: 16}]}"),
+        expect="trial model_config.fcnet_hiddens=16: model_config.fcnet_hiddens=16 has the wrong type: expected a "
+        "list, got int (write e.g. `fcnet_hiddens: [16]`)",
+    ),
+    "model_config a number": Mistake(
+        cfg("model_config: 5"), expect="mistake.yaml:8: model_config=5 has the wrong type: expected a mapping"
+    ),
+    "run swept over algorithms": Mistake(
+        exp("run: {grid_search: [SMAC, SACBaseline]}"),
+        expect="run cannot be swept (each algorithm has its own config class): write one experiment per algorithm in "
+        "the same file, e.g. a `.defaults` template merged into `smac:` and `sacbaseline:` with `<<: *defaults`",
+    ),
+    "run a list of algorithms": Mistake(exp("run: [SMAC, TD3]"), expect="run cannot be swept"),
+    "DQN on continuous actions": Mistake(
+        "bad:\n  run: DQN\n  env: dmc/cartpole-balance\n  stop: {training_iteration: 1}\n  config:\n"
+        "    env_config: {time_limit: 1.0}\n    num_env_runners: 0\n",
+        expect="DQN takes discrete actions only (its module has one output per action, action_space.n); "
+        "dmc/cartpole-balance has continuous actions Box(-1.0, 1.0, (1,), float32); use SAC/SMAC (continuous) or a "
+        "discrete env",
+    ),
+    "evaluation on a task of another domain": Mistake(
+        cfg("evaluation_config: {explore: false, env: dmc/cheetah-run}"),
+        expect="evaluation_config: the evaluation env 'dmc/cheetah-run' (observations Box(-inf, inf, (17,), float32), "
+        "actions Box(-1.0, 1.0, (6,), float32)) has other spaces than the training env 'dmc/cartpole-balance' "
+        "(observations Box(-inf, inf, (5,), float32), actions Box(-1.0, 1.0, (1,), float32)): the evaluation runs "
+        "the trained module; evaluate on an env with the same spaces",
+    ),
     **(
         {}
         if importlib.util.find_spec("Box2D")
@@ -615,6 +643,47 @@ MISTAKES: dict[str, Mistake] = {
         ),
         expect="every checkpoint (every 2 iteration(s) up to iteration 2) comes before the first evaluation at "
         "iteration 3",
+    ),
+    "ASHA on seconds with a stop in iterations": Mistake(
+        exp("scheduler: {type: ASHA, time_attr: time_total_s}", "stop: {training_iteration: 500}"),
+        expect="scheduler time_attr: time_total_s, and ASHA's default max_t=100 is in time_total_s units: every trial "
+        "ends at 100 seconds, whatever the stop (training_iteration: 500) allows; set an explicit max_t in "
+        "time_total_s units or time_attr: training_iteration (the stop's units)",
+    ),
+    "checkpoints that keep the lowest return": Mistake(
+        exp(
+            "checkpoint_config: {checkpoint_score_attribute: evaluation/env_runners/episode_return_mean, "
+            "checkpoint_score_order: min, num_to_keep: 1, checkpoint_frequency: 1}"
+        ),
+        expect="checkpoint_config ranks evaluation/env_runners/episode_return_mean with checkpoint_score_order: min: "
+        "num_to_keep: 1 keeps the lowest-return (worst-policy) checkpoints; write checkpoint_score_order: max",
+    ),
+    "checkpoints that keep the highest loss": Mistake(
+        exp("checkpoint_config: {checkpoint_score_attribute: learners/default_policy/critic_loss}"),
+        expect="ranks learners/default_policy/critic_loss with checkpoint_score_order unset (the default: max): "
+        "num_to_keep: 2 keeps the highest-loss checkpoints; write checkpoint_score_order: min",
+    ),
+    "ASHA that keeps the lowest return": Mistake(
+        exp("scheduler: {type: ASHA, mode: min}"),
+        expect="scheduler ranks evaluation/env_runners/episode_return_mean with mode: min: ASHA would stop all but "
+        "the lowest-return (worst-policy) trials; write mode: max",
+    ),
+    "episode length stop above the task's episode": Mistake(
+        exp("stop: {training_iteration: 50, env_runners/episode_len_mean: 2000}"),
+        expect="stop criterion env_runners/episode_len_mean=2000 is never reached: an episode of "
+        "dmc/cartpole-balance lasts at most 100 agent steps (its time limit); lower it to <= 100",
+    ),
+    "a seed listed twice in a grid": Mistake(
+        cfg("seed: {grid_search: [0, 0, 1]}"),
+        expect="grid_search of seed lists 0 twice: 2 identical trials; list each value once",
+    ),
+    "a grid listing one mapping twice in other words": Mistake(
+        cfg(
+            "replay_buffer_config: {grid_search: [{type: EpisodeReplayBuffer, capacity: 1000}, "
+            "{capacity: 1000.0, type: EpisodeReplayBuffer}, {type: EpisodeReplayBuffer, capacity: 1000}]}"
+        ),
+        expect="grid_search of replay_buffer_config lists {type: EpisodeReplayBuffer, capacity: 1000} 3 times: 3 "
+        "identical trials",
     ),
     # --- formats as other tools (#37.4)
     "--config duplicate key": Mistake(
@@ -956,3 +1025,32 @@ def test_a_pixel_update_too_big_for_a_cpu_learner_names_its_activations():
     assert term.startswith("one update's activations (3,300,000 latent rows of width 300)") and size > 100 * GiB
     message = memory_error(config, available=64 * GiB)
     assert message and "the largest term is one update's activations" in message and "lower batch_size_B" in message
+
+
+def test_what_the_rules_of_issue_37_leave_alone(tmp_path, capfd):
+    """Each refusal of the rows above has a neighbour that runs: the user decided, or nothing is lost."""
+    # an explicit max_t in other units than the stop: the user's own cut
+    _dry_run(tmp_path, capfd, exp("scheduler: {type: ASHA, time_attr: time_total_s, max_t: 3600}"))
+    # evaluation on another task of the same domain: the same spaces, the trained module runs there
+    _dry_run(tmp_path, capfd, cfg("evaluation_config: {explore: false, env: dmc/cartpole-swingup}"))
+    # a loss ranked lowest first, a return highest first; an episode-length stop within the episode
+    _dry_run(
+        tmp_path,
+        capfd,
+        exp(
+            "checkpoint_config: {checkpoint_score_attribute: learners/default_policy/critic_loss, "
+            "checkpoint_score_order: min}",
+            "scheduler: {type: ASHA, mode: max}",
+            "stop: {training_iteration: 2, env_runners/episode_len_mean: 100}",
+        ),
+    )
+    # values that differ once parsed: true is not 1, mappings that differ in one value
+    assert "2 trial(s)" in _dry_run(tmp_path, capfd, cfg("twin_q: {grid_search: [true, false]}"))
+    assert "2 trial(s)" in _dry_run(
+        tmp_path,
+        capfd,
+        cfg(
+            "replay_buffer_config: {grid_search: [{type: EpisodeReplayBuffer, capacity: 1000}, "
+            "{capacity: 2000, type: EpisodeReplayBuffer}]}"
+        ),
+    )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from smac_rllib.cli import trial_check
+from smac_rllib.cli import grids, trial_check
 from smac_rllib.cli.errors import UserError
 from smac_rllib.cli.yaml_loader import load_experiments
 from tests.test_mistakes import cfg
@@ -55,7 +55,9 @@ def test_identical_trials_are_built_once_and_env_spaces_once_per_env_config(tmp_
         "check_module_spaces",
         lambda config, *spaces: modules.append(config) or real_module(config, *spaces),
     )
-    # 2 x 2 grid points, but num_particles' two values are the same: 2 distinct trials, 1 env
+    # 2 x 2 grid points, but num_particles' two values are the same: 2 distinct trials, 1 env. A value listed twice
+    # is refused when the file is read (grids.py, #37 H6); the dedup of trials still serves any that get past it.
+    monkeypatch.setattr(grids, "_check_distinct", lambda options, name, where: None)
     spec = _load(tmp_path, cfg("num_particles: {grid_search: [4, 4]}", "latent_dim: {grid_search: [4, 8]}"))
     assert spec.num_trials == 4 and len(spec.configs) == 4
     assert len({id(c) for c in spec.configs}) == 2, "identical grid points share one built config"

@@ -12,6 +12,7 @@ NaN and inf are refused anywhere (``check_finite``). Result keys: ``cli/result_k
 from __future__ import annotations
 
 import inspect
+import math
 import types
 import typing
 from collections.abc import Mapping
@@ -190,7 +191,7 @@ def check_type(name: str, value: Any, expected: Any, where: str, container: dict
     if verdict is False:
         raise UserError(
             f"{name}={value!r} has the wrong type: expected {_describe(expected)}, got {type_name(value)}"
-            f"{_example_fix(name, expected)}",
+            f"{_example_fix(name, expected, value)}",
             where,
         )
     if verdict == "int" and isinstance(value, float):
@@ -269,11 +270,50 @@ def _describe(expected: Any) -> str:
     return names.get(expected, getattr(expected, "__name__", str(expected)))
 
 
-def _example_fix(name: str, expected: Any) -> str:
+def _example_fix(name: str, expected: Any, value: Any = None) -> str:
+    """`` (write e.g. `key: [16]`)``: a value of the expected type, from the user's own value where it converts (the
+    string ``"16"`` -> ``16``, the number ``16`` for a list -> ``[16]``), never the wrong value back."""
     key = name.split(".")[-1]
-    examples = {bool: "true", int: "16", float: "0.0003"}
     args = [a for a in typing.get_args(expected) if a is not type(None)] or [expected]
+    if typing.get_origin(expected) in (list, tuple):
+        args = [expected]
     for a in args:
-        if a in examples:
-            return f" (write e.g. `{key}: {examples[a]}`, without quotes)"
+        example = _example(a, value)
+        if example is not None:
+            quotes = ", without quotes" if isinstance(value, str) else ""
+            return f" (write e.g. `{key}: {example}`{quotes})"
     return ""
+
+
+_EXAMPLES = {bool: "true", int: "16", float: "0.0003"}
+
+
+def _example(expected: Any, value: Any) -> str | None:
+    """A YAML value of type ``expected`` (a scalar or a list of one), ``value`` converted where it can be."""
+    if expected in _EXAMPLES:
+        return _converted(expected, value) or _EXAMPLES[expected]
+    if expected in (list, tuple, typing.List, typing.Tuple) or typing.get_origin(expected) in (list, tuple):
+        items = [a for a in typing.get_args(expected) if a is not Ellipsis]
+        item = items[0] if len(items) == 1 or typing.get_origin(expected) is list else None
+        if item in _EXAMPLES:
+            return f"[{_converted(item, value) or _EXAMPLES[item]}]"
+        if value is not None and not isinstance(value, (dict, list)):
+            return f"[{value}]"
+        return "[16]" if item is None else None
+    return None
+
+
+def _converted(expected: type, value: Any) -> str | None:
+    """``value`` written as a YAML ``expected`` (``"16"`` -> ``16``, ``16`` for a float -> ``16.0``), else None."""
+    text = str(value).strip() if isinstance(value, (str, int, float)) and not isinstance(value, bool) else None
+    if text is None:
+        return None
+    if expected is bool:
+        return text.lower() if text.lower() in ("true", "false") else None
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    if expected is int:
+        return str(int(number)) if number.is_integer() and math.isfinite(number) else None
+    return text if math.isfinite(number) else None

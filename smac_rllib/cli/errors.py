@@ -4,6 +4,7 @@ exit codes, warnings (``warn``) and the ``--resume`` command every message that 
 from __future__ import annotations
 
 import difflib
+import re
 import shlex
 import sys
 from typing import Any
@@ -21,8 +22,19 @@ class UserError(Exception):
     """
 
     def __init__(self, message: str, where: str | None = None):
-        message = " ".join(str(message).split())  # always one line
+        message = user_names(" ".join(str(message).split()))  # always one line, in the user's names
         super().__init__(f"{where}: {message}" if where else message)
+
+
+# Attributes the loader files a user's key under (the YAML's `model_config:` is AlgorithmConfig._model_config):
+# every message names the key as the user writes it.
+_INTERNAL_NAMES = {"_model_config": "model_config"}
+_INTERNAL = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, _INTERNAL_NAMES)) + r")(?!\w)")
+
+
+def user_names(message: str) -> str:
+    """``message`` with the loader's internal key names (``_model_config``) as the user writes them."""
+    return _INTERNAL.sub(lambda m: _INTERNAL_NAMES[m.group(1)], message)
 
 
 def one_line(text: object, limit: int = 400) -> str:

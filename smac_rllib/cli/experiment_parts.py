@@ -106,7 +106,29 @@ def parse_checkpoint_config(block: Any, where: str, *, custom_metrics: bool = Fa
         error = result_key_error(attribute, "checkpoint_config.checkpoint_score_attribute", custom_metrics)
         if error:
             raise UserError(error, where)
+        kept = f"num_to_keep: {ckpt['num_to_keep']} keeps" if ckpt.get("num_to_keep") else "Tune ranks first"
+        check_direction(
+            attribute, order, "checkpoint_config.checkpoint_score_order", f"{kept} the {{}} checkpoints", where
+        )
     return ckpt
+
+
+def check_direction(metric: Any, order: str | None, key: str, effect: str, where: str) -> None:
+    """A metric ranked the wrong way round: a return (``*episode_return_*``) with ``min`` keeps the worst policy, a
+    loss (``*loss*``) with ``max`` (Tune's default) the worst fit. ``effect``: what is kept, ``{}`` for the side."""
+    name = str(metric)
+    if "episode_return" in name and order == "min":
+        worst, better, good = "lowest-return (worst-policy)", "a higher return is better", "max"
+    elif "loss" in name and order in (None, "max"):
+        worst, better, good = "highest-loss", "a lower loss is better", "min"
+    else:
+        return
+    given = f"{key.rsplit('.', 1)[-1]}: {order}" if order else f"{key.rsplit('.', 1)[-1]} unset (the default: max)"
+    raise UserError(
+        f"{key.split('.')[0]} ranks {metric} with {given}: {effect.format(worst)}; write "
+        f"{key.rsplit('.', 1)[-1]}: {good} ({better})",
+        where,
+    )
 
 
 def parse_wandb(block: Any, flag: bool | None, where: str) -> dict | None:
@@ -175,6 +197,9 @@ def parse_scheduler(block: Any, where: str, *, evaluates: bool = False, custom_m
             where,
         )
     options.setdefault("metric", EVAL_RETURN if evaluates else TRAIN_RETURN)
+    check_direction(
+        options["metric"], options.get("mode"), "scheduler.mode", "ASHA would stop all but the {} trials", where
+    )
     options.setdefault("mode", "max")
     options.setdefault("time_attr", "training_iteration")
     return {"type": "ASHA", **options}

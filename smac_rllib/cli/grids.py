@@ -51,6 +51,7 @@ def check_grids(value: Any, name: str, where: str) -> None:
                 f"grid_search of {name} needs a non-empty list, e.g. {name}: {{grid_search: [8, 16, 32]}}; got {got}",
                 where,
             )
+        _check_distinct(options, name, where)
         for option in options:
             check_grids(option, name, where)
     elif isinstance(value, dict):
@@ -65,6 +66,51 @@ def check_grids(value: Any, name: str, where: str) -> None:
     elif isinstance(value, list):
         for sub in value:
             check_grids(sub, name, where)
+
+
+def _check_distinct(options: list, name: str, where: str) -> None:
+    """Each value of a grid once: a repeated one (as parsed: 0 and 0.0 alike, mappings by content) runs trials that
+    differ in nothing."""
+    seen: dict[Any, int] = {}
+    for option in options:
+        key = _content(option)
+        seen[key] = seen.get(key, 0) + 1
+    for option in options:
+        times = seen[_content(option)]
+        if times > 1:
+            counted = "twice" if times == 2 else f"{times} times"
+            raise UserError(
+                f"grid_search of {name} lists {_yaml(option)} {counted}: {times} identical trials; list each value "
+                "once",
+                where,
+            )
+
+
+def _content(value: Any) -> Any:
+    """A hashable stand-in equal for equal parsed values: numbers by value (0 == 0.0, true is not 1), mappings by
+    content whatever their key order, lists by their items."""
+    if isinstance(value, bool) or value is None:
+        return ("const", value)
+    if isinstance(value, (int, float)):
+        return ("number", value)  # Python's own equality: 0 == 0.0, equal hashes
+    if isinstance(value, dict):
+        return ("mapping", frozenset((repr(k), _content(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return ("list", tuple(_content(v) for v in value))
+    return (type(value).__name__, value if isinstance(value, str) else repr(value))
+
+
+def _yaml(value: Any) -> str:
+    """``0``, ``SMAC``, ``{fcnet_hiddens: [16]}``: a value as the YAML writes it."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if value is None:
+        return "null"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_yaml(k)}: {_yaml(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_yaml(v) for v in value) + "]"
+    return str(value)
 
 
 def _grid_paths(value: Any, path: tuple = ()):

@@ -24,7 +24,8 @@ The arithmetic (closed form, no env is built; a DMC task's MJCF model is loaded 
 The rules (``check_horizon``: every grid point; the first contradiction is a one-line ``UserError``):
 
 1. ``num_samples > 1`` with a fixed ``seed`` (or a seed grid): identical trials; use a seed grid, num_samples 1.
-2. A return threshold in ``stop`` above the task's bound is never reached.
+2. A return threshold in ``stop`` above the task's bound is never reached; nor is an episode length
+   (``*episode_len_*``) above the task's episode (``episode_steps``).
 3. The stop's env steps never pass the warm-up: no gradient update. A deliberate warm-up-only run says
    ``warm_up_only: true`` (experiment key); with it, a stop past the warm-up is refused instead.
 4. ``evaluation_interval`` above the stop's iterations: no evaluation.
@@ -34,7 +35,8 @@ The rules (``check_horizon``: every grid point; the first contradiction is a one
    between evaluations unless the updates of one env step cost ~10 env steps (the tuned examples evaluate at most
    1x what they train).
 6. An ASHA ``max_t`` (default 100) below the stop, in the scheduler's ``time_attr`` units: every trial is cut at
-   ``max_t``; a ``grace_period`` at or past the stop: ASHA never compares trials.
+   ``max_t``; a ``grace_period`` at or past the stop: ASHA never compares trials. A stop in other units than
+   ``time_attr`` cannot be compared: ASHA's default ``max_t`` is refused there (an explicit one is the user's cut).
 7. ``checkpoint_frequency`` past the stop with ``checkpoint_at_end: false``: no checkpoint; checkpoints ranked on an
    ``evaluation/`` metric that all come before the first evaluation.
 """
@@ -200,14 +202,22 @@ def _num(value: float) -> str:
 
 
 def _check_returns(spec: ExperimentSpec, config) -> None:
-    for key in RETURN_KEYS:
-        if key not in spec.stop:
+    """Rule 2: a return threshold above the task's bound, an episode length above the task's episode."""
+    for key, value in spec.stop.items():
+        last = key.rsplit("/", 1)[-1]
+        if key not in RETURN_KEYS and not last.startswith("episode_len_"):
             continue
-        bound = episode_return_bound(config.env, config.env_config)
-        if bound is not None and spec.stop[key] > bound:
+        env = config.get_evaluation_config_object() if key.startswith("evaluation/") else config
+        if key in RETURN_KEYS:
+            bound = episode_return_bound(env.env, env.env_config)
+            most = f"returns at most {_num(bound or 0)} ({_num(bound or 0)} control steps x a reward <= 1)"
+        else:
+            bound = episode_steps(env.env, env.env_config)
+            most = f"lasts at most {_num(bound or 0)} agent steps (its time limit)"
+        if bound is not None and value > bound:
             raise UserError(
-                f"stop criterion {key}={_num(spec.stop[key])} is never reached: an episode of {config.env} returns at "
-                f"most {_num(bound)} ({_num(bound)} control steps x a reward <= 1); lower it to <= {_num(bound)}",
+                f"stop criterion {key}={_num(value)} is never reached: an episode of {env.env} {most}; lower it to "
+                f"<= {_num(bound)}",
                 spec.source,
             )
 
@@ -297,16 +307,19 @@ def _check_scheduler(spec: ExperimentSpec, config, iterations: int | None, steps
     if block.get("type") != "ASHA":
         return
     attr = block.get("time_attr", "training_iteration")
-    if attr == "training_iteration":
-        horizon, unit = iterations, "iterations"
-    elif attr in ENV_STEP_KEYS:
-        horizon, unit = (iterations * steps if iterations and steps else None), "env steps"
-    elif attr == "time_total_s":
-        horizon, unit = spec.stop.get("time_total_s"), "seconds"
-    else:
-        return
+    horizon, unit = _scheduler_horizon(spec.stop, attr, iterations, steps)
     if horizon is None:
-        return
+        if "max_t" not in block:  # the stop is in other units: ASHA's 100 is a cut nobody chose
+            stop = ", ".join(f"{k}: {_num(v)}" for k, v in spec.stop.items())
+            units = [k for k in spec.stop if k in ("training_iteration", "time_total_s", *ENV_STEP_KEYS)]
+            match = f" or time_attr: {units[0]} (the stop's units)" if units else ""
+            raise UserError(
+                f"scheduler time_attr: {attr}, and ASHA's default max_t={ASHA_DEFAULT_MAX_T} is in {attr} units: "
+                f"every trial ends at {ASHA_DEFAULT_MAX_T} {unit}, whatever the stop ({stop}) allows; set an explicit "
+                f"max_t in {attr} units{match}",
+                spec.source,
+            )
+        return  # an explicit max_t in other units than the stop: the user's own cut
     max_t, grace = block.get("max_t", ASHA_DEFAULT_MAX_T), block.get("grace_period", 1)
     default = "" if "max_t" in block else ", ASHA's default"
     at, cut, first = _num(horizon), _num(max_t), _num(grace)
@@ -322,6 +335,16 @@ def _check_scheduler(spec: ExperimentSpec, config, iterations: int | None, steps
             f"trials; lower grace_period to < {at} or drop the scheduler",
             spec.source,
         )
+
+
+def _scheduler_horizon(stop: dict, attr: str, iterations: int | None, steps: int | None) -> tuple[float | None, str]:
+    """(the stop in the scheduler's ``time_attr`` units, their name); None where the stop is in other units."""
+    if attr == "training_iteration":
+        return iterations, "iterations"
+    if attr in ENV_STEP_KEYS:
+        counted = [stop[k] for k in ENV_STEP_KEYS if k in stop]  # single-agent: one count
+        return (iterations * steps if iterations and steps else min(counted, default=None)), "env steps"
+    return stop.get(attr), "seconds" if attr == "time_total_s" else attr
 
 
 def _check_checkpoints(spec: ExperimentSpec, config, iterations: int, at_stop: str) -> None:

@@ -18,6 +18,7 @@ import dataclasses
 import functools
 import inspect
 import re
+import traceback
 from typing import Any
 
 import gymnasium as gym
@@ -264,11 +265,26 @@ def check_envs_and_module(config) -> None:
             evaluation = config.get_evaluation_config_object()
         if (evaluation.env, evaluation.env_config) != (config.env, config.env_config):
             try:
-                env_spaces(evaluation.env, evaluation.env_config)
+                evaluated = env_spaces(evaluation.env, evaluation.env_config)
             except TrialError as e:
                 raise TrialError(f"evaluation_config: the evaluation {e}", "evaluation_config") from None
+            _check_same_spaces(config.env, spaces, evaluation.env, evaluated)
     if spaces is not None:
         check_module_spaces(config, *spaces)
+
+
+def _check_same_spaces(env: Any, spaces: tuple | None, evaluated_env: Any, evaluated: tuple | None) -> None:
+    """The evaluation runs the trained module (its weights synced to the evaluation runners): its env's observation
+    and action spaces are the training env's, else the first evaluation fails after a whole interval of training."""
+    if spaces is None or evaluated is None or tuple(spaces) == tuple(evaluated):
+        return
+    raise TrialError(
+        f"evaluation_config: the evaluation env {evaluated_env!r} (observations {evaluated[0]}, actions "
+        f"{evaluated[1]}) has other spaces than the training env {env!r} (observations {spaces[0]}, actions "
+        f"{spaces[1]}): the evaluation runs the trained module; evaluate on an env with the same spaces (e.g. "
+        "another task of the same domain) or make a separate experiment",
+        "evaluation_config",
+    )
 
 
 _MODULES: set[str] = set()  # module specs already built (a seed grid builds its module once)
@@ -288,7 +304,8 @@ def check_module_spaces(config, observation_space, action_space) -> None:
             with torch.device("meta"):
                 config.get_rl_module_spec().build()
             _MODULES.add(key)
-    except Exception as e:  # noqa: BLE001 - the module's own words name what it needs
+    except Exception as raised:  # noqa: BLE001 - the module's own words name what it needs
+        e = _module_error(raised, config, action_space)
         pixels = len(getattr(observation_space, "shape", ()) or ()) == 3
         named = [k for k, v in (config._model_config or {}).items() if f"({v})" in str(e) or repr(v) in str(e)]
         fix = (
@@ -307,3 +324,28 @@ def check_module_spaces(config, observation_space, action_space) -> None:
             f"actions {action_space}): {one_line(e)}; {fix}",
             "env_config" if pixels else "env",
         ) from None
+
+
+def _module_error(raised: Exception, config, action_space) -> Exception:
+    """The module's own error: RLlib re-raises any error of a module's constructor as a notice that the old
+    constructor is deprecated, so the first error of the chain that is not such a notice. A catalog that reads
+    ``action_space.n`` (gymnasium's count of discrete actions: DQN's Q-head, one output per action) on an action space
+    without one is RLlib's rule that the algorithm takes discrete actions only: refused as such."""
+    chain: list[BaseException] = []
+    error: BaseException | None = raised
+    while error is not None and error not in chain:
+        chain.append(error)
+        error = error.__cause__ or error.__context__
+    own = [c for c in chain if "has been deprecated" not in str(c)]
+    for c in own:
+        frames = traceback.extract_tb(c.__traceback__)
+        if isinstance(c, AttributeError) and frames and "action_space.n" in (frames[-1].line or ""):
+            if not isinstance(action_space, gym.spaces.Discrete):
+                kind = "continuous actions" if isinstance(action_space, gym.spaces.Box) else "actions"
+                raise TrialError(
+                    f"{_algo(config)} takes discrete actions only (its module has one output per action, "
+                    f"action_space.n); {config.env} has {kind} {action_space}; use SAC/SMAC (continuous) or a "
+                    "discrete env",
+                    "env",
+                ) from None
+    return own[0] if own else raised

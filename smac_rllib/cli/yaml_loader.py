@@ -294,6 +294,17 @@ def _check_values(config: dict, line_of) -> None:
 
 def algorithm_class(run: Any, where: str) -> type:
     """The Algorithm class behind a ``run:`` name: ours (SMAC, SACBaseline) or RLlib's registry (SAC, PPO, ...)."""
+    options = run.get("grid_search") if isinstance(run, dict) else run
+    if isinstance(options, list):  # a sweep over algorithms: Tune would build one algorithm's config class for all
+        names = [str(o).lower() for o in options[:2]] if len(options) >= 2 else ["smac", "sacbaseline"]
+        raise UserError(
+            "run cannot be swept (each algorithm has its own config class): write one experiment per algorithm in "
+            f"the same file, e.g. a `.defaults` template merged into `{names[0]}:` and `{names[1]}:` with "
+            "`<<: *defaults`",
+            where,
+        )
+    if isinstance(run, dict):
+        raise UserError(f"run must be one algorithm name, e.g. `run: SMAC`, got {type_name(run)}", where)
     if run in OUR_ALGORITHMS:
         return getattr(algorithms, run)
     if isinstance(run, str) and run in ALGORITHMS:
