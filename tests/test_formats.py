@@ -237,3 +237,16 @@ def test_video_frames_from_a_gymnasium_env_and_a_missing_renderer_in_one_line():
     else:  # classic control: no frame size of its own to set, its frames keep theirs
         assert render_options("Pendulum-v1", {}, 32) == {"render_mode": "rgb_array"}
     assert gym.spec("Pendulum-v1") is not None
+
+
+def test_a_storage_path_with_a_variable_is_expanded_as_a_shell_does(tmp_path, monkeypatch):
+    from smac_rllib.cli.experiment_spec import Overrides
+    from smac_rllib.cli.yaml_loader import load_experiments
+
+    monkeypatch.setenv("SMAC_TEST_RESULTS", str(tmp_path / "results"))
+    path = tmp_path / "x.yaml"
+    path.write_text(BASE.replace("tiny:\n", "tiny:\n  storage_path: $SMAC_TEST_RESULTS/file\n", 1))
+    (spec,) = load_experiments(str(path), build=False)
+    assert spec.storage_path == str(tmp_path / "results" / "file")
+    (spec,) = load_experiments(str(path), Overrides(storage_path="${SMAC_TEST_RESULTS}/flag"), build=False)
+    assert spec.storage_path == str(tmp_path / "results" / "flag")

@@ -710,6 +710,10 @@ MISTAKES: dict[str, Mistake] = {
         args=("--storage-path", "memory://results"), expect="Tune cannot write to memory://"
     ),
     "--storage-path URI without bucket": Mistake(args=("--storage-path", "s3://"), expect="names no bucket"),
+    "storage path with an unset variable": Mistake(
+        exp("storage_path: $SMAC_TEST_UNSET_DIR/runs"),
+        expect="the environment variable SMAC_TEST_UNSET_DIR is not set",
+    ),
     # --- nothing waits in silence (#37.3)
     "STRICT_SPREAD on a local Ray": Mistake(
         cfg("placement_strategy: STRICT_SPREAD", "num_env_runners: 2"),

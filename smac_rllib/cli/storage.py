@@ -50,11 +50,30 @@ def resolve_storage_path(value, where: str | None) -> str | None:
         return None
     if not isinstance(value, str) or not value.strip():
         raise UserError(f"storage_path must be a directory path, got {value!r}", where)
+    value = expand_variables(value, where)
     if value.lower().startswith("file:"):
         value = local_path_of(value, where)
     path = value if "://" in value else os.path.abspath(os.path.expanduser(value))
     check_storage_path(path, where)
     return path
+
+
+_UNSET_VARIABLE = re.compile(r"\$(\w+|\{[^}]*\})")
+
+
+def expand_variables(value: str, where: str | None) -> str:
+    """``$HOME/runs`` or ``${SCRATCH}/runs`` as a shell expands it (Tune would create a directory named ``$HOME``);
+    a variable that is not set is refused by name."""
+    expanded = os.path.expandvars(value)
+    left = _UNSET_VARIABLE.search(expanded)
+    if left:
+        name = left.group(1).strip("{}")
+        raise UserError(
+            f"storage path {value}: the environment variable {name} is not set (the path is expanded as a shell "
+            f"does); set {name} or write the directory itself",
+            where,
+        )
+    return expanded
 
 
 def local_path_of(uri: str, where: str | None) -> str:
