@@ -710,6 +710,12 @@ MISTAKES: dict[str, Mistake] = {
         args=("--storage-path", "memory://results"), expect="Tune cannot write to memory://"
     ),
     "--storage-path URI without bucket": Mistake(args=("--storage-path", "s3://"), expect="names no bucket"),
+    "a base experiment merged into variants runs too": Mistake(
+        BASE.replace("tiny:", "_defaults: &defaults", 1)
+        + "k4:\n  <<: *defaults\nk8:\n  <<: *defaults\n  stop: {training_iteration: 3}\n",
+        expect="experiments '_defaults' and 'k4' are the same run (same run, env, stop and config); drop one (a "
+        "template to merge from is named '.defaults'",
+    ),
     "storage path with an unset variable": Mistake(
         exp("storage_path: $SMAC_TEST_UNSET_DIR/runs"),
         expect="the environment variable SMAC_TEST_UNSET_DIR is not set",

@@ -102,10 +102,28 @@ def load_experiments(path: str, overrides: Overrides | None = None, *, build: bo
             "add an experiment that merges one, e.g. `my-run: {<<: *defaults}`"
         )
     specs = [parse_experiment(name, doc[name], doc, path, overrides or Overrides()) for name in names]
+    _check_distinct_experiments(specs, doc, path)
     if build:
         for spec in specs:
             spec.configs = build_configs(spec)
     return specs
+
+
+def _check_distinct_experiments(specs: list[ExperimentSpec], doc: MarkedDict, path: str) -> None:
+    """Two experiments of one file that are the same run (a base merged into variants that change nothing, a copy)
+    would train the same trials twice."""
+    seen: dict[str, str] = {}
+    for spec in specs:
+        key = repr((spec.run, spec.stop, spec.num_samples, sorted(spec.param_space.items(), key=lambda kv: kv[0])))
+        if key in seen:
+            first = seen[key]
+            raise UserError(
+                f"experiments {first!r} and {spec.name!r} are the same run (same run, env, stop and config); drop one "
+                f"(a template to merge from is named '.{first.lstrip('._')}' or 'x-{first.lstrip('._')}' and is not "
+                "run)",
+                f"{path}:{doc.line_of(spec.name)}",
+            )
+        seen[key] = spec.name
 
 
 def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overrides) -> ExperimentSpec:
