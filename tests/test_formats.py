@@ -250,3 +250,17 @@ def test_a_storage_path_with_a_variable_is_expanded_as_a_shell_does(tmp_path, mo
     assert spec.storage_path == str(tmp_path / "results" / "file")
     (spec,) = load_experiments(str(path), Overrides(storage_path="${SMAC_TEST_RESULTS}/flag"), build=False)
     assert spec.storage_path == str(tmp_path / "results" / "flag")
+
+
+def test_resuming_a_run_that_already_ended_says_so_without_starting_ray(tmp_path, capfd, ray_never_starts):
+    """Every trial reached its stop and the file does not raise it: one line, exit 0, no Ray (it took 13 s and a
+    full summary)."""
+    exp = _finished_run(tmp_path, {"training_iteration": 2}, reached=2, checkpoint=True)
+    path = tmp_path / "x.yaml"
+    path.write_text(BASE)  # its stop: training_iteration 2, the run's own
+    code, out, err = _run(["train", "file", str(path), "--storage-path", str(tmp_path), "--resume"], capfd)
+    assert code == 0, err
+    assert (
+        f"== tiny: every trial of {exp} already ended (stop training_iteration >= 2); nothing to resume: raise the "
+        "stop in the file (or pass --stop) to train further"
+    ) in out, out

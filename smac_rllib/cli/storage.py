@@ -23,7 +23,7 @@ from ray import tune
 from smac_rllib.cli.checkpoints import check_owner
 from smac_rllib.cli.errors import UserError, warn
 from smac_rllib.cli.experiment_spec import ExperimentSpec
-from smac_rllib.cli.resume_stop import effective_stop, trials_to_continue
+from smac_rllib.cli.resume_stop import all_finished, effective_stop, trials_to_continue
 
 DEFAULT_STORAGE_PATH = "~/ray_results"
 STORAGE_URI_SCHEMES = ("s3", "gs", "gcs", "hdfs", "viewfs", "abfs", "abfss", "file")  # pyarrow filesystems Tune uses
@@ -138,10 +138,12 @@ def storage_of(spec: ExperimentSpec) -> str:
     return spec.storage_path or os.path.abspath(os.path.expanduser(DEFAULT_STORAGE_PATH))
 
 
-def check_resume(specs: list[ExperimentSpec], trust: bool) -> None:
+def check_resume(specs: list[ExperimentSpec], trust: bool) -> list[ExperimentSpec]:
     """Before Ray starts: every local experiment directory that ``--resume`` would load (its checkpoints and
-    ``tuner.pkl`` are pickles) belongs to this user and is not writable by everyone, unless ``--trust``."""
-    looked, any_restorable = [], False
+    ``tuner.pkl`` are pickles) belongs to this user and is not writable by everyone, unless ``--trust``. Returns the
+    experiments with nothing left to do (every trial ended and the stop not raised), each said in one line: the run
+    skips them, and starts no Ray when none is left."""
+    looked, any_restorable, done = [], False, []
     for spec in specs:
         storage = storage_of(spec)
         if "://" in storage:
@@ -161,12 +163,21 @@ def check_resume(specs: list[ExperimentSpec], trust: bool) -> None:
                     spec.source,
                 )
             stop = effective_stop(exp_dir, spec.stop)[0]
-            trials_to_continue(exp_dir, stop, spec.scheduler, spec.source)  # a raised stop it cannot honour
+            continued = trials_to_continue(exp_dir, stop, spec.scheduler, spec.source)  # (a raise it cannot honour)
+            if not continued and all_finished(exp_dir):
+                stop_text = ", ".join(f"{k} >= {v:g}" for k, v in stop.items())
+                print(
+                    f"== {spec.name}: every trial of {exp_dir} already ended (stop {stop_text}); nothing to resume: "
+                    "raise the stop in the file (or pass --stop) to train further",
+                    flush=True,
+                )
+                done.append(spec)
     if not any_restorable:  # several experiments: those with nothing to resume start (the others resume)
         raise UserError(
             f"--resume: nothing to resume, no Tune experiment state in {', '.join(looked)}; drop --resume to "
             "start the run (or pass the --storage-path it ran with)"
         )
+    return done
 
 
 def _trainables_in(exp_dir: str) -> set[str]:

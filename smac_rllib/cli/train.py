@@ -44,7 +44,7 @@ from smac_rllib.cli.progress import ProgressPrinter
 from smac_rllib.cli.ray_output import ConfigErrorFilter, StaleCheckpointFilter, quiet_ray_notices
 from smac_rllib.cli.ray_start import check_address, start_ray
 from smac_rllib.cli.results import lookup
-from smac_rllib.cli.resume_stop import all_finished, effective_stop, trials_to_continue
+from smac_rllib.cli.resume_stop import effective_stop, trials_to_continue
 from smac_rllib.cli.resume_stop import install as install_stop
 from smac_rllib.cli.storage import check_resume, experiment_name, storage_of
 from smac_rllib.cli.summary import print_summary
@@ -64,7 +64,10 @@ def run_train(args) -> int:
         check_rungs(spec)
         warn_algorithm(spec)
     if args.resume:
-        check_resume(specs, trust=getattr(args, "trust", False))
+        done = check_resume(specs, trust=getattr(args, "trust", False))
+        specs = [spec for spec in specs if all(spec is not d for d in done)]
+        if not specs:
+            return 0  # every experiment had ended: no Ray to start
     if not (args.address or os.environ.get("RAY_ADDRESS")):  # a cluster's nodes have their own memory
         resources.check_memory(specs, gpus=resources.local_gpus())
         resources.check_local_cpus(specs)
@@ -125,12 +128,6 @@ def run_experiment(spec: ExperimentSpec, args) -> int:
             warn(f"this Tune hides the restored run's stopper: {spec.name} continues with the stop it started with")
         elif continued:
             print(f"== {spec.name}: stop now {stop_text}: {len(continued)} finished trial(s) continue", flush=True)
-        elif "://" not in exp_dir and all_finished(exp_dir):
-            print(
-                f"== {spec.name}: every trial already ended (stop {stop_text}); raise the stop in the file (or pass "
-                "--stop) to train further",
-                flush=True,
-            )
     else:
         print(
             f"== {spec.name}: {spec.run} on {describe_env(spec.param_space['env'])}, {spec.num_trials} trial(s) -> "
