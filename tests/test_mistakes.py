@@ -721,6 +721,9 @@ MISTAKES: dict[str, Mistake] = {
         expect="the environment variable SMAC_TEST_UNSET_DIR is not set",
     ),
     # --- nothing waits in silence (#37.3)
+    "--address with nothing there (--dry-run checks it too)": Mistake(
+        args=("--address", "127.0.0.1:1"), expect="no Ray cluster answers at 127.0.0.1:1 (Connection refused"
+    ),
     "STRICT_SPREAD on a local Ray": Mistake(
         cfg("placement_strategy: STRICT_SPREAD", "num_env_runners: 2"),
         expect="placement_strategy STRICT_SPREAD puts each of a trial's 3 bundles",
@@ -858,34 +861,60 @@ def test_address_with_nothing_behind_it_is_one_line_within_seconds(address, expe
     assert os.listdir(tmp_path) == ["ok.yaml"], "nothing written"
 
 
+@pytest.mark.parametrize("server, what", [("http", "(an HTTP server?)"), ("tcp", "(a server that hangs up without")])
 @pytest.mark.parametrize("dry_run", [False, True])
-def test_address_of_a_server_that_is_not_ray_is_one_line_within_seconds(dry_run, tmp_path, capfd, ray_never_starts):
-    """An HTTP server at the address: the TCP connect succeeds, and Ray's own client would retry its GCS there for
-    minutes; the CLI asks in HTTP/2 (gRPC) and gets an HTTP/1 answer: refused, a dry run included."""
+def test_an_address_where_another_server_listens_is_one_line_within_seconds(
+    server, what, dry_run, tmp_path, capfd, ray_never_starts
+):
+    """A TCP server that is not Ray at --address (seen: an http.server) passed the TCP probe, then ``ray.init`` retried
+    its GCS for minutes; now the HTTP/2 and GCS probes refuse it, in a real run and in ``--dry-run`` alike. The server
+    listens where ``ray.init`` connects (Ray replaces 127.0.0.1 by this machine's IP)."""
     import http.server
+    import socketserver
     import threading
 
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):  # the server's request log would go to this test's stderr
+    from ray._private.services import get_node_ip_address
+
+    class HangUp(socketserver.BaseRequestHandler):
+        def handle(self):
+            self.request.recv(100)
+
+    class QuietHTTP(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):  # its request log goes to stderr
             pass
 
-    server = http.server.HTTPServer(("127.0.0.1", 0), Quiet)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    cls = http.server.ThreadingHTTPServer if server == "http" else socketserver.ThreadingTCPServer
+    handler = QuietHTTP if server == "http" else HangUp
+    with cls((get_node_ip_address(), 0), handler) as httpd:
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        address = "%s:%d" % httpd.server_address[:2]
         path = tmp_path / "ok.yaml"
         path.write_text(BASE)
-        address = f"127.0.0.1:{server.server_address[1]}"
         started = time.time()
         argv = ["train", "file", str(path), "--storage-path", str(tmp_path), "--address", address]
         code = run_cli(argv + (["--dry-run"] if dry_run else []))
         took = time.time() - started
-    finally:
-        server.shutdown()
-        server.server_close()
+        httpd.shutdown()
     err = capfd.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1, err
-    assert f"{address} answers, but not as a Ray cluster (it replied " in err[0] and "not gRPC" in err[0], err
+    assert f"nothing at {address} answers as a Ray cluster {what}" in err[0], err
+    assert "check --address / $RAY_ADDRESS (the head's GCS port, default 6379)" in err[0], err
     assert took < 15, f"{took:.1f} s"
+
+
+def test_dry_run_prints_the_resource_warnings_of_a_local_run(tmp_path, capfd, ray_never_starts):
+    """``--dry-run`` says what a real run's start would: here the GPU a CPU machine does not have."""
+    from smac_rllib.cli.resources import local_gpus
+
+    if local_gpus():
+        pytest.skip("a GPU here: no fallback to warn about")
+    path = tmp_path / "ok.yaml"
+    path.write_text(BASE)
+    code = run_cli(["train", "file", str(path), "--config", '{"num_gpus_per_learner": 1}', "--dry-run"])
+    out, err = capfd.readouterr()
+    assert code == 0, err
+    assert "rllib: warning: no usable GPU here (0 available)" in err and "running the learner on CPU" in err, err
+    assert "1 CPU + 0 GPU per trial" in out or "+ 0 GPU per trial" in out, out
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")

@@ -88,7 +88,7 @@ class PixelRunConfig:
         rows = self.batch_size_B * self.batch_length_T / (16 * 32)
         s_per_update = (k0 + (k32 - k0) * min(self.cost_particles(), 32) / 32) * rows
         action_repeat = (self.env_config or {}).get("action_repeat") or 2
-        updates = 10_000 / action_repeat * self.resolved_updates_per_env_step
+        updates = 10_000 / action_repeat * self.resolved("updates_per_env_step")  # an auto row (SMAC) or not (Dreamer)
         return s_per_update * updates / 3600 / max(1, self.num_learners)
 
     def image_size_errors(self) -> list[str]:

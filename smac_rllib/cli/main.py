@@ -9,10 +9,11 @@ The process environment is set here, before Ray or dm_control are imported (a ne
 MUJOCO_GL=egl (headless rendering), RAY_AUTH_MODE=disabled for a local Ray, one torch/OpenMP thread per
 process, WANDB_MODE=offline without a W&B key, and Tune's strict metric check off (an iteration may end
 before the first 1000-step DMC episode does, docs/design.md §3). Mistakes print one line and exit with 2, before
-Ray starts (an ``--address`` that does not answer within 5 s included). ``--config`` may be given several times:
-the JSON objects merge in order (the later value wins, nested mappings merge); ``{"env": ...}`` replaces the
-file's env. ``--stop`` likewise; a key twice in one JSON object is refused (as in the YAML file). ``--resume``
-runs to the stop the file (or ``--stop``) gives now (``resume_stop.py``).
+Ray starts (an ``--address`` that does not answer as a Ray cluster within 5 s included, ``--dry-run`` too).
+``--config`` may be given several times: the JSON objects merge in order (the later value wins, nested mappings
+merge); ``{"env": ...}`` replaces the file's env. ``--stop`` likewise; a key twice in one JSON object is refused
+(as in the YAML file). ``--resume`` runs to the stop the file (or ``--stop``) gives now (``resume_stop.py``); a run
+whose every trial already reached it is said in one line, without Ray.
 Ctrl-C during ``rllib train`` checkpoints every running trial, prints the exact ``--resume`` command and
 exits with 130; a second Ctrl-C stops at once (train.py).
 """
@@ -142,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument(
         "--address",
         help="an existing Ray cluster, host:port or ray://host:port or auto (default: $RAY_ADDRESS, "
-        "else a local Ray); one that does not answer within 5 s is an error",
+        "else a local Ray); one that does not answer as a Ray cluster within 5 s is an error (--dry-run checks it too)",
     )
     f.add_argument("--dry-run", action="store_true", help="check the file and print the trials, run nothing")
     f.add_argument("--no-plot", action="store_true", help="do not write <experiment dir>/curves.png at the end")

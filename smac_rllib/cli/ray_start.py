@@ -1,4 +1,4 @@
-"""Ray for ``rllib train``: an existing cluster (``--address``, which must answer within 5 s; the CLI's process
+"""Ray for ``rllib train``: an existing cluster (``--address``, which must answer as one within 5 s; the CLI's process
 settings passed to its workers) or a local Ray listening on 127.0.0.1 only, each with every experiment fitted to it."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import socket
 
 import ray
 import torch
-from ray._private import ray_constants
+from ray._private import ray_constants, services
 from ray._private.runtime_env.constants import RAY_JOB_CONFIG_JSON_ENV_VAR
 
 import smac_rllib
-from smac_rllib.cli import resources
+from smac_rllib.cli import gcs_probe, resources
 from smac_rllib.cli.errors import UserError, one_line
 from smac_rllib.cli.experiment_spec import ExperimentSpec
 
@@ -76,7 +76,10 @@ def bind_to_loopback() -> None:
 
 
 def check_address(address: str, timeout: float = ADDRESS_TIMEOUT_S) -> None:
-    """A cluster address must answer within ``timeout``, and as a gRPC server (Ray itself retries forever)."""
+    """A cluster address must answer within ``timeout``, as a Ray cluster: Ray itself retries forever, whether nothing
+    listens there or another server does (an HTTP server, an SSH daemon). A ``ray://`` address (Ray Client) must accept
+    a TCP connection; any other must be a Ray GCS: a gRPC (HTTP/2) server, at the address ``ray.init`` connects to
+    (Ray replaces 127.0.0.1 by this machine's IP), that Ray's own GCS client reaches."""
     if address in ("auto", "local"):
         return  # Ray looks up / starts the cluster itself, and fails fast
     host, sep, port = address.split("://", 1)[-1].rstrip("/").rpartition(":")
@@ -84,44 +87,49 @@ def check_address(address: str, timeout: float = ADDRESS_TIMEOUT_S) -> None:
         raise UserError(
             f"--address {address!r} must be host:port, e.g. 10.0.0.5:6379 or ray://head-node:10001 (or auto)"
         )
+    _connect(address, host.strip("[]"), int(port), timeout).close()
+    if "://" in address:
+        return  # a Ray Client server (ray://), not a GCS
+    target = services.canonicalize_bootstrap_address(address.rstrip("/")) or address
+    via = f" (Ray connects to {target} for it)" if target != address.rstrip("/") else ""
+    t_host, _, t_port = target.rpartition(":")
+    if not ray_constants.env_bool("RAY_USE_TLS", False):  # a TLS GCS answers no plain HTTP/2
+        what = gcs_probe.http2_answer(t_host.strip("[]"), int(t_port), timeout)
+        if what:
+            raise UserError(
+                f"nothing at {address}{via} answers as a Ray cluster ({what}); check --address / $RAY_ADDRESS (the "
+                "head's GCS port, default 6379)"
+            )
+    problem = gcs_probe.gcs_problem(target, timeout)
+    if problem:
+        raise UserError(
+            f"nothing at {address}{via} answers as a Ray cluster (an HTTP/2 server, but {problem}); check --address "
+            "/ $RAY_ADDRESS (the head's GCS port, default 6379)"
+        )
+
+
+def _connect(address: str, host: str, port: int, timeout: float) -> socket.socket:
     try:
-        reply = _http2_reply(host.strip("[]"), int(port), timeout)
+        return socket.create_connection((host, port), timeout=timeout)
     except OSError as e:
         reason = e.strerror or type(e).__name__
         raise UserError(
             f"no Ray cluster answers at {address} ({reason} within {timeout:g} s); start one there with "
             "`ray start --head`, fix --address / $RAY_ADDRESS, or drop it to run a local Ray"
         ) from None
-    if not (len(reply) == 9 and reply[3] == _SETTINGS):
-        said = reply.split(b"\r\n")[0].decode("latin-1").strip()
-        said = f"it replied {said[:40]!r}" if said else "it replied nothing"
-        raise UserError(
-            f"{address} answers, but not as a Ray cluster ({said}, not gRPC); point --address / $RAY_ADDRESS at the "
-            "head's GCS port (`ray start --head` prints it, default 6379) or at ray://<head>:10001"
-        )
 
 
-_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"  # HTTP/2's client connection preface
-_SETTINGS = 0x04  # HTTP/2 frame type
-
-
-def _http2_reply(host: str, port: int, timeout: float) -> bytes:
-    """The first 9 bytes a server sends back to an HTTP/2 client preface and an empty SETTINGS frame: a gRPC server
-    (Ray's GCS, a Ray Client server) answers with its own SETTINGS frame header, anything else with something else
-    (an HTTP/1 server: ``HTTP/1.0 400``) or nothing. Ray's own client would retry a non-Ray port for minutes."""
-    with socket.create_connection((host, port), timeout=timeout) as conn:
-        conn.settimeout(timeout)
-        conn.sendall(_PREFACE + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")
-        reply = b""
-        try:
-            while len(reply) < 9:
-                chunk = conn.recv(9 - len(reply))
-                if not chunk:
-                    break
-                reply += chunk
-        except (TimeoutError, ConnectionResetError):  # no answer, or a server that hangs up on a stranger
-            pass
-        return reply
+def check_before_ray(args, specs: list[ExperimentSpec]) -> None:
+    """``--dry-run``: what ``start_ray`` checks and warns about, without starting Ray: the cluster at ``--address``
+    (it answers as one), or the local Ray's GPU fallback, CPU-learner cost, oversubscription and custom resources."""
+    address = args.address or os.environ.get("RAY_ADDRESS")
+    if address:
+        check_address(address)
+        return
+    resources.fit_experiments(specs, strict=args.strict_resources, gpus=resources.local_gpus())
+    resources.warn_impractical(specs)
+    resources.local_cpus_needed(specs, strict=args.strict_resources)
+    resources.local_custom_resources(specs)
 
 
 def worker_env_vars() -> dict[str, str]:

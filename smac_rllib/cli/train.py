@@ -42,7 +42,7 @@ from smac_rllib.cli.plot import plot_experiments
 from smac_rllib.cli.preflight import check_rungs, describe_env, print_dry_run, warn_algorithm
 from smac_rllib.cli.progress import ProgressPrinter
 from smac_rllib.cli.ray_output import ConfigErrorFilter, StaleCheckpointFilter, quiet_ray_notices
-from smac_rllib.cli.ray_start import check_address, start_ray
+from smac_rllib.cli.ray_start import check_before_ray, start_ray
 from smac_rllib.cli.results import lookup
 from smac_rllib.cli.resume_stop import effective_stop, trials_to_continue
 from smac_rllib.cli.resume_stop import install as install_stop
@@ -72,15 +72,8 @@ def run_train(args) -> int:
         resources.check_memory(specs, gpus=resources.local_gpus())
         resources.check_local_cpus(specs)
         resources.check_local_placement(specs)  # one node: no STRICT_SPREAD
-    address = args.address or os.environ.get("RAY_ADDRESS")
-    if address:
-        check_address(address)  # a dry run checks the cluster's address too (start_ray checks it again)
     if args.dry_run:
-        if not address:  # the warnings a local run prints as its Ray starts (start_ray), without starting it
-            resources.fit_experiments(specs, strict=args.strict_resources, gpus=resources.local_gpus())
-            resources.warn_impractical(specs)
-            resources.local_cpus_needed(specs, strict=args.strict_resources)
-            resources.local_custom_resources(specs)
+        check_before_ray(args, specs)  # the cluster answers as one; the warnings a local Ray's start prints
         print_dry_run(specs)
         return 0
     start_ray(args, specs)
