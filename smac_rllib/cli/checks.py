@@ -304,7 +304,7 @@ def _example(expected: Any, value: Any) -> str | None:
 
 
 def _converted(expected: type, value: Any) -> str | None:
-    """``value`` written as a YAML ``expected`` (``"16"`` -> ``16``, ``16`` for a float -> ``16.0``), else None."""
+    """``value`` written as a YAML ``expected`` (``"16"`` -> ``16``, ``2.5`` for an integer -> ``2``), else None."""
     text = str(value).strip() if isinstance(value, (str, int, float)) and not isinstance(value, bool) else None
     if text is None:
         return None
@@ -314,6 +314,6 @@ def _converted(expected: type, value: Any) -> str | None:
         number = float(text)
     except ValueError:
         return None
-    if expected is int:
-        return str(int(number)) if number.is_integer() and math.isfinite(number) else None
+    if expected is int:  # 2.5 -> 2 (the nearest whole number below: the user's scale, not an unrelated 16)
+        return str(math.floor(number)) if math.isfinite(number) else None
     return text if math.isfinite(number) else None
