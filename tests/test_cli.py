@@ -435,7 +435,7 @@ def test_ctrl_c_checkpoints_the_running_trial_and_resume_continues_from_it(tmp_p
     assert final["training_iteration"] == 5
     assert final["replay_buffer"]["size"] == 500, "the replay buffer came back with the checkpoint"
 
-    # the stop raised (#37.4): the finished trial continues from its end checkpoint, it does not exit 0 untrained
+    # the stop raised: the finished trial continues from its end checkpoint, it does not exit 0 untrained
     raised = [*args[: args.index("--stop") + 1], '{"training_iteration": 7}', *args[args.index("--stop") + 2 :]]
     again = _rllib(*raised, "--resume", timeout=600)
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
@@ -527,7 +527,7 @@ def test_the_pixel_quick_example_prints_only_our_lines(tmp_path):
 
 def test_a_stop_key_that_never_comes_ends_the_run_with_one_line_and_exit_2(tmp_path):
     """``timers/...`` passes the check before Ray (an open prefix), but no result holds ``timers/no_such_timer``: the
-    run stops after the two results that must hold it, with one stderr line, the summary, and exit 2 (#37.3)."""
+    run stops after the two results that must hold it, with one stderr line, the summary, and exit 2."""
     proc = _rllib(
         "train",
         "file",

@@ -178,7 +178,7 @@ def test_state_run_reports_a_deterministic_evaluation_with_the_learners_weights(
 
 def test_a_long_evaluation_writes_live_progress_between_its_episodes(ray_local, monkeypatch):
     """The local evaluation runner samples the episodes one at a time, each followed by a live record (cli/live.py
-    prints it as training's in-iteration lines), and the evaluation is RLlib's: 3 episodes, their return (#37.3)."""
+    prints it as training's in-iteration lines), and the evaluation is RLlib's: 3 episodes, their return."""
     import json
 
     from smac_rllib.cli.live import format_live

@@ -1,4 +1,4 @@
-"""Formats and commands behave as users' other tools do (#37.4): YAML merge keys and hidden templates as in CI and
+"""Formats and commands behave as users' other tools do: YAML merge keys and hidden templates as in CI and
 compose files, ``file://`` and the default storage path checked like ``--storage-path``, ``--resume`` that honours
 a stop raised in the file, DMC names spelled with other separators, ``--video`` frames from gymnasium envs.
 

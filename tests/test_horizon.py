@@ -1,6 +1,6 @@
 """The arithmetic of ``smac_rllib/cli/horizon.py`` in closed form, and the tuned examples against it: every one passes
 as written, and at a hundredth of its stop it either still runs a gradient update (and an evaluation where
-checkpoints are ranked by evaluation) or is refused in one line naming what to scale (issue #37, mechanisms 2 and 5).
+checkpoints are ranked by evaluation) or is refused in one line naming what to scale.
 The refusals themselves are rows of ``tests/test_mistakes.py`` (``# --- measured against the stop``)."""
 
 from __future__ import annotations

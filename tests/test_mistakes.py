@@ -471,7 +471,7 @@ MISTAKES: dict[str, Mistake] = {
     ),
     "two documents": Mistake(BASE + "---\n" + BASE, expect="one YAML document"),
     "top-level list": Mistake("- run: SMAC\n", expect="expected a mapping"),
-    # --- trials as they run (#37.1)
+    # --- trials as they run (cli/trial_check.py)
     "grid over a misspelled replay key": Mistake(
         cfg("replay_buffer_config: {capacty: {grid_search: [1000, 2000]}}"),
         expect="trial replay_buffer_config.capacty=1000: replay_buffer_config.capacty=1000 is never read by SMAC; "
@@ -559,7 +559,7 @@ MISTAKES: dict[str, Mistake] = {
             ),
         }
     ),
-    # --- measured against the stop (#37.2): BASE stops at 2 iterations x 100 env steps, warm-up 100, one 100-step
+    # --- measured against the stop: BASE stops at 2 iterations x 100 env steps, warm-up 100, one 100-step
     # episode (time_limit 1.0 s of cartpole), evaluation_interval 2 (smac_rllib/cli/horizon.py)
     "num_samples with a fixed seed": Mistake(
         exp("num_samples: 3"), expect="num_samples: 3 with seed: 0 runs 3 identical trials"
@@ -685,7 +685,7 @@ MISTAKES: dict[str, Mistake] = {
         expect="grid_search of replay_buffer_config lists {type: EpisodeReplayBuffer, capacity: 1000} 3 times: 3 "
         "identical trials",
     ),
-    # --- formats as other tools (#37.4)
+    # --- formats as in users' other tools
     "--config duplicate key": Mistake(
         args=("--config", '{"gamma": 0.9, "gamma": 0.99}'), expect="--config: duplicate key 'gamma' in one JSON object"
     ),
@@ -720,7 +720,7 @@ MISTAKES: dict[str, Mistake] = {
         exp("storage_path: $SMAC_TEST_UNSET_DIR/runs"),
         expect="the environment variable SMAC_TEST_UNSET_DIR is not set",
     ),
-    # --- nothing waits in silence (#37.3)
+    # --- nothing waits in silence
     "--address with nothing there (--dry-run checks it too)": Mistake(
         args=("--address", "127.0.0.1:1"), expect="no Ray cluster answers at 127.0.0.1:1 (Connection refused"
     ),
@@ -1066,7 +1066,7 @@ def test_a_pixel_update_too_big_for_a_cpu_learner_names_its_activations():
     assert message and "the largest term is one update's activations" in message and "lower batch_size_B" in message
 
 
-def test_what_the_rules_of_issue_37_leave_alone(tmp_path, capfd):
+def test_what_the_stop_and_trial_rules_leave_alone(tmp_path, capfd):
     """Each refusal of the rows above has a neighbour that runs: the user decided, or nothing is lost."""
     # an explicit max_t in other units than the stop: the user's own cut
     _dry_run(tmp_path, capfd, exp("scheduler: {type: ASHA, time_attr: time_total_s, max_t: 3600}"))

@@ -1,4 +1,4 @@
-"""The dry run of every trial before Ray (issue #37, cli/trial_check.py): valid sweeps pass it, identical grid points
+"""The dry run of every trial before Ray (cli/trial_check.py): valid sweeps pass it, identical grid points
 are built once, env spaces are built once per (env, env_config), and a failure names the trial's varying keys.
 The mistakes themselves are rows of tests/test_mistakes.py (``# --- trials as they run``)."""
 
@@ -56,7 +56,7 @@ def test_identical_trials_are_built_once_and_env_spaces_once_per_env_config(tmp_
         lambda config, *spaces: modules.append(config) or real_module(config, *spaces),
     )
     # 2 x 2 grid points, but num_particles' two values are the same: 2 distinct trials, 1 env. A value listed twice
-    # is refused when the file is read (grids.py, #37 H6); the dedup of trials still serves any that get past it.
+    # is refused when the file is read (grids.py); the dedup of trials still serves any that get past it.
     monkeypatch.setattr(grids, "_check_distinct", lambda options, name, where: None)
     spec = _load(tmp_path, cfg("num_particles: {grid_search: [4, 4]}", "latent_dim: {grid_search: [4, 8]}"))
     assert spec.num_trials == 4 and len(spec.configs) == 4

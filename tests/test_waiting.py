@@ -1,4 +1,4 @@
-"""Nothing waits in silence (issue #37.3): what a trial waits for, said before Ray (a local Ray that can never place
+"""Nothing waits in silence: what a trial waits for, said before Ray (a local Ray that can never place
 it) or every minute (a cluster); a stop or score key that never comes ends the trial in one line; a long evaluation
 shows progress. Pure functions here, no Ray; the one real run is in test_cli.py."""
 
@@ -20,7 +20,7 @@ ppo:
 
 
 def test_ppo_dry_run_passes_every_check(tmp_path, capfd):
-    """``run: PPO`` (an RLlib algorithm without a replay buffer) goes through the memory check (#37.4)."""
+    """``run: PPO`` (an RLlib algorithm without a replay buffer) goes through the memory check."""
     path = tmp_path / "ppo.yaml"
     path.write_text(PPO)
     code = main(["train", "file", str(path), "--dry-run"])

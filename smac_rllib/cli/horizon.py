@@ -1,4 +1,4 @@
-"""One experiment's settings measured against its stop and its task, before Ray starts (issue #37, mechanism 2).
+"""One experiment's settings measured against its stop and its task, before Ray starts.
 
 The arithmetic (closed form, no env is built; a DMC task's MJCF model is loaded once for its time limit):
 

@@ -1,4 +1,4 @@
-"""What a PENDING trial waits for, said every minute instead of nothing (issue #37.3).
+"""What a PENDING trial waits for, said every minute instead of nothing.
 
 On a cluster (``--address``) a trial waits while its placement group does not fit: its resources are taken by other
 trials, or no node offers them until an autoscaler adds one. Every ``PENDING_EVERY_S`` seconds each trial pending that

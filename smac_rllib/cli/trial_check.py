@@ -1,4 +1,4 @@
-"""A dry run of every trial before Ray (issue #37): the search space resolved into its concrete trials, and each
+"""A dry run of every trial before Ray: the search space resolved into its concrete trials, and each
 distinct one checked as it will run, so that a mistake is one line naming the trial instead of a traceback after Ray.
 
 Per distinct trial (identical grid points once): the keys of its nested mappings read or refused
