@@ -73,6 +73,11 @@ def effective_stop(exp_dir: str, stop: dict) -> tuple[dict, str | None]:
     )
 
 
+def stop_text(stop: dict) -> str:
+    """``training_iteration >= 9, ...``: the criteria as the run's lines say them."""
+    return ", ".join(f"{k} >= {v:g}" for k, v in stop.items())
+
+
 def all_finished(exp_dir: str) -> bool:
     """Every trial of the run ended (reached its stop, or was stopped by the scheduler); none failed or is left."""
     state = _newest_state(exp_dir)

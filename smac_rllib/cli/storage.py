@@ -23,7 +23,7 @@ from ray import tune
 from smac_rllib.cli.checkpoints import check_owner
 from smac_rllib.cli.errors import UserError, warn
 from smac_rllib.cli.experiment_spec import ExperimentSpec
-from smac_rllib.cli.resume_stop import all_finished, effective_stop, trials_to_continue
+from smac_rllib.cli.resume_stop import all_finished, effective_stop, stop_text, trials_to_continue
 
 DEFAULT_STORAGE_PATH = "~/ray_results"
 STORAGE_URI_SCHEMES = ("s3", "gs", "gcs", "hdfs", "viewfs", "abfs", "abfss", "file")  # pyarrow filesystems Tune uses
@@ -165,10 +165,9 @@ def check_resume(specs: list[ExperimentSpec], trust: bool) -> list[ExperimentSpe
             stop = effective_stop(exp_dir, spec.stop)[0]
             continued = trials_to_continue(exp_dir, stop, spec.scheduler, spec.source)  # (a raise it cannot honour)
             if not continued and all_finished(exp_dir):
-                stop_text = ", ".join(f"{k} >= {v:g}" for k, v in stop.items())
                 print(
-                    f"== {spec.name}: every trial of {exp_dir} already ended (stop {stop_text}); nothing to resume: "
-                    "raise the stop in the file (or pass --stop) to train further",
+                    f"== {spec.name}: every trial of {exp_dir} already ended (stop {stop_text(stop)}); nothing to "
+                    "resume: raise the stop in the file (or pass --stop) to train further",
                     flush=True,
                 )
                 done.append(spec)

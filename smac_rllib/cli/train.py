@@ -44,7 +44,7 @@ from smac_rllib.cli.progress import ProgressPrinter
 from smac_rllib.cli.ray_output import ConfigErrorFilter, StaleCheckpointFilter, quiet_ray_notices
 from smac_rllib.cli.ray_start import check_before_ray, start_ray
 from smac_rllib.cli.results import lookup
-from smac_rllib.cli.resume_stop import effective_stop, trials_to_continue
+from smac_rllib.cli.resume_stop import effective_stop, stop_text, trials_to_continue
 from smac_rllib.cli.resume_stop import install as install_stop
 from smac_rllib.cli.storage import check_resume, experiment_name, storage_of
 from smac_rllib.cli.summary import print_summary
@@ -102,11 +102,12 @@ def run_experiment(spec: ExperimentSpec, args) -> int:
         if args.config or args.num_samples or args.seed is not None:
             warn("--config/--num-samples/--seed are ignored with --resume (the run continues as it started)")
         # the stop is the file's (or --stop's) now: finished trials that reached the old one continue (resume_stop.py)
-        stop, note = (spec.stop, None) if "://" in exp_dir else effective_stop(exp_dir, spec.stop)
+        local = "://" not in exp_dir  # remote storage: Tune reads its experiment state itself
+        stop, note = effective_stop(exp_dir, spec.stop) if local else (spec.stop, None)
         if note:
             print(f"== {spec.name}: {note}", flush=True)
-        continued = [] if "://" in exp_dir else trials_to_continue(exp_dir, stop, spec.scheduler, spec.source)
-        if "://" not in exp_dir:  # (its owner was checked before Ray started: check_resume)
+        continued = trials_to_continue(exp_dir, stop, spec.scheduler, spec.source) if local else []
+        if local:  # (its owner was checked before Ray started: check_resume)
             for path in checkpoints.remove_staging(exp_dir):
                 print(
                     f"== {spec.name}: removed {path} (a checkpoint the interrupted run had not finished writing)",
@@ -116,11 +117,11 @@ def run_experiment(spec: ExperimentSpec, args) -> int:
         logging.getLogger("ray.tune.execution.tune_controller").addFilter(StaleCheckpointFilter())
         tuner = tune.Tuner.restore(exp_dir, trainable=trainable, resume_unfinished=True, resume_errored=True)
         _add_interrupt_callback(tuner)  # runs started before Ctrl-C kept the work have none pickled
-        stop_text = ", ".join(f"{k} >= {v:g}" for k, v in stop.items())
         if not install_stop(tuner, MetricStopper(stop), {t.trial_id for t in continued}):
             warn(f"this Tune hides the restored run's stopper: {spec.name} continues with the stop it started with")
         elif continued:
-            print(f"== {spec.name}: stop now {stop_text}: {len(continued)} finished trial(s) continue", flush=True)
+            continuing = f"{len(continued)} finished trial(s) continue"
+            print(f"== {spec.name}: stop now {stop_text(stop)}: {continuing}", flush=True)
     else:
         print(
             f"== {spec.name}: {spec.run} on {describe_env(spec.param_space['env'])}, {spec.num_trials} trial(s) -> "
