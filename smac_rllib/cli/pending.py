@@ -34,19 +34,18 @@ def describe_wait(
     """``asks for CPU 5 (3 bundles, PACK); free now CPU 2 of 16: waits for CPU``; names what no node offers and a
     STRICT_SPREAD wider than the cluster."""
     asked = {k: v for k, v in request.items() if v > 0}
-    parts = ", ".join(f"{k} {_amount(v)}" for k, v in sorted(asked.items(), key=lambda kv: _order(kv[0])))
-    free = ", ".join(
-        f"{k} {_amount(available.get(k, 0.0))} of {_amount(total.get(k, 0.0))}" for k in sorted(asked, key=_order)
-    )
+    names = sorted(asked, key=_order)
+    parts = ", ".join(f"{k} {_amount(asked[k])}" for k in names)
+    free = ", ".join(f"{k} {_amount(available.get(k, 0.0))} of {_amount(total.get(k, 0.0))}" for k in names)
     why = []
-    never = [k for k in sorted(asked, key=_order) if total.get(k, 0.0) < asked[k]]
+    never = [k for k in names if total.get(k, 0.0) < asked[k]]
     if never:
         why.append(
             "no node offers " + ", ".join(f"{k} {_amount(asked[k])}" for k in never) + " (until an autoscaler adds one)"
         )
     if strategy == "STRICT_SPREAD" and nodes is not None and bundles > nodes:
         why.append(f"STRICT_SPREAD needs {bundles} nodes, the cluster has {nodes}")
-    short = [k for k in sorted(asked, key=_order) if k not in never and available.get(k, 0.0) < asked[k]]
+    short = [k for k in names if k not in never and available.get(k, 0.0) < asked[k]]
     if short:
         why.append("waits for " + ", ".join(short) + " that other trials hold")
     reason = "; ".join(why) or "waits for Ray to place its bundles"
