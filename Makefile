@@ -11,6 +11,8 @@ export RAY_AUTH_MODE ?= disabled
 export WANDB_MODE ?= offline
 export RAY_DEDUP_LOGS ?= 0
 export PYTHONUNBUFFERED := 1
+# Imported modules keep their .pyc (the install compiles only what runs: scripts/compile_imports.py).
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: setup sysdeps lint test test-fast train clean
 
@@ -21,7 +23,8 @@ sysdeps:
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[test]'
+	$(BIN)/python -m pip install -q --no-compile --disable-pip-version-check -e '.[test]'
+	$(BIN)/python scripts/compile_imports.py
 	@touch $@
 
 lint: setup
