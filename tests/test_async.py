@@ -190,14 +190,14 @@ def test_observed_updates_per_env_step_within_5_percent_over_every_1000_steps(ra
     config = tiny(num_env_runners=2, fragment=10, **training)
     algo = config.build_algo()
     try:
-        while algo.env_steps_stored < 200 + 3000:
+        while algo.env_steps_stored < 200 + 2000:
             result = algo.train()
         ratio = training["updates_per_env_step"]
         stamps = algo.update_stamps()
         errors = windowed_ratio_errors(
             stamps, ratio=ratio, learning_starts=200, window=1000, total_env_steps=algo.env_steps_stored
         )
-        assert len(errors) >= 3
+        assert len(errors) >= 2
         assert max(abs(e) for e in errors) <= 0.05, errors
         assert len(stamps) == math.floor(ratio * (algo.env_steps_stored - 200) + 1e-9)  # every granted update ran
         assert result["async"]["observed_updates_per_env_step"] == pytest.approx(ratio, rel=0.1)

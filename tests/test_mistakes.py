@@ -62,6 +62,12 @@ def _set_line(text: str, indent: str, line: str, after: str) -> str:
     return text.replace(after, after + indent + line + "\n", 1)
 
 
+# RLlib's own SAC, whose default module reads RLlib's model_config keys (fcnet_hiddens, ...); config lines follow.
+SAC_PENDULUM = (
+    "bad:\n  run: SAC\n  env: Pendulum-v1\n  stop: {training_iteration: 1}\n  config:\n    num_env_runners: 0\n"
+)
+
+
 def cfg(*lines: str) -> str:
     """BASE with config keys set (``"gamma: 0"``)."""
     text = BASE
@@ -482,12 +488,23 @@ MISTAKES: dict[str, Mistake] = {
         expect="replay_buffer_config.alpha=0.5 is never read by SMAC",
     ),
     "unknown activation in RLlib's SAC": Mistake(
-        "bad:\n  run: SAC\n  env: Pendulum-v1\n  stop: {training_iteration: 1}\n  config:\n    num_env_runners: 0\n"
-        "    model_config: {fcnet_activation: relux}\n",
+        SAC_PENDULUM + "    model_config: {fcnet_activation: relux}\n",
         expect="model_config.fcnet_activation: SAC's module: Unknown activation (relux) for framework=torch!; fix "
         "model_config.fcnet_activation",
     ),
-    "model_config typo": Mistake(cfg("model_config: {fcnet_hidens: [8]}"), expect="did you mean 'fcnet_hiddens'?"),
+    "model_config typo in RLlib's SAC": Mistake(
+        SAC_PENDULUM + "    model_config: {fcnet_hidens: [8]}\n", expect="did you mean 'fcnet_hiddens'?"
+    ),
+    "RLlib's network widths swept for SMAC": Mistake(
+        cfg("model_config: {fcnet_hiddens: {grid_search: [[64, 64], [256, 256]]}}"),
+        expect="trial model_config.fcnet_hiddens=[64, 64]: model_config.fcnet_hiddens: SMAC makes its module's "
+        "model_config from its own settings and reads none from the file; size its networks with hidden_dim in config",
+    ),
+    "a SMAC setting given as model_config": Mistake(
+        cfg("model_config: {num_particles: 16}"),
+        expect="model_config.num_particles: SMAC makes its module's model_config from its own settings and reads none "
+        "from the file; set num_particles in config (the module's model_config is made from it",
+    ),
     "replay capacity a word": Mistake(
         cfg('replay_buffer_config: {capacity: "many"}'),
         expect="replay_buffer_config.capacity='many' has the wrong type: expected an integer",
@@ -516,7 +533,7 @@ MISTAKES: dict[str, Mistake] = {
         expect="trial env_config.image_size=64: ",
     ),
     "a grid of model_configs with a number where a list goes": Mistake(
-        cfg("model_config: {grid_search: [{fcnet_hiddens: [16, 16]}, {fcnet_hiddens: 16}]}"),
+        SAC_PENDULUM + "    model_config: {grid_search: [{fcnet_hiddens: [16, 16]}, {fcnet_hiddens: 16}]}\n",
         expect="trial model_config.fcnet_hiddens=16: model_config.fcnet_hiddens=16 has the wrong type: expected a "
         "list, got int (write e.g. `fcnet_hiddens: [16]`)",
     ),
@@ -816,12 +833,12 @@ def test_grid_larger_than_256_points_is_validated_and_counted_in_full(tmp_path, 
         tmp_path,
         capfd,
         cfg(
-            "latent_dim: {grid_search: %s}" % list(range(1, 151)),
+            "latent_dim: {grid_search: %s}" % list(range(1, 51)),
             "estimator: {grid_search: [nested, naive, mlmc]}",
             "seed: {grid_search: [0, 1]}",
         ),
     )
-    assert "tiny: SMAC on dmc/cartpole-balance, 900 trial(s)" in out, out
+    assert "tiny: SMAC on dmc/cartpole-balance, 300 trial(s)" in out, out
 
 
 def test_pixel_keys_with_from_pixels_in_a_grid_are_fine(tmp_path, capfd):

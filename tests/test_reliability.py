@@ -329,6 +329,8 @@ def test_the_resumed_grid_finishes_both_trials_with_a_summary_curves_and_wandb_o
         finished = max(runs, key=os.path.getmtime)
         assert os.path.getsize(finished) > 10_000, [(r, os.path.getsize(r)) for r in runs]
     assert latent_dims == {2, 4}
+    foreign = [line for line in resumed.stderr.splitlines() if line.strip() and not line.startswith("rllib: ")]
+    assert foreign == [], resumed.stderr[-2000:]  # with W&B on: our own notes only, nothing from Ray, Tune or W&B
 
 
 def test_evaluate_checkpoint_with_video(killed, resumed, tmp_path, capsys):

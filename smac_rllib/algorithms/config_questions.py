@@ -89,6 +89,13 @@ def replay_keys_read(config) -> dict | None:
     return {"type": _default_replay_type(type(config)), "capacity": 1_000_000}
 
 
+def builds_own_model_config(config) -> bool:
+    """True for this package's algorithms (DreamerV3 aside): their module's ``model_config`` is made from their own
+    settings (``_model_config_auto_includes``), so a file's ``model_config`` key is either unread (RLlib's
+    ``fcnet_*``) or a setting changed behind the loss's back (``num_particles``)."""
+    return type(config).__module__.startswith("smac_rllib.") and not dreamerv3.is_dreamerv3(config)
+
+
 def warnings(config) -> list[str]:
     return dreamerv3.warnings(config) if dreamerv3.is_dreamerv3(config) else []
 

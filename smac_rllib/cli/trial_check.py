@@ -157,7 +157,24 @@ def check_nested_keys(variant: dict, config) -> None:
         _check_block(buffer, "replay_buffer_config", "replay_buffer_config", replay_keys(config), f"{_algo(config)}")
     model = variant.get("_model_config")
     if isinstance(model, dict) and not variant.get("_rl_module_spec") and not variant.get("rl_module_spec"):
+        if model and config_questions.builds_own_model_config(config):
+            _refuse_own_model_config(model, config)
         _check_block(model, "model_config", "_model_config", model_keys(config), f"{_algo(config)}'s module")
+
+
+def _refuse_own_model_config(model: dict, config) -> None:
+    """Our algorithms read no ``model_config`` from the file: say what sets the thing instead."""
+    key = next(iter(model))
+    name = f"model_config.{key}"
+    if key in config.to_dict() and key not in DEFAULT_MODEL_KEYS:
+        fix = f"set {key} in config (the module's model_config is made from it, and the loss reads it there)"
+    else:
+        fix = f"size its networks with {config_questions.network_size_keys(config)} in config"
+    raise TrialError(
+        f"{name}: {_algo(config)} makes its module's model_config from its own settings and reads none from the "
+        f"file; {fix}, and remove model_config",
+        "_model_config",
+    )
 
 
 def _check_block(block: dict, name: str, attr: str, known: dict[str, Any], reader: str) -> None:
@@ -209,6 +226,9 @@ def replay_keys(config) -> dict[str, Any]:
 @functools.cache
 def _default_buffer(config_class: type) -> dict:
     return dict(config_class().replay_buffer_config or {})
+
+
+DEFAULT_MODEL_KEYS = frozenset(f.name for f in dataclasses.fields(DefaultModelConfig))
 
 
 def model_keys(config) -> dict[str, Any]:
