@@ -150,8 +150,9 @@ def test_async_is_the_default_and_false_keeps_the_synchronous_loop(ray_local, mo
     assert "smac_profiling_aids" not in sys.modules
     for flag in (True, False):
         if flag:
-            monkeypatch.setenv("SMAC_OP_PROBE", "50")  # ~200 updates; read by the (in-process) learner's build
-        algo = tiny(num_env_runners=0).training(async_learning=flag).build_algo()
+            monkeypatch.setenv("SMAC_OP_PROBE", "50")  # ~100 updates; read by the (in-process) learner's build
+        config = tiny(num_env_runners=0).training(async_learning=flag)
+        algo = config.reporting(min_sample_timesteps_per_iteration=300).build_algo()
         try:
             for _ in range(2):
                 result = algo.train()
