@@ -1035,6 +1035,31 @@ def test_resume_into_an_experiment_of_another_algorithm_is_refused(tmp_path, cap
     assert len(err.strip().splitlines()) == 1
 
 
+def test_resume_with_a_setting_the_run_did_not_have_is_refused(tmp_path, capfd):
+    """``--resume`` continues a run with the config it started with: a changed setting (here by ``--config``) would be
+    ignored by Tune, so it is named with both values; one line, exit 2, before Ray."""
+    import json
+
+    from smac_rllib.cli.yaml_loader import load_experiments
+
+    path = tmp_path / "x.yaml"
+    path.write_text(BASE)
+    [spec] = load_experiments(str(path))
+    exp = tmp_path / "tiny"
+    (exp / "SMAC_abcde_00000").mkdir(parents=True)
+    (exp / "SMAC_abcde_00000" / "params.json").write_text(json.dumps(spec.param_space))  # as Tune writes it
+    (exp / "tuner.pkl").write_bytes(b"")  # what Tune's can_restore looks for
+    hidden = spec.param_space["hidden_dim"]
+    args = ["train", "file", str(path), "--storage-path", str(tmp_path), "--resume", "--dry-run"]
+    code = run_cli([*args, "--config", json.dumps({"hidden_dim": 2 * hidden})])
+    _, err = capfd.readouterr()
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert (
+        f"--resume continues {exp} with the config it ran with, and Tune would ignore what changed: hidden_dim " in err
+    )
+    assert f"(ran with {hidden}; now {2 * hidden}); resume with the settings it ran with" in err, err
+
+
 def test_plot_out_a_directory_writes_curves_png_into_it(tmp_path, capfd):
     import json
 

@@ -181,3 +181,43 @@ def _old_criteria(state: dict) -> dict | None:
     except Exception:  # noqa: BLE001 - another stopper, another format: unknown
         return None
     return dict(old.criteria) if isinstance(old, _Criteria) and isinstance(old.criteria, dict) else None
+
+
+# --------------------------------------------------------------------------------------------- the config it ran with
+
+
+def changed_settings(exp_dir: str, param_space: dict) -> list[str]:
+    """``key (ran with A; now B)`` for every setting of ``param_space`` (the file with ``--config``) whose value
+    none of the experiment's trials ran with: Tune resumes a run with the config it started with and would ignore
+    it. Swept keys (a grid now) and keys only the run has (a ``--config`` left out) are not compared."""
+    ran = [_read_json(p) for p in glob.glob(os.path.join(exp_dir, "*", "params.json"))]
+    if not ran:
+        return []
+    changed = []
+    for key, value in param_space.items():
+        if key == "env" or _has_grid(value):
+            continue
+        before = [params.get(key, _UNSET) for params in ran]
+        if _plain(value) not in before:
+            old = ", ".join(sorted({"not set" if b is _UNSET else json.dumps(b) for b in before}))
+            changed.append(f"{key} (ran with {old}; now {json.dumps(_plain(value))})")
+    return changed
+
+
+_UNSET = object()
+
+
+def _read_json(path: str) -> dict:
+    with open(path) as f:
+        return json.load(f)
+
+
+def _plain(value):
+    """JSON's view of a value (params.json is JSON; tuples and lists alike)."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def _has_grid(value) -> bool:
+    if isinstance(value, dict):
+        return "grid_search" in value or any(_has_grid(v) for v in value.values())
+    return False

@@ -23,7 +23,7 @@ from ray import tune
 from smac_rllib.cli.checkpoints import check_owner
 from smac_rllib.cli.errors import UserError, warn
 from smac_rllib.cli.experiment_spec import ExperimentSpec
-from smac_rllib.cli.resume_stop import all_finished, effective_stop, stop_text, trials_to_continue
+from smac_rllib.cli.resume_stop import all_finished, changed_settings, effective_stop, stop_text, trials_to_continue
 
 DEFAULT_STORAGE_PATH = "~/ray_results"
 STORAGE_URI_SCHEMES = ("s3", "gs", "gcs", "hdfs", "viewfs", "abfs", "abfss", "file")  # pyarrow filesystems Tune uses
@@ -160,6 +160,14 @@ def check_resume(specs: list[ExperimentSpec], trust: bool) -> list[ExperimentSpe
                 raise UserError(
                     f"--resume: {exp_dir} was run with run: {', '.join(sorted(ran))}, the file now says run: "
                     f"{spec.run}; resume with the file it started with, or drop --resume to start a new run",
+                    spec.source,
+                )
+            changed = changed_settings(exp_dir, spec.param_space)
+            if changed:
+                raise UserError(
+                    f"--resume continues {exp_dir} with the config it ran with, and Tune would ignore what changed: "
+                    f"{'; '.join(changed)}; resume with the settings it ran with (the printed Resume: command), or "
+                    "drop --resume to start a new run with them",
                     spec.source,
                 )
             stop = effective_stop(exp_dir, spec.stop)[0]
