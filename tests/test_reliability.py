@@ -597,3 +597,37 @@ def test_asha_rungs_that_do_not_evaluate_are_named(tmp_path, capfd, grace, facto
         assert f"ASHA compares 'evaluation/env_runners/episode_return_mean' at {warned}" in err
         assert "evaluation_interval: 2" in err and "set scheduler grace_period to a multiple of 2" in err
         assert len(err.strip().splitlines()) == 1
+
+
+# --------------------------------------------------------------------------------------------- checkpoint ranking
+
+
+@pytest.mark.parametrize("order, best", [("max", 1), ("min", 0)])
+def test_num_to_keep_keeps_the_best_checkpoint_by_a_nested_score_key(tmp_path, order, best):
+    """Tune's own checkpoint manager, fed RLlib-style nested results: with ``num_to_keep: 1`` it keeps the best by
+    ``evaluation/env_runners/episode_return_mean`` and the newest (Tune never deletes the newest); without the CLI's
+    ranking it kept the newest alone, ranking nested keys by time."""
+    from ray.train import Checkpoint, CheckpointConfig
+    from ray.train._internal.checkpoint_manager import _CheckpointManager
+    from ray.train._internal.session import _TrainingResult
+
+    from smac_rllib.cli.ranking import install_nested_score_ranking
+
+    install_nested_score_ranking()
+    manager = _CheckpointManager(
+        CheckpointConfig(
+            num_to_keep=1,
+            checkpoint_score_attribute="evaluation/env_runners/episode_return_mean",
+            checkpoint_score_order=order,
+        )
+    )
+    returns = [10.0, 30.0, 20.0]  # the best by max is the 2nd, by min the 1st; the newest is the 3rd
+    paths = []
+    for i, value in enumerate(returns):
+        path = tmp_path / f"checkpoint_{i:06d}"
+        path.mkdir()
+        paths.append(path)
+        metrics = {"training_iteration": i + 1, "evaluation": {"env_runners": {"episode_return_mean": value}}}
+        manager.register_checkpoint(_TrainingResult(Checkpoint.from_directory(str(path)), metrics))
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted({paths[best].name, paths[2].name})
+    assert manager.best_checkpoint_results[-1].checkpoint.path == str(paths[best])

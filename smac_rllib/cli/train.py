@@ -23,7 +23,7 @@ from ray.tune.schedulers import ASHAScheduler
 from ray.tune.stopper import Stopper
 
 import smac_rllib
-from smac_rllib.cli import checkpoints, resources
+from smac_rllib.cli import checkpoints, ranking, resources
 from smac_rllib.cli.errors import (
     EXIT_INTERRUPTED,
     EXIT_TRIAL_ERROR,
@@ -78,6 +78,7 @@ def run_train(args) -> int:
         return 0
     start_ray(args, specs)
     checkpoints.install_retry_policy()
+    ranking.install_nested_score_ranking()  # num_to_keep keeps the best by a nested score key (ranking.py)
     ConfigErrorFilter.install()
     if not args.verbose:
         quiet_ray_notices()
