@@ -799,6 +799,19 @@ def _dry_run(tmp_path, capfd, text: str, *args: str) -> str:
     return out
 
 
+def test_an_old_api_stop_key_is_read_as_the_new_one_and_said_once(tmp_path, capfd):
+    path = tmp_path / "old.yaml"
+    path.write_text(exp("stop: {episode_reward_mean: 90}"))
+    code = run_cli(["train", "file", str(path), "--dry-run"])
+    out, err = capfd.readouterr()
+    assert code == 0, err
+    assert "stop {'env_runners/episode_return_mean': 90}" in out, out
+    assert err.splitlines() == [
+        f"rllib: note: {path}:5: stop criterion 'episode_reward_mean' is the old API stack's name; read as "
+        "'env_runners/episode_return_mean' (write that to silence this note)"
+    ]
+
+
 def test_config_overrides_env_and_two_configs_merge_in_order(tmp_path, capfd):
     out = _dry_run(
         tmp_path,

@@ -4,6 +4,7 @@ checked against the result keys a run reports, every mistake a one-line ``UserEr
 from __future__ import annotations
 
 import inspect
+import sys
 from typing import Any
 
 from ray.tune.schedulers import ASHAScheduler
@@ -41,6 +42,22 @@ LEGACY_METRICS = {
     "evaluation/env_runners/episode_reward_mean": "evaluation/env_runners/episode_return_mean",
     "evaluation/sampler_results/episode_reward_mean": "evaluation/env_runners/episode_return_mean",
 }
+_NOTED: set[tuple] = set()
+
+
+def modern_metric(key: str, what: str, where: str | None) -> str:
+    """``key`` under this RLlib's name; an old API stack name is read as the new one, said once in a note."""
+    new = LEGACY_METRICS.get(key, key)
+    if new != key and (key, what, where) not in _NOTED:
+        _NOTED.add((key, what, where))
+        print(
+            f"rllib: note: {where + ': ' if where else ''}{what} {key!r} is the old API stack's name; read as "
+            f"{new!r} (write that to silence this note)",
+            file=sys.stderr,
+            flush=True,
+        )
+    return new
+
 
 # Result keys that only grow from their first value: a stop at 0 or below ends the run before it trains (key -> example)
 COUNTING_STOP_KEYS = {
@@ -66,7 +83,7 @@ def parse_stop(stop: Any, where: str, *, custom_metrics: bool = False) -> dict[s
                 f"stop criterion {key!r}={value!r} must be a number (the run stops when the result reaches it)", where
             )
         check_finite(value, str(key), where, what="stop criterion ")
-        key = LEGACY_METRICS.get(key, key)
+        key = modern_metric(key, "stop criterion", where)
         error = result_key_error(key, "stop criterion", custom_metrics)
         if error:
             raise UserError(error, where)
@@ -102,7 +119,8 @@ def parse_checkpoint_config(block: Any, where: str, *, custom_metrics: bool = Fa
         raise UserError(f"checkpoint_config.checkpoint_score_order={order!r}; use 'max' or 'min'", where)
     attribute = ckpt.get("checkpoint_score_attribute")
     if attribute is not None:
-        attribute = ckpt["checkpoint_score_attribute"] = LEGACY_METRICS.get(attribute, attribute)
+        attribute = modern_metric(attribute, "checkpoint_config.checkpoint_score_attribute", where)
+        ckpt["checkpoint_score_attribute"] = attribute
         error = result_key_error(attribute, "checkpoint_config.checkpoint_score_attribute", custom_metrics)
         if error:
             raise UserError(error, where)
@@ -184,7 +202,7 @@ def parse_scheduler(block: Any, where: str, *, evaluates: bool = False, custom_m
             )
     for key in ("metric", "time_attr"):
         if key in options:
-            options[key] = LEGACY_METRICS.get(options[key], options[key])
+            options[key] = modern_metric(options[key], f"scheduler {key}", where)
             error = result_key_error(options[key], f"scheduler {key}", custom_metrics)
             if error:
                 raise UserError(error, where)
