@@ -308,6 +308,10 @@ MISTAKES: dict[str, Mistake] = {
     "plot into a text file": Mistake(
         command=("plot", "{dir}"), args=("--out", "curves.txt"), expect="--out curves.txt: write the plot to a .png"
     ),
+    "a bucket URI with one slash": Mistake(
+        args=("--storage-path", "s3:/my-bucket/runs"),
+        expect="storage path s3:/my-bucket/runs is not a URI (a local directory named 's3:'); write s3://my-bucket/runs",
+    ),
     "storage on an unknown URI scheme": Mistake(
         args=("--storage-path", "ftp://host/runs"), expect="storage path ftp://host/runs: Tune cannot write to ftp://"
     ),

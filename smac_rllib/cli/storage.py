@@ -51,11 +51,23 @@ def resolve_storage_path(value, where: str | None) -> str | None:
     if not isinstance(value, str) or not value.strip():
         raise UserError(f"storage_path must be a directory path, got {value!r}", where)
     value = expand_variables(value, where)
+    _check_scheme_typo(value, where)
     if value.lower().startswith("file:"):
         value = local_path_of(value, where)
     path = value if "://" in value else os.path.abspath(os.path.expanduser(value))
     check_storage_path(path, where)
     return path
+
+
+def _check_scheme_typo(value: str, where: str | None) -> None:
+    """``s3:/bucket/x`` or ``gs:bucket`` (a URI short of its ``//``) would be a relative local directory named
+    ``s3:``: the run would write beside the current directory and the bucket stay empty."""
+    scheme, colon, rest = value.partition(":")
+    if colon and scheme.lower() in STORAGE_URI_SCHEMES and scheme.lower() != "file" and not rest.startswith("//"):
+        fixed = f"{scheme}://{rest.lstrip('/')}"
+        raise UserError(
+            f"storage path {value} is not a URI (a local directory named '{scheme}:'); write {fixed}", where
+        )
 
 
 _UNSET_VARIABLE = re.compile(r"\$(\w+|\{[^}]*\})")
