@@ -449,6 +449,12 @@ MISTAKES: dict[str, Mistake] = {
         args=("--video-size", "0"),
         expect="argument --video-size: 0 must be in [16, 4097)",
     ),
+    "evaluate given the tuned-example file": Mistake(
+        command=("evaluate", "{yaml}"),
+        expect="mistake.yaml is a file; rllib evaluate takes a checkpoint_* directory, or a trial or experiment "
+        "directory under the run's storage path (~/ray_results/<experiment> by default) (train it first: rllib train "
+        "file ",
+    ),
     "evaluate --seed negative": Mistake(
         command=("evaluate", "{dir}"), args=("--seed", "-5"), expect="argument --seed: -5 must be in [0, 2**32)"
     ),

@@ -73,6 +73,12 @@ def resolve_checkpoint(path: str) -> tuple[str, list[str]]:
     completion marker, or a file shorter than written: checkpoints.py) is never used."""
     if not os.path.exists(path):
         raise UserError(f"no such checkpoint: {path} (pass a checkpoint_* directory or a trial directory)")
+    if os.path.isfile(path):
+        run = f" (train it first: rllib train file {path})" if path.endswith((".yaml", ".yml")) else ""
+        raise UserError(
+            f"{path} is a file; rllib evaluate takes a checkpoint_* directory, or a trial or experiment directory "
+            f"under the run's storage path (~/ray_results/<experiment> by default){run}"
+        )
     if _is_checkpoint(path) or os.path.isfile(os.path.join(path, "rllib_checkpoint.json")):
         path = os.path.abspath(path)
         reason = incomplete_reason(path) if uses_markers(os.path.dirname(path)) else None
