@@ -124,6 +124,11 @@ def _grid_paths(value: Any, path: tuple = ()):
             yield from _grid_paths(v, path + (i,))
 
 
+def has_grid(value: Any) -> bool:
+    """A ``{grid_search: [...]}`` anywhere in ``value``."""
+    return next(_grid_paths(value), None) is not None
+
+
 def num_grid_points(param_space: dict) -> int:
     n = 1
     for _, options in _grid_paths(param_space):

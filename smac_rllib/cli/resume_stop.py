@@ -21,6 +21,7 @@ import pickle
 
 from smac_rllib.cli.checkpoints import checkpoint_dirs, is_complete
 from smac_rllib.cli.errors import UserError
+from smac_rllib.cli.grids import has_grid
 from smac_rllib.cli.results import lookup
 
 
@@ -195,7 +196,7 @@ def changed_settings(exp_dir: str, param_space: dict) -> list[str]:
         return []
     changed = []
     for key, value in param_space.items():
-        if key == "env" or _has_grid(value):
+        if key == "env" or has_grid(value):
             continue
         before = [params.get(key, _UNSET) for params in ran]
         if _plain(value) not in before:
@@ -215,9 +216,3 @@ def _read_json(path: str) -> dict:
 def _plain(value):
     """JSON's view of a value (params.json is JSON; tuples and lists alike)."""
     return json.loads(json.dumps(value, default=str))
-
-
-def _has_grid(value) -> bool:
-    if isinstance(value, dict):
-        return "grid_search" in value or any(_has_grid(v) for v in value.values())
-    return False
