@@ -32,7 +32,7 @@ lint: setup
 	$(BIN)/ruff format --check smac_rllib tests benchmarks
 
 test: setup lint
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest -n 2 --dist loadfile tests
 
 train: setup
 	$(BIN)/rllib train file tuned_examples/smac_state_quick.yaml --storage-path results

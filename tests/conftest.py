@@ -9,6 +9,10 @@ import smac_rllib  # noqa: E402,F401 -- sets MUJOCO_GL before anything imports d
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 os.environ.setdefault("WANDB_MODE", "disabled")
 os.environ.setdefault("RAY_DEDUP_LOGS", "0")
+# `make test` runs the modules on two pytest-xdist workers (one file per worker at a time, `--dist loadfile`): each
+# worker's Ray gets a temp dir of its own, so neither reads the other's session files or "latest cluster" address.
+if os.environ.get("PYTEST_XDIST_WORKER") and "RAY_TMPDIR" not in os.environ:
+    os.environ["RAY_TMPDIR"] = f"/tmp/ray_{os.environ['PYTEST_XDIST_WORKER']}"  # short: Ray's socket paths live there
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
