@@ -751,6 +751,24 @@ MISTAKES: dict[str, Mistake] = {
     "--address with nothing there (--dry-run checks it too)": Mistake(
         args=("--address", "127.0.0.1:1"), expect="no Ray cluster answers at 127.0.0.1:1 (Connection refused"
     ),
+    "a type error inside grid mappings is named before what the wrong value would make of the run": Mistake(
+        cfg(
+            'env_config: {grid_search: [{time_limit: 1.0, from_pixels: "false"}, {time_limit: 2.0, from_pixels: "no"}]}'
+        ),
+        expect="env_config.from_pixels='false' has the wrong type: expected true or false",
+    ),
+    "a return threshold every DMC episode meets (copied from a Pendulum file)": Mistake(
+        exp("stop: {env_runners/episode_return_mean: -150, training_iteration: 2}"),
+        expect="stop criterion env_runners/episode_return_mean=-150 is met by every episode",
+    ),
+    "a batch larger than every env step the stop lets the run collect": Mistake(
+        cfg("train_batch_size_per_learner: 4096"),
+        expect="one update replays 4,096 env steps (train_batch_size_per_learner), more than the run ever collects",
+    ),
+    "stop written inside config": Mistake(
+        cfg("stop: {training_iteration: 2}"),
+        expect="stop is an experiment key, not a config key: move `stop:` out of config, beside it",
+    ),
     "STRICT_SPREAD on a local Ray": Mistake(
         cfg("placement_strategy: STRICT_SPREAD", "num_env_runners: 2"),
         expect="placement_strategy STRICT_SPREAD puts each of a trial's 3 bundles",
@@ -866,7 +884,9 @@ def test_grid_larger_than_256_points_is_validated_and_counted_in_full(tmp_path, 
 
 def test_pixel_keys_with_from_pixels_in_a_grid_are_fine(tmp_path, capfd):
     text = cfg(
-        "env_config: {time_limit: 1.0, from_pixels: true, camera_id: 1, pixel_noise_std: {grid_search: [0.0, 0.05]}}"
+        "env_config: {time_limit: 1.0, from_pixels: true, camera_id: 1, pixel_noise_std: {grid_search: [0.0, 0.05]}}",
+        "batch_size_B: 4",
+        "batch_length_T: 8",
     )
     assert "2 trial(s)" in _dry_run(tmp_path, capfd, without_state_keys(text))
 
@@ -955,6 +975,24 @@ def test_dry_run_prints_the_resource_warnings_of_a_local_run(tmp_path, capfd, ra
     assert code == 0, err
     assert "rllib: warning: no usable GPU here (0 available)" in err and "running the learner on CPU" in err, err
     assert "1 CPU + 0 GPU per trial" in out or "+ 0 GPU per trial" in out, out
+    runner_gpu = '{"num_env_runners": 1, "num_gpus_per_env_runner": 1}'
+    assert run_cli(["train", "file", str(path), "--config", runner_gpu, "--dry-run"]) == 0
+    assert "running the env runners on CPU" in capfd.readouterr().err
+
+
+def test_a_bucket_that_does_not_answer_is_one_line_before_ray(tmp_path, capfd, monkeypatch, ray_never_starts):
+    """Without network (as here) pyarrow's GCS client would retry for 15 minutes, the run printing nothing; with it,
+    the made-up bucket answers with an error, which is the line instead."""
+    from smac_rllib.cli import bucket_probe
+
+    monkeypatch.setattr(bucket_probe, "PROBE_TIMEOUT_S", 3.0)
+    started = time.monotonic()
+    code = run_cli(_argv(Mistake(args=("--storage-path", "gcs://my-lab-bucket/smac")), tmp_path))
+    err = capfd.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert "storage path gcs://my-lab-bucket/smac cannot be reached: " in err[0], err
+    assert "(Google Cloud Storage is gs://)" in err[0], err
+    assert time.monotonic() - started < 60
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
@@ -973,7 +1011,10 @@ def test_autocast_null_is_what_the_config_documents_and_a_wrong_type_still_is_re
     number is still the one-line type error. The CLI takes the types the config class declares (``FIELD_TYPES``)."""
     from smac_rllib.algorithms import SMACConfig
 
-    pixels = '{"env_config": {"from_pixels": true, "time_limit": 1.0}, "autocast": null, "world_model_preset": "tiny"}'
+    pixels = (
+        '{"env_config": {"from_pixels": true, "time_limit": 1.0}, "autocast": null, "world_model_preset": "tiny", '
+        '"batch_size_B": 4, "batch_length_T": 8}'
+    )
     out = _dry_run(tmp_path, capfd, without_state_keys(BASE), "--config", pixels)
     assert "tiny: SMAC on dmc/cartpole-balance, 1 trial(s)" in out, out
     assert (

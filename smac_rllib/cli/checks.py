@@ -22,6 +22,7 @@ from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 
 from smac_rllib.core.values import is_int, is_real
 from smac_rllib.cli.errors import UserError, did_you_mean, type_name
+from smac_rllib.cli.experiment_spec import EXPERIMENT_KEYS
 from smac_rllib.cli.grids import is_grid
 from smac_rllib.cli.ranges import all_ranges, check_choice, check_range
 from smac_rllib.cli.ray_output import quiet
@@ -78,6 +79,11 @@ def check_config(config: dict, algo_class: type, line_of) -> None:
                 line_of(key),
             )
         attr = AlgorithmConfig._translate_special_keys(key, warn_deprecated=False)
+        if attr not in known and key not in known and key in EXPERIMENT_KEYS:
+            raise UserError(
+                f"{key} is an experiment key, not a config key: move `{key}:` out of config, beside it (one level up)",
+                line_of(key),
+            )
         if attr not in known and key not in known:
             public = sorted(k for k in known if not k.startswith("_"))
             raise UserError(
@@ -138,6 +144,11 @@ def _check_evaluation_config(
                 f"evaluation_config (the evaluation would not run as written); move `{key}` up one level, next to "
                 "evaluation_config",
                 line_of("evaluation_config", key),
+            )
+        if attr not in known and key not in known and key in EXPERIMENT_KEYS:
+            raise UserError(
+                f"{key} is an experiment key, not a config key: move `{key}:` out of config, beside it (one level up)",
+                line_of(key),
             )
         if attr not in known and key not in known:
             public = sorted(k for k in known if not k.startswith("_"))

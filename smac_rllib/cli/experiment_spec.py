@@ -9,6 +9,12 @@ import json
 from smac_rllib.cli.errors import UserError
 from smac_rllib.cli.grids import deep_merge, num_grid_points
 
+# Keys of one experiment (beside config:, not in it).
+EXPERIMENT_KEYS = (
+    "run", "env", "stop", "config", "num_samples", "checkpoint_config", "storage_path", "max_failures",
+    "max_concurrent_trials", "wandb", "scheduler", "warm_up_only",
+)  # fmt: skip
+
 
 @dataclasses.dataclass
 class Overrides:

@@ -25,7 +25,8 @@ The rules (``check_horizon``: every grid point; the first contradiction is a one
 
 1. ``num_samples > 1`` with a fixed ``seed`` (or a seed grid): identical trials; use a seed grid, num_samples 1.
 2. A return threshold in ``stop`` above the task's bound is never reached; nor is an episode length
-   (``*episode_len_*``) above the task's episode (``episode_steps``).
+   (``*episode_len_*``) above the task's episode (``episode_steps``). A return threshold <= 0 on a DMC task is met
+   by every episode (rewards in [0, 1]): the run would stop at its first result.
 3. The stop's env steps never pass the warm-up: no gradient update. A deliberate warm-up-only run says
    ``warm_up_only: true`` (experiment key); with it, a stop past the warm-up is refused instead.
 4. ``evaluation_interval`` above the stop's iterations: no evaluation.
@@ -39,6 +40,8 @@ The rules (``check_horizon``: every grid point; the first contradiction is a one
    ``time_attr`` cannot be compared: ASHA's default ``max_t`` is refused there (an explicit one is the user's cut).
 7. ``checkpoint_frequency`` past the stop with ``checkpoint_at_end: false``: no checkpoint; checkpoints ranked on an
    ``evaluation/`` metric that all come before the first evaluation.
+8. One update's batch (``train_batch_size_per_learner`` transitions; pixels: B x T sequence steps) above all the
+   env steps the stop lets the run collect: every update replays the whole run's data several times over.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from smac_rllib.algorithms import config_questions
 from smac_rllib.cli.errors import UserError
 from smac_rllib.cli.experiment_spec import ExperimentSpec
 from smac_rllib.cli.results import action_repeat
@@ -178,6 +182,7 @@ def _check_config(spec: ExperimentSpec, config) -> None:
     at_stop = _describe_stop(stop, iterations, steps)
     if steps and iterations:
         _check_warm_up(spec, config, iterations, steps, at_stop)
+        _check_batch(spec, config, iterations * steps, at_stop)
     if iterations:
         _check_evaluation_cadence(spec, config, iterations, steps, at_stop)
         _check_checkpoints(spec, config, iterations, at_stop)
@@ -220,6 +225,27 @@ def _check_returns(spec: ExperimentSpec, config) -> None:
                 f"<= {_num(bound)}",
                 spec.source,
             )
+        if bound is not None and key in RETURN_KEYS and value <= 0:  # Tune stops at result[key] >= value
+            raise UserError(
+                f"stop criterion {key}={_num(value)} is met by every episode: {env.env}'s rewards are in [0, 1], so "
+                f"its returns are >= 0 and the run would stop at its first result; set a threshold in (0, "
+                f"{_num(bound)}]",
+                spec.source,
+            )
+
+
+def _check_batch(spec: ExperimentSpec, config, total: int, at_stop: str) -> None:
+    """Rule 8: one update's batch larger than all the env steps the run collects."""
+    batch, name = config_questions.replay_batch(config)
+    if not batch or batch <= total:
+        return
+    key = "batch_size_B" if name.startswith("batch_size_B") else "train_batch_size_per_learner"
+    raise UserError(
+        f"one update replays {batch:,} env steps ({name}), more than the run ever collects: {at_stop}; every "
+        f"update would draw each step ~{batch / total:.1f} times; lower the batch to <= {total:,} env steps or raise "
+        f"the stop past {batch:,} env steps",
+        spec.key_lines.get(key, spec.source),
+    )
 
 
 def _check_warm_up(spec: ExperimentSpec, config, iterations: int, steps: int, at_stop: str) -> None:

@@ -71,11 +71,17 @@ def fit_experiments(specs: list[ExperimentSpec], *, strict: bool, gpus: float) -
             )
         if not warned:
             warn(
-                f"no usable GPU here ({gpus:g} available) but {spec.source} asks for {asked}: running the learner on "
-                "CPU (slower; --strict-resources fails instead)"
+                f"no usable GPU here ({gpus:g} available) but {spec.source} asks for {asked}: running "
+                f"{_gpu_users(keys)} on CPU (slower; --strict-resources fails instead)"
             )
             warned = True
         cpu_fallback(spec)
+
+
+def _gpu_users(keys: list[str]) -> str:
+    """``the learner``, ``the env runners``, ... for the GPU keys ``keys`` (num_gpus_per_env_runner, ...)."""
+    users = {"num_gpus_per_env_runner": "the env runners", "num_gpus_per_offline_eval_runner": "the offline runners"}
+    return " and ".join(dict.fromkeys(users.get(k, "the learner") for k in keys))
 
 
 OVERSUBSCRIBE_LIMIT = 8  # logical CPUs of a local Ray per physical one, at most

@@ -6,8 +6,8 @@ else).
 Every form of storage path is checked alike (``resolve_storage_path``): ``--storage-path``, the file's
 ``storage_path``, the default ``~/ray_results`` (a missing or read-only home is a mistake before Ray, not a
 traceback after it), ``file:///abs/path`` (read as the local path, so it is checked and resumed like one) and
-cloud URIs (a scheme Tune writes to, a bucket, and this pyarrow's support for it; the bucket itself is reached
-only when the run starts). ``TUNE_RESULT_DIR`` / ``RAY_AIR_LOCAL_CACHE_DIR`` in the environment, which Tune 2.x
+cloud URIs (a scheme Tune writes to, a bucket, this pyarrow's support for it, and an answer from the bucket
+within seconds: bucket_probe.py). ``TUNE_RESULT_DIR`` / ``RAY_AIR_LOCAL_CACHE_DIR`` in the environment, which Tune 2.x
 refuses once Ray started, are refused with the ``--storage-path`` that does what they meant."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import urllib.parse
 import pyarrow.fs as pafs
 from ray import tune
 
+from smac_rllib.cli import bucket_probe
 from smac_rllib.cli.checkpoints import check_owner
 from smac_rllib.cli.errors import UserError, warn
 from smac_rllib.cli.experiment_spec import ExperimentSpec
@@ -125,8 +126,8 @@ def check_storage_path(storage_path: str, where: str | None) -> None:
 
 
 def _check_uri(uri: str, where: str | None) -> None:
-    """A cloud URI: a scheme Tune writes to, a bucket, and a pyarrow built with that filesystem (the bucket's
-    existence and credentials are pyarrow's to check when the run starts: that needs the network)."""
+    """A cloud URI: a scheme Tune writes to, a bucket, a pyarrow built with that filesystem, and the bucket answering
+    (an unreachable one would make the run wait in silence, or fail only after Ray started)."""
     scheme, _, rest = uri.partition("://")
     scheme = scheme.lower()
     if scheme not in STORAGE_URI_SCHEMES or scheme == "file":
@@ -142,6 +143,14 @@ def _check_uri(uri: str, where: str | None) -> None:
         raise UserError(
             f"storage path {uri}: this pyarrow has no {filesystem} ({scheme}:// support); install a pyarrow built "
             "with it, or write to a local directory",
+            where,
+        )
+    why = bucket_probe.unreachable(uri, bucket_probe.PROBE_TIMEOUT_S)
+    if why:
+        hint = " (Google Cloud Storage is gs://)" if scheme == "gcs" else ""
+        raise UserError(
+            f"storage path {uri} cannot be reached: {why}{hint}; check the bucket name and this machine's access to "
+            "it, or write to a local directory",
             where,
         )
 

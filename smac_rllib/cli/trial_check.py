@@ -14,6 +14,8 @@ asks for it (``from_pixels``, ``render_mode``), since the env checks the GL back
 
 from __future__ import annotations
 
+import contextlib
+
 import dataclasses
 import functools
 import inspect
@@ -73,24 +75,38 @@ def has_mapping_grid(value: Any) -> bool:
     return False
 
 
+def check_grid_point(spec: ExperimentSpec, label: str, variant: dict) -> None:
+    """The key-by-key checks (names, types, modalities) on one grid point, where the loader's checks saw a grid in
+    place of a mapping; run before the point's config is built, so that a wrong type is named before what the
+    config would make of it (``from_pixels: "false"`` is a true string: the run would be read as a pixel run)."""
+    if not has_mapping_grid(spec.param_space):
+        return
+    concrete = dict(variant)  # check_type converts 1e6 -> 1000000 in place
+    with _located(spec, label):
+        check_env(concrete, spec.algo_class, _line_of(spec))
+        check_config(concrete, spec.algo_class, _line_of(spec))
+        check_modalities(concrete, _line_of(spec))
+
+
 def check_trials(spec: ExperimentSpec, trials: list[tuple[str, dict, Any]]) -> None:
     """Every distinct trial of ``spec`` (label, its grid point's mapping, its validated AlgorithmConfig), as it runs."""
-    per_key = has_mapping_grid(spec.param_space)
     for label, variant, config in trials:
-        try:
-            if per_key:  # the key-by-key checks saw a grid where a mapping goes: run them on the concrete mapping
-                concrete = dict(variant)  # check_type converts 1e6 -> 1000000 in place
-                check_env(concrete, spec.algo_class, _line_of(spec))
-                check_config(concrete, spec.algo_class, _line_of(spec))
-                check_modalities(concrete, _line_of(spec))
+        with _located(spec, label):
             check_nested_keys(variant, config)
             _check_evaluation_env(spec, config)
             check_envs_and_module(config)
-        except TrialError as e:
-            where = spec.key_lines.get(e.key) or line_of_message(spec, str(e))
-            raise UserError(in_trial(label, f"{where}: {e}")) from None
-        except UserError as e:
-            raise UserError(in_trial(label, str(e))) from None
+
+
+@contextlib.contextmanager
+def _located(spec: ExperimentSpec, label: str):
+    """A mistake of the trial ``label`` as one line: its file location (the key's line), the label, the message."""
+    try:
+        yield
+    except TrialError as e:
+        where = spec.key_lines.get(e.key) or line_of_message(spec, str(e))
+        raise UserError(in_trial(label, f"{where}: {e}")) from None
+    except UserError as e:
+        raise UserError(in_trial(label, str(e))) from None
 
 
 class TrialError(Exception):

@@ -64,21 +64,18 @@ from smac_rllib.cli.experiment_parts import (
     parse_wandb,
     plain,
 )
-from smac_rllib.cli.experiment_spec import ExperimentSpec, Overrides
+from smac_rllib.cli.experiment_spec import EXPERIMENT_KEYS, ExperimentSpec, Overrides
 from smac_rllib.cli.grids import MAX_GRID_POINTS, check_grids, deep_merge, grid_variants, num_grid_points
 from smac_rllib.cli.ranges import check_finite, config_errors
 from smac_rllib.cli.ray_output import quiet
+from smac_rllib.cli import trial_check
 from smac_rllib.cli.storage import resolve_storage_path
 from smac_rllib.cli.trial_check import check_trials, in_trial, line_of_message, trial_labels, variant_key
 from smac_rllib.cli.yaml_reader import MarkedDict, is_template, read_yaml
 
 # --------------------------------------------------------------------------------------------- experiments
 
-# Keys of one experiment. Legacy names from RLlib's old tuned examples are translated (value: new name).
-EXPERIMENT_KEYS = (
-    "run", "env", "stop", "config", "num_samples", "checkpoint_config", "storage_path", "max_failures",
-    "max_concurrent_trials", "wandb", "scheduler", "warm_up_only",
-)  # fmt: skip
+# Legacy names of experiment keys (experiment_spec.EXPERIMENT_KEYS) from RLlib's old tuned examples (value: new name).
 _LEGACY_EXPERIMENT_KEYS = {
     "local_dir": "storage_path",
     "checkpoint_freq": "checkpoint_config.checkpoint_frequency",
@@ -356,6 +353,7 @@ def build_configs(spec: ExperimentSpec) -> list:
     for variant, label in zip(variants, labels, strict=True):
         key = variant_key(variant)
         if key not in built:
+            trial_check.check_grid_point(spec, label, variant)  # names and types before the config is made
             try:
                 built[key] = _build_config(spec, variant)
             except UserError as e:
