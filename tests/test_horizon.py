@@ -123,11 +123,21 @@ def test_updates_at_the_stop_are_the_rate_limiters_grant(fields, stop_steps, upd
         ("HalfCheetah-v5", {}, 1000, None),  # gymnasium: its registered max_episode_steps, no known bound
         ("HalfCheetah-v5", {"max_episode_steps": 100}, 100, None),
         ("NoSuchEnv-v0", {}, None, None),
+        ("Pendulum-v1", {}, 200, 0.0),  # its reward is a cost: <= 0 at every step
+        ("Pendulum-v1", {"max_episode_steps": 50}, 50, 0.0),
     ],
 )
 def test_episode_length_and_return_bound(env, env_config, steps, bound):
     assert episode_steps(env, env_config) == steps
     assert episode_return_bound(env, env_config) == bound
+
+
+def test_pendulum_lowest_return_is_its_largest_cost_at_every_step():
+    from smac_rllib.cli.horizon import episode_return_range
+
+    low, high, _ = episode_return_range("Pendulum-v1", {})
+    assert high == 0.0 and low == pytest.approx(-16.2736044 * 200)  # pi^2 + 0.1 * 8^2 + 0.001 * 2^2 per step
+    assert episode_return_range("dmc/cartpole-balance", {"time_limit": 1.0})[:2] == (0.0, 100.0)
 
 
 # --------------------------------------------------------------------------------------------- tuned examples

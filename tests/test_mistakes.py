@@ -765,6 +765,26 @@ MISTAKES: dict[str, Mistake] = {
         cfg("train_batch_size_per_learner: 4096"),
         expect="one update replays 4,096 env steps (train_batch_size_per_learner), more than the run ever collects",
     ),
+    "a return threshold above what Pendulum can return (its reward is a cost, <= 0)": Mistake(
+        SAC_PENDULUM.replace("{training_iteration: 1}", "{env_runners/episode_return_mean: 900}"),
+        expect="stop criterion env_runners/episode_return_mean=900 is never reached: an episode of Pendulum-v1 "
+        "returns at most 0",
+    ),
+    "a replay buffer smaller than the warm-up": Mistake(
+        cfg("replay_buffer_config: {capacity: 60}"),
+        expect="replay_buffer_config.capacity=60 holds fewer steps than the warm-up "
+        "(num_steps_sampled_before_learning_starts=100): its first 40 steps are dropped",
+    ),
+    "a config key written beside config": Mistake(
+        BASE.replace("  max_failures: 0\n", "  max_failures: 0\n  num_particles: 8\n"),
+        expect="unknown experiment key 'num_particles'; num_particles is a config key of SMAC: move it under `config:`",
+    ),
+    "RLlib's older rllib train -f FILE": Mistake(
+        command=("train", "-f", "{yaml}"), expect="`rllib train -f FILE` is RLlib's older form; write: rllib train file"
+    ),
+    "RLlib's flag form rllib train --algo X --env Y": Mistake(
+        command=("train", "--algo", "SAC", "--env", "Pendulum-v1"), expect="this rllib trains from a YAML file only"
+    ),
     "stop written inside config": Mistake(
         cfg("stop: {training_iteration: 2}"),
         expect="stop is an experiment key, not a config key: move `stop:` out of config, beside it",
@@ -811,7 +831,7 @@ def test_mistake_is_one_line_exit_2_before_ray(name, tmp_path, capfd, monkeypatc
 
 def test_mistake_table_is_large_and_distinct():
     assert len(MISTAKES) >= 60
-    inputs = [(m.yaml() if callable(m.yaml) else m.yaml, m.args) for m in MISTAKES.values()]
+    inputs = [(m.yaml() if callable(m.yaml) else m.yaml, m.command, m.args) for m in MISTAKES.values()]
     assert len({repr(i) for i in inputs}) == len(inputs), "every row is a different mistake"
 
 

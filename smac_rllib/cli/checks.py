@@ -64,6 +64,15 @@ def _config_annotations(config_class: type) -> dict[str, Any]:
     return annotations
 
 
+def config_key_hint(key, algo_class: type) -> str:
+    """``; num_particles is a config key of SMAC: move it under config:`` for a config key written beside config."""
+    with quiet():
+        known = known_config_keys(algo_class.get_default_config())
+    if not isinstance(key, str) or key not in known:
+        return ""
+    return f"; {key} is a config key of {algo_class.__name__}: move it under `config:` (indented one level more)"
+
+
 def check_config(config: dict, algo_class: type, line_of) -> None:
     """Unknown keys (with the closest known one), values of the wrong type and out of range, before Ray sees them."""
     with quiet():

@@ -18,15 +18,16 @@ The arithmetic (closed form, no env is built; a DMC task's MJCF model is loaded 
   after ``num_steps_sampled_before_learning_starts``).
 * ``episode_steps(env, env_config)``: agent steps of one episode (DMC: the time limit's control steps / action_repeat,
   rounded up; gymnasium: ``env_config.max_episode_steps`` or the registered one).
-* ``episode_return_bound(env, env_config)``: the highest episode return (DMC: one per control step, rewards are in
-  [0, 1] and action_repeat sums them; gymnasium: unknown).
+* ``episode_return_range(env, env_config)``: the lowest and highest episode return (DMC: rewards are in [0, 1] per
+  control step and action_repeat sums them; gymnasium: ``GYM_STEP_REWARDS`` x the episode's steps where the reward
+  is bounded, e.g. Pendulum-v1 <= 0; else unknown).
 
 The rules (``check_horizon``: every grid point; the first contradiction is a one-line ``UserError``):
 
 1. ``num_samples > 1`` with a fixed ``seed`` (or a seed grid): identical trials; use a seed grid, num_samples 1.
 2. A return threshold in ``stop`` above the task's bound is never reached; nor is an episode length
-   (``*episode_len_*``) above the task's episode (``episode_steps``). A return threshold <= 0 on a DMC task is met
-   by every episode (rewards in [0, 1]): the run would stop at its first result.
+   (``*episode_len_*``) above the task's episode (``episode_steps``). A return threshold at or below the lowest
+   return (DMC: 0) is met by every episode: the run would stop at its first result.
 3. The stop's env steps never pass the warm-up: no gradient update. A deliberate warm-up-only run says
    ``warm_up_only: true`` (experiment key); with it, a stop past the warm-up is refused instead.
 4. ``evaluation_interval`` above the stop's iterations: no evaluation.
@@ -128,12 +129,29 @@ def episode_steps(env: Any, env_config: dict | None) -> int | None:
         return None
 
 
-def episode_return_bound(env: Any, env_config: dict | None) -> float | None:
-    """The highest return of one episode: DMC rewards are in [0, 1] per control step; None when unknown."""
-    if not (isinstance(env, str) and env.startswith(PREFIX)):
+# Per-step reward ranges of gymnasium envs whose reward is bounded (others: unknown, nothing is checked).
+# Pendulum-v1: -(theta^2 + 0.1 theta_dot^2 + 0.001 u^2), |theta| <= pi, |theta_dot| <= 8, |u| <= 2.
+GYM_STEP_REWARDS = {"Pendulum-v1": (-(math.pi**2 + 0.1 * 8**2 + 0.001 * 2**2), 0.0)}
+
+
+def episode_return_range(env: Any, env_config: dict | None) -> tuple[float, float, str] | None:
+    """(lowest, highest return of one episode, why): DMC rewards are in [0, 1] per control step, a gymnasium env's
+    per-step range (``GYM_STEP_REWARDS``) times its episode's steps; None when unknown."""
+    env_config = env_config if isinstance(env_config, dict) else {}
+    if isinstance(env, str) and env.startswith(PREFIX):
+        control = _control_steps(env, env_config)
+        return None if control is None else (0.0, float(control), f"{control} control steps x a reward in [0, 1]")
+    low, high = GYM_STEP_REWARDS.get(env, (None, None)) if isinstance(env, str) else (None, None)
+    steps = episode_steps(env, env_config)
+    if low is None or not steps:
         return None
-    control = _control_steps(env, env_config if isinstance(env_config, dict) else {})
-    return None if control is None else float(control)
+    return low * steps, high * steps, f"{steps} steps x a reward in [{low:.4g}, {_num(high)}]"
+
+
+def episode_return_bound(env: Any, env_config: dict | None) -> float | None:
+    """The highest return of one episode (``episode_return_range``); None when unknown."""
+    returns = episode_return_range(env, env_config)
+    return None if returns is None else returns[1]
 
 
 def _control_steps(env: str, env_config: dict) -> int | None:
@@ -214,8 +232,18 @@ def _check_returns(spec: ExperimentSpec, config) -> None:
             continue
         env = config.get_evaluation_config_object() if key.startswith("evaluation/") else config
         if key in RETURN_KEYS:
-            bound = episode_return_bound(env.env, env.env_config)
-            most = f"returns at most {_num(bound or 0)} ({_num(bound or 0)} control steps x a reward <= 1)"
+            returns = episode_return_range(env.env, env.env_config)
+            if returns is None:
+                continue
+            low, bound, why = returns
+            most = f"returns at most {_num(bound)} ({why})"
+            if value <= low:  # Tune stops at result[key] >= value
+                raise UserError(
+                    f"stop criterion {key}={_num(value)} is met by every episode: an episode of {env.env} returns at "
+                    f"least {low:.6g} ({why}), so the run would stop at its first result; set a threshold in "
+                    f"({low:.6g}, {_num(bound)}]",
+                    spec.source,
+                )
         else:
             bound = episode_steps(env.env, env.env_config)
             most = f"lasts at most {_num(bound or 0)} agent steps (its time limit)"
@@ -223,13 +251,6 @@ def _check_returns(spec: ExperimentSpec, config) -> None:
             raise UserError(
                 f"stop criterion {key}={_num(value)} is never reached: an episode of {env.env} {most}; lower it to "
                 f"<= {_num(bound)}",
-                spec.source,
-            )
-        if bound is not None and key in RETURN_KEYS and value <= 0:  # Tune stops at result[key] >= value
-            raise UserError(
-                f"stop criterion {key}={_num(value)} is met by every episode: {env.env}'s rewards are in [0, 1], so "
-                f"its returns are >= 0 and the run would stop at its first result; set a threshold in (0, "
-                f"{_num(bound)}]",
                 spec.source,
             )
 

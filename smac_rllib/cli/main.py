@@ -224,8 +224,26 @@ def _plot(args) -> int:
     return run_plot(args)
 
 
+def _other_train_forms(argv: list[str]) -> str | None:
+    """The fix for RLlib's other ``rllib train`` forms (``-f FILE``; ``--algo X --env Y`` without a file)."""
+    if argv[:1] != ["train"] or len(argv) < 2 or argv[1] == "file":
+        return None
+    if argv[1] in ("-f", "--config-file") or argv[1].startswith("--config-file="):
+        path = argv[1].partition("=")[2] or (argv[2] if len(argv) > 2 else "X.yaml")
+        return f"`rllib train {argv[1].partition('=')[0]} FILE` is RLlib's older form; write: rllib train file {path}"
+    if argv[1].split("=")[0] in ("--algo", "--run", "--env"):
+        return (
+            "this rllib trains from a YAML file only (`rllib train file X.yaml`; one-line overrides with --config "
+            "and --stop); write the algorithm and env in a file, e.g. a copy of tuned_examples/smac_state_quick.yaml"
+        )
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if fix := _other_train_forms(argv):
+        print(f"{PROG}: error: {fix}", file=sys.stderr, flush=True)
+        return EXIT_USER_ERROR
     args = build_parser().parse_args(argv)
     args.argv = argv
     prepare_environment(getattr(args, "address", None))

@@ -127,6 +127,13 @@ def config_errors(config) -> list[str]:
             f"replay_buffer_config.capacity={capacity!r} must be >= the batch size {batch} ({what}); "
             "raise the capacity (paper: 1000000) or lower the batch"
         )
+    warm_up = getattr(config, "num_steps_sampled_before_learning_starts", None)
+    if is_real(capacity) and is_real(warm_up) and capacity < warm_up:
+        errors.append(
+            f"replay_buffer_config.capacity={capacity!r} holds fewer steps than the warm-up "
+            f"(num_steps_sampled_before_learning_starts={warm_up!r}): its first {warm_up - capacity!r} steps are "
+            f"dropped before the first update; raise the capacity to >= {warm_up!r} or lower the warm-up"
+        )
     return errors + config_questions.errors(config)
 
 

@@ -43,6 +43,7 @@ UTF-8 (``yaml_reader.py``), at most ``MAX_YAML_BYTES``, nested at most ``MAX_YAM
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import difflib
 import re
@@ -53,7 +54,7 @@ from ray.rllib.algorithms.registry import ALGORITHMS
 from smac_rllib.core.values import is_int
 from smac_rllib import TRAINABLES, algorithms
 from smac_rllib.algorithms import config_questions
-from smac_rllib.cli.checks import check_config
+from smac_rllib.cli.checks import check_config, config_key_hint
 from smac_rllib.cli.env_checks import check_env, check_modalities
 from smac_rllib.cli.errors import UserError, did_you_mean, one_line, type_name
 from smac_rllib.cli.experiment_parts import (
@@ -134,7 +135,7 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
     body = _translate_legacy_keys(body, path)
     for key in body:
         if key not in EXPERIMENT_KEYS:
-            hint = _FOREIGN_KEYS.get(key) or did_you_mean(key, EXPERIMENT_KEYS)
+            hint = _FOREIGN_KEYS.get(key) or _config_key_hint(key, body) or did_you_mean(key, EXPERIMENT_KEYS)
             raise UserError(f"unknown experiment key {key!r}{hint}", _where(path, body, key))
 
     run = body.get("run")
@@ -305,6 +306,13 @@ def _check_values(config: dict, line_of) -> None:
 
 
 # --------------------------------------------------------------------------------------------- algorithms
+
+
+def _config_key_hint(key: Any, body: dict) -> str:
+    """``; num_particles is a config key of SMAC: ...`` when an experiment's unknown key is one of its config's."""
+    with contextlib.suppress(UserError):  # no run, or an unknown one: said next
+        return config_key_hint(key, algorithm_class(body.get("run"), ""))
+    return ""
 
 
 def algorithm_class(run: Any, where: str) -> type:
