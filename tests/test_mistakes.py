@@ -785,6 +785,9 @@ MISTAKES: dict[str, Mistake] = {
     "RLlib's flag form rllib train --algo X --env Y": Mistake(
         command=("train", "--algo", "SAC", "--env", "Pendulum-v1"), expect="this rllib trains from a YAML file only"
     ),
+    "a plain list where a sweep was meant": Mistake(
+        cfg("num_particles: [4, 8]"), expect="(a sweep over these values is `num_particles: {grid_search: [4, 8]}`)"
+    ),
     "stop written inside config": Mistake(
         cfg("stop: {training_iteration: 2}"),
         expect="stop is an experiment key, not a config key: move `stop:` out of config, beside it",
@@ -998,6 +1001,19 @@ def test_dry_run_prints_the_resource_warnings_of_a_local_run(tmp_path, capfd, ra
     runner_gpu = '{"num_env_runners": 1, "num_gpus_per_env_runner": 1}'
     assert run_cli(["train", "file", str(path), "--config", runner_gpu, "--dry-run"]) == 0
     assert "running the env runners on CPU" in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("key", ["num_learners", "num_cpus_for_main_process", "num_env_runners"])
+def test_more_cpus_than_the_machine_names_the_setting_that_asks_for_them(key, tmp_path, capfd, ray_never_starts):
+    """The oversubscription warning (an error with --strict-resources) names the setting whose smallest value saves
+    the most CPUs, not always num_env_runners."""
+    many = (os.cpu_count() or 1) + 2
+    path = tmp_path / "ok.yaml"
+    path.write_text(BASE)
+    code = run_cli(["train", "file", str(path), "--config", f'{{"{key}": {many}}}', "--strict-resources", "--dry-run"])
+    err = capfd.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert f"lower {key}={many} (" in err[0] and "or drop --strict-resources" in err[0], err
 
 
 def test_a_bucket_that_does_not_answer_is_one_line_before_ray(tmp_path, capfd, monkeypatch, ray_never_starts):

@@ -294,6 +294,8 @@ def _example_fix(name: str, expected: Any, value: Any = None) -> str:
     """`` (write e.g. `key: [16]`)``: a value of the expected type, from the user's own value where it converts (the
     string ``"16"`` -> ``16``, the number ``16`` for a list -> ``[16]``), never the wrong value back."""
     key = name.split(".")[-1]
+    if isinstance(value, list) and value and all(_matches(v, expected) is not False for v in value):
+        return f" (a sweep over these values is `{key}: {{grid_search: {value!r}}}`)"  # the list the user meant
     args = [a for a in typing.get_args(expected) if a is not type(None)] or [expected]
     if typing.get_origin(expected) in (list, tuple):
         args = [expected]

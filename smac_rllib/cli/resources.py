@@ -126,17 +126,44 @@ def local_cpus_needed(specs: list[ExperimentSpec], *, strict: bool) -> int:
     biggest = max((trial_request(s)["CPU"] for s in specs), default=1.0)
     need = math.ceil(biggest)
     if need > have:
-        name = next(s.name for s in specs if math.ceil(trial_request(s)["CPU"]) == need)
+        spec = next(s for s in specs if math.ceil(trial_request(s)["CPU"]) == need)
+        name, cause = spec.name, _largest_cpu_setting(spec)
         if strict:
             raise UserError(
                 f"a trial of {name!r} needs {need} CPUs (env runners + learners + driver) but this machine has {have}; "
-                "lower num_env_runners / num_cpus_per_env_runner, or drop --strict-resources to run oversubscribed"
+                f"lower {cause}, or drop --strict-resources to run oversubscribed"
             )
         warn(
             f"a trial of {name!r} needs {need} CPUs but this machine has {have}: starting Ray with {need} logical CPUs "
-            "(runs oversubscribed, slower; lower num_env_runners to avoid it)"
+            f"(runs oversubscribed, slower; lower {cause} to avoid it)"
         )
     return max(have, need)
+
+
+# Settings that add CPUs to a trial's request, and the value that adds none (or the fewest).
+_CPU_SETTINGS = {
+    "num_env_runners": 0, "num_learners": 0, "num_cpus_for_main_process": 1, "num_cpus_per_env_runner": 1,
+    "num_cpus_per_learner": 1, "evaluation_num_env_runners": 0,
+}  # fmt: skip
+
+
+def _largest_cpu_setting(spec: ExperimentSpec) -> str:
+    """``num_learners=4 (4 of the 5 CPUs)``: the setting whose smallest value would save the trial most CPUs."""
+    config = max(spec.configs, key=lambda c: _cpus(spec, c))
+    total, saved = _cpus(spec, config), {}
+    for key, low in _CPU_SETTINGS.items():
+        value = getattr(config, key, None)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > low:
+            saved[key] = total - _cpus(spec, config.copy(copy_frozen=False).update_from_dict({key: low}))
+    if not saved or max(saved.values()) <= 0:
+        return "num_env_runners"
+    key = max(saved, key=saved.get)
+    return f"{key}={getattr(config, key)} ({saved[key]:g} of the {total:g} CPUs)"
+
+
+def _cpus(spec: ExperimentSpec, config) -> float:
+    with quiet():
+        return float(spec.algo_class.default_resource_request(config).required_resources.get("CPU", 0.0))
 
 
 def check_cluster_cpus(specs: list[ExperimentSpec], cluster_cpus: float, *, strict: bool) -> None:

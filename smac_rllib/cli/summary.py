@@ -9,6 +9,7 @@ import math
 import os
 import time
 
+from smac_rllib.cli import overdue
 from smac_rllib.cli.errors import one_line
 from smac_rllib.cli.plot import group_trials
 from smac_rllib.cli.progress import last_error_line
@@ -117,6 +118,8 @@ def print_summary(
     n_stopped = sum(r[1] == "INTERRUPTED" for r in rows)
     print("", flush=True)
     counts = f"{len(rows)} trial(s), {len(rows) - n_err - n_stopped} finished, {n_err} failed"
+    if overdue.OVERDUE:  # the run was ended by a key no result reports (its error line came during the run)
+        counts = f"{len(rows)} trial(s) ended early by a key no result reports (the error above), {n_err} failed"
     took = format_duration(time.time() - started)
     if interrupted is None:
         print(f"== {name}: {counts}, {took}")
