@@ -11,14 +11,8 @@ import pytest
 
 from smac_rllib.cli import horizon
 from smac_rllib.cli.errors import UserError
-from smac_rllib.cli.horizon import (
-    env_steps_at_stop,
-    episode_return_bound,
-    episode_steps,
-    iterations_at_stop,
-    steps_per_iteration,
-    updates_at_stop,
-)
+from smac_rllib.cli.episode_bounds import episode_return_bound, episode_return_range, episode_steps
+from smac_rllib.cli.horizon import env_steps_at_stop, iterations_at_stop, steps_per_iteration, updates_at_stop
 
 REPO = Path(__file__).resolve().parents[1]
 TUNED_EXAMPLES = sorted((REPO / "tuned_examples").glob("*.yaml"))
@@ -133,8 +127,6 @@ def test_episode_length_and_return_bound(env, env_config, steps, bound):
 
 
 def test_pendulum_lowest_return_is_its_largest_cost_at_every_step():
-    from smac_rllib.cli.horizon import episode_return_range
-
     low, high, _ = episode_return_range("Pendulum-v1", {})
     assert high == 0.0 and low == pytest.approx(-16.2736044 * 200)  # pi^2 + 0.1 * 8^2 + 0.001 * 2^2 per step
     assert episode_return_range("dmc/cartpole-balance", {"time_limit": 1.0})[:2] == (0.0, 100.0)

@@ -88,7 +88,7 @@ sac:
   stop: {training_iteration: 1}
   config:
     num_env_runners: 0
-    replay_buffer_config: {type: PrioritizedEpisodeReplayBuffer, capacity: 1000, alhpa: 0.5}
+    replay_buffer_config: {type: PrioritizedEpisodeReplayBuffer, capacity: 2000, alhpa: 0.5}
 """
     with pytest.raises(UserError, match=r"replay_buffer_config\.alhpa=0\.5 is never read by SAC; did you mean 'alpha'"):
         _load(tmp_path, text)

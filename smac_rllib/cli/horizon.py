@@ -1,6 +1,6 @@
 """One experiment's settings measured against its stop and its task, before Ray starts.
 
-The arithmetic (closed form, no env is built; a DMC task's MJCF model is loaded once for its time limit):
+The arithmetic (closed form, no env is built; what an episode allows is ``cli/episode_bounds.py``'s):
 
 * ``steps_per_iteration(config)``: env (= agent) steps of one iteration of our off-policy loop. RLlib repeats
   ``training_step`` until ``min_sample_timesteps_per_iteration`` steps are sampled; each ``training_step`` samples
@@ -48,15 +48,12 @@ The rules (``check_horizon``: every grid point; the first contradiction is a one
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from smac_rllib.algorithms import config_questions
 from smac_rllib.cli.errors import UserError
 from smac_rllib.cli.experiment_spec import ExperimentSpec
-from smac_rllib.cli.results import action_repeat
-from smac_rllib.core.values import is_int, is_real
-from smac_rllib.envs.names import PREFIX
-from smac_rllib.envs.validation import episode_control_steps
+from smac_rllib.cli.episode_bounds import episode_return_range, episode_steps
+from smac_rllib.core.values import is_int
 from smac_rllib.training.rate_limiter import SampleToInsertRatio
 
 ENV_STEP_KEYS = (
@@ -111,55 +108,6 @@ def update_rule(config) -> SampleToInsertRatio:
 def updates_at_stop(stop: dict, config) -> int | None:
     steps = env_steps_at_stop(stop, config)
     return None if steps is None else update_rule(config).granted_updates(steps)
-
-
-def episode_steps(env: Any, env_config: dict | None) -> int | None:
-    """Agent steps of one episode: DMC from its time limit and action repeat, gymnasium from its registration."""
-    env_config = env_config if isinstance(env_config, dict) else {}
-    if isinstance(env, str) and env.startswith(PREFIX):
-        control = _control_steps(env, env_config)
-        return None if control is None else -(-control // action_repeat({"env_config": env_config}))
-    if is_int(env_config.get("max_episode_steps")):
-        return env_config["max_episode_steps"]  # a gymnasium env's own limit, as the registry applies it
-    try:
-        import gymnasium as gym  # lazy: only for a gymnasium env name
-
-        return gym.spec(env).max_episode_steps
-    except Exception:  # noqa: BLE001 - not a registered gymnasium id: unknown
-        return None
-
-
-# Per-step reward ranges of gymnasium envs whose reward is bounded (others: unknown, nothing is checked).
-# Pendulum-v1: -(theta^2 + 0.1 theta_dot^2 + 0.001 u^2), |theta| <= pi, |theta_dot| <= 8, |u| <= 2.
-GYM_STEP_REWARDS = {"Pendulum-v1": (-(math.pi**2 + 0.1 * 8**2 + 0.001 * 2**2), 0.0)}
-
-
-def episode_return_range(env: Any, env_config: dict | None) -> tuple[float, float, str] | None:
-    """(lowest, highest return of one episode, why): DMC rewards are in [0, 1] per control step, a gymnasium env's
-    per-step range (``GYM_STEP_REWARDS``) times its episode's steps; None when unknown."""
-    env_config = env_config if isinstance(env_config, dict) else {}
-    if isinstance(env, str) and env.startswith(PREFIX):
-        control = _control_steps(env, env_config)
-        return None if control is None else (0.0, float(control), f"{control} control steps x a reward in [0, 1]")
-    low, high = GYM_STEP_REWARDS.get(env, (None, None)) if isinstance(env, str) else (None, None)
-    steps = episode_steps(env, env_config)
-    if low is None or not steps:
-        return None
-    return low * steps, high * steps, f"{steps} steps x a reward in [{low:.4g}, {_num(high)}]"
-
-
-def episode_return_bound(env: Any, env_config: dict | None) -> float | None:
-    """The highest return of one episode (``episode_return_range``); None when unknown."""
-    returns = episode_return_range(env, env_config)
-    return None if returns is None else returns[1]
-
-
-def _control_steps(env: str, env_config: dict) -> int | None:
-    limit = env_config.get("time_limit")
-    try:
-        return episode_control_steps(env, limit if is_real(limit) else None)
-    except Exception:  # noqa: BLE001 - an unknown task is reported by the env checks
-        return None
 
 
 # --------------------------------------------------------------------------------------------- the rules
