@@ -168,7 +168,10 @@ def _done(path: Path, steps: int) -> bool:
 
 def read_csv(path: Path) -> list[dict]:
     with open(path) as f:
-        return [{k: (v if k == "algo" else float(v)) for k, v in row.items()} for row in csv.DictReader(f)]
+        return [
+            {k: v if k == "algo" else int(float(v)) if k in ("seed", "env_steps") else float(v) for k, v in row.items()}
+            for row in csv.DictReader(f)
+        ]  # seed and env_steps stay integers: a resumed run writes its rows back as they were
 
 
 def interval95(values) -> tuple[float, float]:
