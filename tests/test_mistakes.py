@@ -788,6 +788,17 @@ MISTAKES: dict[str, Mistake] = {
     "a plain list where a sweep was meant": Mistake(
         cfg("num_particles: [4, 8]"), expect="(a sweep over these values is `num_particles: {grid_search: [4, 8]}`)"
     ),
+    "a gymnasium module:EnvId whose package is not installed": Mistake(
+        exp("env: gymnasium_robotics_not_here:FetchReachDense-v4"),
+        expect="from the Python package 'gymnasium_robotics_not_here', which is not installed here; install it",
+    ),
+    "Tune's resources_per_trial written for an RLlib algorithm": Mistake(
+        exp("resources_per_trial: {cpu: 2}"), expect="RLlib makes a trial's resources from its config: set"
+    ),
+    "a stop on a falling loss (Tune stops at result >= value)": Mistake(
+        exp("stop: {learners/default_policy/critic/loss: 0.5, training_iteration: 2}"),
+        expect="Tune stops a run when a result is >= its stop value, so a loss stop ends the run while the loss is",
+    ),
     "stop written inside config": Mistake(
         cfg("stop: {training_iteration: 2}"),
         expect="stop is an experiment key, not a config key: move `stop:` out of config, beside it",
@@ -1235,3 +1246,14 @@ def test_what_the_stop_and_trial_rules_leave_alone(tmp_path, capfd):
             "{capacity: 2000, type: EpisodeReplayBuffer}]}"
         ),
     )
+
+
+def test_a_result_key_whose_name_holds_a_slash_is_found_as_tune_flattens_it():
+    """Our learners report ``critic/loss`` under ``learners/default_policy``: Tune's flattened key
+    ``learners/default_policy/critic/loss`` names it, and the never-reported-key watch must find it too."""
+    from smac_rllib.cli.results import lookup
+
+    result = {"learners": {"default_policy": {"critic/loss": 0.3, "a": {"b": 1}}}, "x/y": 2}
+    assert lookup(result, "learners/default_policy/critic/loss") == 0.3
+    assert lookup(result, "learners/default_policy/a/b") == 1 and lookup(result, "x/y") == 2
+    assert lookup(result, "learners/default_policy/critic") is None and lookup(result, "learners/nope") is None

@@ -6,6 +6,7 @@ and evaluation on the modality the policy was trained on."""
 from __future__ import annotations
 
 import difflib
+import importlib.util
 import re
 import typing
 from typing import Any
@@ -128,10 +129,17 @@ def _check_env_name(env: str, where: str) -> None:
         raise UserError(
             f"unknown env {env!r}; did you mean 'dmc/{env}'? (DMC tasks are named dmc/<domain>-<task>)", where
         )
+    module, colon, env_id = env.partition(":")
+    if colon and module and importlib.util.find_spec(module.split(".")[0]) is None:  # gymnasium's "module:EnvId"
+        raise UserError(
+            f"env {env!r} registers {env_id!r} from the Python package {module!r}, which is not installed here; "
+            f"install it (e.g. pip install {module.split('.')[0].replace('_', '-')}) or use another env",
+            where,
+        )
     names = env_names() + sorted(gym.registry)
     close = difflib.get_close_matches(env, names, n=1) or difflib.get_close_matches("dmc/" + env, names, n=1)
-    hint = f"did you mean {close[0]!r}? " if close else ""
-    raise UserError(f"unknown env {env!r}; {hint}(DMC tasks: python -m smac_rllib.envs --list)", where)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise UserError(f"unknown env {env!r}{hint} (DMC tasks: python -m smac_rllib.envs --list)", where)
 
 
 def check_modalities(config: dict, line_of) -> None:

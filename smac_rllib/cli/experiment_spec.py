@@ -14,6 +14,12 @@ EXPERIMENT_KEYS = (
     "run", "env", "stop", "config", "num_samples", "checkpoint_config", "storage_path", "max_failures",
     "max_concurrent_trials", "wandb", "scheduler", "warm_up_only",
 )  # fmt: skip
+FOREIGN_EXPERIMENT_KEYS = {  # other tools' ways to share settings, Tune keys RLlib makes from the config
+    "resources_per_trial": "; RLlib makes a trial's resources from its config: set num_env_runners, num_learners, "
+    "num_gpus_per_learner or num_cpus_for_main_process in config",
+    "extends": "; GitLab's extends: is not YAML: anchor the template (`.defaults: &defaults {...}`) and merge it "
+    "with `<<: *defaults`",
+}
 
 
 @dataclasses.dataclass

@@ -43,6 +43,7 @@ The rules (``check_horizon``: every grid point; the first contradiction is a one
    ``evaluation/`` metric that all come before the first evaluation.
 8. One update's batch (``train_batch_size_per_learner`` transitions; pixels: B x T sequence steps) above all the
    env steps the stop lets the run collect: every update replays the whole run's data several times over.
+9. A stop on a loss: Tune stops at result >= value, so it ends the run at once instead of when the loss falls.
 """
 
 from __future__ import annotations
@@ -144,6 +145,7 @@ def check_seeds(spec: ExperimentSpec) -> None:
 def _check_config(spec: ExperimentSpec, config) -> None:
     stop = spec.stop
     _check_returns(spec, config)
+    _check_falling_stops(spec)
     iterations, steps = iterations_at_stop(stop, config), steps_per_iteration(config)
     at_stop = _describe_stop(stop, iterations, steps)
     if steps and iterations:
@@ -200,6 +202,20 @@ def _check_returns(spec: ExperimentSpec, config) -> None:
                 f"stop criterion {key}={_num(value)} is never reached: an episode of {env.env} {most}; lower it to "
                 f"<= {_num(bound)}",
                 spec.source,
+            )
+
+
+def _check_falling_stops(spec: ExperimentSpec) -> None:
+    """Rule 9: a stop on a loss. Tune stops when a result is >= the stop value: a loss stop ends the run while the
+    loss is still above it (at the first update), never when the loss falls to it."""
+    for key, value in spec.stop.items():
+        if "loss" in key.rsplit("/", 1)[-1]:
+            raise UserError(
+                f"stop criterion {key}={_num(value)}: Tune stops a run when a result is >= its stop value, so a loss "
+                "stop ends the run while the loss is still above it, never when it falls to it; stop on "
+                f"training_iteration or env steps, and keep the lowest-loss checkpoint with checkpoint_config "
+                f"checkpoint_score_attribute: {key}, checkpoint_score_order: min",
+                spec.key_lines.get(f"stop.{key}", spec.source),
             )
 
 

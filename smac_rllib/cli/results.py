@@ -19,15 +19,29 @@ EVAL_MARKER = "evaluation/num_healthy_workers"
 
 
 def lookup(result: dict, key: str, default: Any = None) -> Any:
-    """``result["a"]["b"]`` for ``"a/b"`` (or a flat ``"a/b"`` key, as in progress.csv)."""
+    """``result["a"]["b"]`` for ``"a/b"`` (or a flat ``"a/b"`` key, as in progress.csv). A name may hold a slash
+    itself (our learners report ``critic/loss``: ``result["learners"]["default_policy"]["critic/loss"]``), as Tune's
+    flattened result reads it: at each level the longest name that the key's next parts spell is taken."""
     if key in result:
         return result[key]
-    node: Any = result
-    for part in key.split("/"):
-        if not isinstance(node, dict) or part not in node:
-            return default
-        node = node[part]
-    return node
+    return _walk(result, key.split("/"), default)
+
+
+def _walk(node: Any, parts: list[str], default: Any) -> Any:
+    if not parts:
+        return node
+    if not isinstance(node, dict):
+        return default
+    for n in range(len(parts), 0, -1):
+        name = "/".join(parts[:n])
+        if name in node:
+            found = _walk(node[name], parts[n:], _MISSING)
+            if found is not _MISSING:
+                return found
+    return default
+
+
+_MISSING = object()
 
 
 def env_steps(result: dict) -> int | None:

@@ -121,7 +121,9 @@ def check_storage_path(storage_path: str, where: str | None) -> None:
         os.rmdir(tempfile.mkdtemp(prefix=".rllib-write-test-", dir=existing))
     except OSError as e:
         raise UserError(
-            f"cannot write to {existing} ({e.strerror}); pass a storage path you can write to", where
+            f"cannot write to {existing} (making a directory there failed: {e.strerror}); pass a storage path you can "
+            "write to",
+            where,
         ) from None
 
 

@@ -65,7 +65,7 @@ from smac_rllib.cli.experiment_parts import (
     parse_wandb,
     plain,
 )
-from smac_rllib.cli.experiment_spec import EXPERIMENT_KEYS, ExperimentSpec, Overrides
+from smac_rllib.cli.experiment_spec import EXPERIMENT_KEYS, FOREIGN_EXPERIMENT_KEYS, ExperimentSpec, Overrides
 from smac_rllib.cli.grids import MAX_GRID_POINTS, check_grids, deep_merge, grid_variants, num_grid_points
 from smac_rllib.cli.ranges import check_finite, config_errors
 from smac_rllib.cli.ray_output import quiet
@@ -82,10 +82,6 @@ _LEGACY_EXPERIMENT_KEYS = {
     "checkpoint_freq": "checkpoint_config.checkpoint_frequency",
     "checkpoint_at_end": "checkpoint_config.checkpoint_at_end",
     "keep_checkpoints_num": "checkpoint_config.num_to_keep",
-}
-_FOREIGN_KEYS = {  # other tools' ways to share settings
-    "extends": "; GitLab's extends: is not YAML: anchor the template (`.defaults: &defaults {...}`) and merge it "
-    "with `<<: *defaults`",
 }
 OUR_ALGORITHMS = TRAINABLES  # smac_rllib.TRAINABLES: one list of our run names
 
@@ -135,7 +131,7 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
     body = _translate_legacy_keys(body, path)
     for key in body:
         if key not in EXPERIMENT_KEYS:
-            hint = _FOREIGN_KEYS.get(key) or _config_key_hint(key, body) or did_you_mean(key, EXPERIMENT_KEYS)
+            hint = FOREIGN_EXPERIMENT_KEYS.get(key) or _config_key_hint(key, body) or did_you_mean(key, EXPERIMENT_KEYS)
             raise UserError(f"unknown experiment key {key!r}{hint}", _where(path, body, key))
 
     run = body.get("run")
