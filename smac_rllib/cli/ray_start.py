@@ -26,6 +26,9 @@ def start_ray(args, specs: list[ExperimentSpec]) -> None:
     if not args.verbose:
         os.environ["RAY_AIR_NEW_OUTPUT"] = "0"  # with verbose=0: no Tune tables, our progress lines only
         logging.getLogger("ray.rllib").setLevel(logging.ERROR)  # "You are running SAC on the new API stack!"
+        # "The `callbacks.on_trial_result` operation took 0.797 s, which may be a performance bottleneck": Tune's
+        # timing of its own loop, nothing a user can act on, printed whenever the machine is busy
+        logging.getLogger("ray.tune.utils.util").setLevel(logging.ERROR)
     address = args.address or os.environ.get("RAY_ADDRESS")
     if address:
         check_address(address)
