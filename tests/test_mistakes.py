@@ -799,6 +799,14 @@ MISTAKES: dict[str, Mistake] = {
         exp("stop: {learners/default_policy/critic/loss: 0.5, training_iteration: 2}"),
         expect="Tune stops a run when a result is >= its stop value, so a loss stop ends the run while the loss is",
     ),
+    "a sweep of a setting another setting switches off (identical trials)": Mistake(
+        cfg("estimator: nested", "mlmc_average_level0: {grid_search: [true, false]}"),
+        expect="mlmc_average_level0=True is not read with estimator='nested' (only with estimator: mlmc)",
+    ),
+    "a sweep of an asynchronous-loop setting with the synchronous loop": Mistake(
+        cfg("async_learning: false", "weight_sync_every_updates: {grid_search: [10, 100]}"),
+        expect="weight_sync_every_updates=10 is not read with async_learning=False (only with async_learning: true)",
+    ),
     "stop written inside config": Mistake(
         cfg("stop: {training_iteration: 2}"),
         expect="stop is an experiment key, not a config key: move `stop:` out of config, beside it",
@@ -1235,6 +1243,10 @@ def test_what_the_stop_and_trial_rules_leave_alone(tmp_path, capfd):
             "scheduler: {type: ASHA, mode: max}",
             "stop: {training_iteration: 2, env_runners/episode_len_mean: 100}",
         ),
+    )
+    # a setting switched off in some trials only: an estimator ablation that keeps the reference's MLMC option
+    assert "2 trial(s)" in _dry_run(
+        tmp_path, capfd, cfg("estimator: {grid_search: [nested, mlmc]}", "mlmc_average_level0: false")
     )
     # values that differ once parsed: true is not 1, mappings that differ in one value
     assert "2 trial(s)" in _dry_run(tmp_path, capfd, cfg("twin_q: {grid_search: [true, false]}"))

@@ -90,11 +90,24 @@ def check_grid_point(spec: ExperimentSpec, label: str, variant: dict) -> None:
 
 def check_trials(spec: ExperimentSpec, trials: list[tuple[str, dict, Any]]) -> None:
     """Every distinct trial of ``spec`` (label, its grid point's mapping, its validated AlgorithmConfig), as it runs."""
+    _check_switched_off(spec, trials)
     for label, variant, config in trials:
         with _located(spec, label):
             check_nested_keys(variant, config)
             _check_evaluation_env(spec, config)
             check_envs_and_module(config)
+
+
+def _check_switched_off(spec: ExperimentSpec, trials: list[tuple[str, dict, Any]]) -> None:
+    """A written setting that another one switches off in *every* trial (``Field.read_when``: mlmc_average_level0 with
+    estimator nested); off in some trials only (an estimator sweep keeping one MLMC option) is a valid ablation."""
+    per_trial = [
+        {m.split("=", 1)[0]: m for m in getattr(c, "switched_off_keys", lambda w: [])(v)} for _, v, c in trials
+    ]
+    common = set.intersection(*(set(found) for found in per_trial)) if per_trial else set()
+    if common:
+        key = sorted(common)[0]
+        raise UserError(in_trial(trials[0][0], f"{spec.key_lines.get(key, spec.source)}: {per_trial[0][key]}"))
 
 
 @contextlib.contextmanager

@@ -29,9 +29,9 @@ class Field:
     (``int``, ``float`` -- integers accepted --, ``bool`` or ``str``; by default the default's type), ``nullable``
     (None accepted: "automatic"), the allowed numbers ``low``/``high`` (each end included unless ``*_open``) or
     ``choices``, the ``hint`` every error ends with, and ``pixels``: True for pixel runs only, False for state runs
-    only (then ``instead`` names what a pixel run uses), None for both. ``auto``: (state value, pixel value) that a
-    None default resolves to. ``rllib``: one of RLlib's own fields (RLlib's ``training()`` takes it; the row sets our
-    default and adds the checks)."""
+    only (then ``instead`` names what a pixel run uses), None for both; ``read_when``: (field, value) under which
+    the setting is read at all. ``auto``: (state value, pixel value) that a None default resolves to. ``rllib``: one
+    of RLlib's own fields (RLlib's ``training()`` takes it; the row sets our default and adds the checks)."""
 
     default: Any
     doc: str
@@ -47,6 +47,7 @@ class Field:
     instead: str = ""
     auto: tuple | None = None
     rllib: bool = False
+    read_when: tuple[str, Any] | None = None  # (another field, its value): read only then (e.g. estimator == "mlmc")
 
     @property
     def value_kind(self) -> type | None:
@@ -167,6 +168,18 @@ class FieldTableConfig:
     def is_pixels(self) -> bool:
         return isinstance(self.env_config, dict) and bool(self.env_config.get("from_pixels"))
 
+    def switched_off_keys(self, written: dict) -> list[str]:
+        """One message per written setting that another setting switches off (``Field.read_when``): a sweep over
+        it would run identical trials."""
+        return [
+            f"{key}={written[key]!r} is not read with {other}={getattr(self, other)!r} (only with {other}: "
+            f"{str(needed).lower() if isinstance(needed, bool) else needed}); set that or remove {key}"
+            for key, field in self.ALL_FIELDS.items()
+            if key in written and field.read_when
+            for other, needed in [field.read_when]
+            if getattr(self, other, needed) != needed
+        ]
+
     def resolved(self, name: str) -> Any:
         return resolve(self.ALL_FIELDS[name], getattr(self, name), self.is_pixels)
 
@@ -230,12 +243,14 @@ ASYNC_FIELDS = {  # the loop's (training/off_policy.py, async_driver.py), on eve
         "reference's policy lag (pixels: every 500 agent steps) or the synchronous "
         "loop's cadence (states)",
         hint="(None: automatic)",
+        read_when=("async_learning", True),
     ),
     "async_max_lead_env_steps": count(
         None,
         "async: how many env steps the runners may sample ahead of the updates "
         "(rate limiter slack); None = 2 x fragment x envs x runners",
         hint="(None: automatic)",
+        read_when=("async_learning", True),
     ),
     "cuda_deterministic": Field(
         False,

@@ -44,6 +44,7 @@ _SMAC = {  # name: Field(default, reference-code name / meaning, checks) -- one 
         "MLMC level 0 averaged over all K pairs (s0, s_k), reference code "
         "visual_control/network.py:375; False = Eq. (7) literally (particle 1 only)",
         hint="(true: the reference; false: Eq. 7 literally)",
+        read_when=("estimator", "mlmc"),
     ),
     "td_entropy": Field(
         None,
