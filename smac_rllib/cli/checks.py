@@ -73,6 +73,13 @@ def config_key_hint(key, algo_class: type) -> str:
     return f"; {key} is a config key of {algo_class.__name__}: move it under `config:` (indented one level more)"
 
 
+def _refuse_experiment_key(key: str, mapping: str, where: str) -> None:
+    """An experiment key (``stop``, ``num_samples``, ...) written inside ``config`` / ``evaluation_config``."""
+    if key in EXPERIMENT_KEYS:
+        up = "beside it (one level up)" if mapping == "config" else "beside config: (two levels up)"
+        raise UserError(f"{key} is an experiment key, not a config key: move `{key}:` out of {mapping}, {up}", where)
+
+
 def check_config(config: dict, algo_class: type, line_of) -> None:
     """Unknown keys (with the closest known one), values of the wrong type and out of range, before Ray sees them."""
     with quiet():
@@ -88,12 +95,8 @@ def check_config(config: dict, algo_class: type, line_of) -> None:
                 line_of(key),
             )
         attr = AlgorithmConfig._translate_special_keys(key, warn_deprecated=False)
-        if attr not in known and key not in known and key in EXPERIMENT_KEYS:
-            raise UserError(
-                f"{key} is an experiment key, not a config key: move `{key}:` out of config, beside it (one level up)",
-                line_of(key),
-            )
         if attr not in known and key not in known:
+            _refuse_experiment_key(key, "config", line_of(key))
             public = sorted(k for k in known if not k.startswith("_"))
             raise UserError(
                 f"unknown config key {key!r} for {algo_class.__name__}{did_you_mean(key, public)}"
@@ -154,12 +157,8 @@ def _check_evaluation_config(
                 "evaluation_config",
                 line_of("evaluation_config", key),
             )
-        if attr not in known and key not in known and key in EXPERIMENT_KEYS:
-            raise UserError(
-                f"{key} is an experiment key, not a config key: move `{key}:` out of config, beside it (one level up)",
-                line_of(key),
-            )
         if attr not in known and key not in known:
+            _refuse_experiment_key(key, "evaluation_config", line_of("evaluation_config", key))
             public = sorted(k for k in known if not k.startswith("_"))
             raise UserError(
                 f"unknown evaluation_config key {key!r} for {algo_class.__name__}{did_you_mean(key, public)}"

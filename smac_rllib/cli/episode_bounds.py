@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from smac_rllib.cli.errors import yaml_number
 from smac_rllib.cli.results import action_repeat
 from smac_rllib.core.values import is_int, is_real
 from smac_rllib.envs.names import PREFIX
@@ -45,7 +46,7 @@ def episode_return_range(env: Any, env_config: dict | None) -> tuple[float, floa
     steps = episode_steps(env, env_config)
     if low is None or not steps:
         return None
-    return low * steps, high * steps, f"{steps} steps x a reward in [{low:.4g}, {_num(high)}]"
+    return low * steps, high * steps, f"{steps} steps x a reward in [{low:.4g}, {yaml_number(high)}]"
 
 
 def episode_return_bound(env: Any, env_config: dict | None) -> float | None:
@@ -60,7 +61,3 @@ def _control_steps(env: str, env_config: dict) -> int | None:
         return episode_control_steps(env, limit if is_real(limit) else None)
     except Exception:  # noqa: BLE001 - an unknown task is reported by the env checks
         return None
-
-
-def _num(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:g}"

@@ -45,6 +45,11 @@ def one_line(text: object, limit: int = 400) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
+def yaml_number(value: float) -> str:
+    """``500000``, ``2.5``: a number as the YAML would write it."""
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
 def did_you_mean(key: Any, choices) -> str:
     close = difflib.get_close_matches(str(key), [str(c) for c in choices], n=1)
     return f"; did you mean {close[0]!r}?" if close else ""

@@ -52,6 +52,7 @@ import math
 
 from smac_rllib.algorithms import config_questions
 from smac_rllib.cli.errors import UserError
+from smac_rllib.cli.errors import yaml_number as _num  # short: it sits inside many messages
 from smac_rllib.cli.experiment_spec import ExperimentSpec
 from smac_rllib.cli.episode_bounds import episode_return_range, episode_steps
 from smac_rllib.core.values import is_int
@@ -117,6 +118,7 @@ def updates_at_stop(stop: dict, config) -> int | None:
 def check_horizon(spec: ExperimentSpec) -> None:
     """Every rule of the module docstring for every grid point of ``spec``; the first contradiction raises."""
     check_seeds(spec)
+    _check_falling_stops(spec)
     for config in spec.configs:
         _check_config(spec, config)
 
@@ -145,7 +147,6 @@ def check_seeds(spec: ExperimentSpec) -> None:
 def _check_config(spec: ExperimentSpec, config) -> None:
     stop = spec.stop
     _check_returns(spec, config)
-    _check_falling_stops(spec)
     iterations, steps = iterations_at_stop(stop, config), steps_per_iteration(config)
     at_stop = _describe_stop(stop, iterations, steps)
     if steps and iterations:
@@ -167,11 +168,6 @@ def _describe_stop(stop: dict, iterations: int | None, steps: int | None) -> str
     if steps is None:
         return f"the stop ({named}) ends at iteration {iterations}"
     return f"the stop ({named}) ends at iteration {iterations} x {steps:,} = {iterations * steps:,} env steps"
-
-
-def _num(value: float) -> str:
-    """``500000``, ``2.5``: a number as the YAML would write it."""
-    return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
 def _check_returns(spec: ExperimentSpec, config) -> None:
@@ -215,7 +211,7 @@ def _check_falling_stops(spec: ExperimentSpec) -> None:
                 "stop ends the run while the loss is still above it, never when it falls to it; stop on "
                 f"training_iteration or env steps, and keep the lowest-loss checkpoint with checkpoint_config "
                 f"checkpoint_score_attribute: {key}, checkpoint_score_order: min",
-                spec.key_lines.get(f"stop.{key}", spec.source),
+                spec.source,
             )
 
 

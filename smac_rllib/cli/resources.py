@@ -30,11 +30,16 @@ def trial_request(spec: ExperimentSpec) -> dict[str, float]:
     """The largest {"CPU": .., "GPU": ..} one trial of ``spec`` reserves (RLlib's placement group, all bundles)."""
     need = {"CPU": 0.0, "GPU": 0.0}
     for config in spec.configs:
-        with quiet():
-            pgf = spec.algo_class.default_resource_request(config)
+        asked = _request(spec, config)
         for key in need:
-            need[key] = max(need[key], float(pgf.required_resources.get(key, 0.0)))
+            need[key] = max(need[key], float(asked.get(key, 0.0)))
     return need
+
+
+def _request(spec: ExperimentSpec, config) -> dict:
+    """The resources one trial of ``config`` reserves (RLlib's placement group, all bundles)."""
+    with quiet():
+        return spec.algo_class.default_resource_request(config).required_resources
 
 
 def local_gpus() -> int:
@@ -162,8 +167,7 @@ def _largest_cpu_setting(spec: ExperimentSpec) -> str:
 
 
 def _cpus(spec: ExperimentSpec, config) -> float:
-    with quiet():
-        return float(spec.algo_class.default_resource_request(config).required_resources.get("CPU", 0.0))
+    return float(_request(spec, config).get("CPU", 0.0))
 
 
 def check_cluster_cpus(specs: list[ExperimentSpec], cluster_cpus: float, *, strict: bool) -> None:

@@ -168,17 +168,17 @@ class FieldTableConfig:
     def is_pixels(self) -> bool:
         return isinstance(self.env_config, dict) and bool(self.env_config.get("from_pixels"))
 
-    def switched_off_keys(self, written: dict) -> list[str]:
-        """One message per written setting that another setting switches off (``Field.read_when``): a sweep over
+    def switched_off_keys(self, written: dict) -> dict[str, str]:
+        """{written setting: message} for each setting another one switches off (``Field.read_when``): a sweep over
         it would run identical trials."""
-        return [
-            f"{key}={written[key]!r} is not read with {other}={getattr(self, other)!r} (only with {other}: "
+        return {
+            key: f"{key}={written[key]!r} is not read with {other}={getattr(self, other)!r} (only with {other}: "
             f"{str(needed).lower() if isinstance(needed, bool) else needed}); set that or remove {key}"
             for key, field in self.ALL_FIELDS.items()
             if key in written and field.read_when
             for other, needed in [field.read_when]
             if getattr(self, other, needed) != needed
-        ]
+        }
 
     def resolved(self, name: str) -> Any:
         return resolve(self.ALL_FIELDS[name], getattr(self, name), self.is_pixels)
