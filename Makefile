@@ -37,8 +37,9 @@ test: setup lint
 train: setup
 	$(BIN)/rllib train file tuned_examples/smac_state_quick.yaml --storage-path results
 
+# the math, the components and the CLI's checks; not the files that train through Ray (tests/conftest.py: SLOW_FILES)
 test-fast: setup
-	$(BIN)/python -m pytest tests -m "not slow"
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not slow" tests
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache

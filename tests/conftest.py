@@ -19,6 +19,35 @@ import torch  # noqa: E402
 
 torch.set_num_threads(1)
 
+# The files whose tests train through a real Ray (learners, env runners, the CLI's runs, clusters): `make test-fast`
+# (`-m "not slow"`) runs the rest -- the math against closed forms, the components, the CLI's checks before Ray.
+SLOW_FILES = frozenset(
+    {
+        "test_async.py",
+        "test_baselines.py",
+        "test_cli.py",
+        "test_cluster.py",
+        "test_dreamer.py",
+        "test_evaluation.py",
+        "test_live_progress.py",
+        "test_pixel_update.py",
+        "test_reliability.py",
+        "test_slac.py",
+        "test_smac_integration.py",
+        "test_smac_pixels.py",
+    }
+)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: trains through a real Ray (tests/conftest.py: SLOW_FILES)")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name in SLOW_FILES:
+            item.add_marker(pytest.mark.slow)
+
 
 @pytest.fixture(scope="session")
 def _one_ray_per_session():

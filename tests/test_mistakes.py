@@ -807,6 +807,29 @@ MISTAKES: dict[str, Mistake] = {
         cfg("async_learning: false", "weight_sync_every_updates: {grid_search: [10, 100]}"),
         expect="weight_sync_every_updates=10 is not read with async_learning=False (only with async_learning: true)",
     ),
+    "a sweep whose values resolve to one setting (null is automatic)": Mistake(
+        cfg("initial_alpha: {grid_search: [null, 0.1]}"),
+        expect="trials initial_alpha=None and initial_alpha=0.1 run the same settings (initial_alpha=None is 0.1 for "
+        "a state run)",
+    ),
+    "a factorial sweep whose switched-off corner repeats a run": Mistake(
+        cfg("estimator: {grid_search: [nested, mlmc]}", "mlmc_average_level0: {grid_search: [true, false]}"),
+        expect="mlmc_average_level0=False] run the same settings (mlmc_average_level0=True is not read with "
+        "estimator='nested' (only with estimator: mlmc))",
+    ),
+    "a regularizer's scale without the regularizer": Mistake(
+        cfg("beta_scale: none"), expect="beta_scale='none' is not read with beta=0.0 (only with beta > 0)"
+    ),
+    "a sample request longer than the whole run": Mistake(
+        cfg("rollout_fragment_length: 5000").replace(
+            "stop: {training_iteration: 2}", "stop: {env_runners/num_env_steps_sampled_lifetime: 1000}"
+        ),
+        expect="rollout_fragment_length: 5,000 x 1 env(s) per runner = 5,000 env steps per sample request, past the "
+        "stop (env_runners/num_env_steps_sampled_lifetime: 1000): the first iteration samples 5x the run",
+    ),
+    "an hdfs storage path this machine cannot reach": Mistake(
+        args=("--storage-path", "hdfs://namenode:8020/runs"), expect="check the namenode and path"
+    ),
     "stop written inside config": Mistake(
         cfg("stop: {training_iteration: 2}"),
         expect="stop is an experiment key, not a config key: move `stop:` out of config, beside it",
@@ -1258,6 +1281,21 @@ def test_what_the_stop_and_trial_rules_leave_alone(tmp_path, capfd):
             "{capacity: 2000, type: EpisodeReplayBuffer}]}"
         ),
     )
+
+
+def test_sweeps_that_differ_as_run_pass_and_asha_on_one_trial_is_a_warning(tmp_path, capfd):
+    """Automatic values against explicit ones that differ, a factorial sweep whose switched-off setting is written once,
+    and ASHA on a single trial: it runs (a plain run) with one warning that names the fix."""
+    assert "2 trial(s)" in _dry_run(tmp_path, capfd, cfg("initial_alpha: {grid_search: [null, 0.2]}"))
+    assert "2 trial(s)" in _dry_run(tmp_path, capfd, cfg("updates_per_env_step: {grid_search: [null, 0.5]}"))
+    assert "2 trial(s)" in _dry_run(
+        tmp_path, capfd, cfg("beta: {grid_search: [0.0, 0.1]}", "beta_scale: {grid_search: [alpha]}")
+    )
+    path = tmp_path / "asha.yaml"
+    path.write_text(exp("scheduler: {type: ASHA, mode: max}"))
+    assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
+    err = capfd.readouterr().err
+    assert "this experiment has one trial: ASHA never stops it" in err and "drop the scheduler" in err, err
 
 
 def test_a_result_key_whose_name_holds_a_slash_is_found_as_tune_flattens_it():

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from smac_rllib.cli import grids, trial_check
+from smac_rllib.cli import grids, same_trials, trial_check
 from smac_rllib.cli.errors import UserError
 from smac_rllib.cli.yaml_loader import load_experiments
 from tests.test_mistakes import cfg
@@ -70,14 +70,28 @@ def test_trial_labels_name_the_keys_that_vary():
         {"seed": 0, "num_particles": 8, "env_config": {"time_limit": 1.0}},
         {"seed": 0, "num_particles": 16, "env_config": {"time_limit": 1.0, "from_pixels": True}},
     ]
-    assert trial_check.trial_labels(variants) == [
+    assert same_trials.trial_labels(variants) == [
         "num_particles=8",
         "num_particles=16, env_config.from_pixels=True",
     ]
-    assert trial_check.trial_labels([{"seed": 0}, {"seed": 0}]) == ["", ""], "identical trials: nothing varies"
+    assert same_trials.trial_labels([{"seed": 0}, {"seed": 0}]) == ["", ""], "identical trials: nothing varies"
     assert trial_check.in_trial("seed=1", "x.yaml:3: gamma=0 must be in (0, 1]") == (
         "x.yaml:3: trial seed=1: gamma=0 must be in (0, 1]"
     )
+
+
+def test_read_when_conditions_switch_settings_off_by_value():
+    """``Field.read_when`` per condition kind: equal to a value (types count: 1 is not True) or above a number."""
+    from smac_rllib.algorithms.baselines.td3.td3 import TD3Config
+    from smac_rllib.training.fields import When
+
+    assert When("async_learning", True).holds(True) and not When("async_learning", True).holds(1)
+    assert When("beta", 0, above=True).holds(0.1) and not When("beta", 0, above=True).holds(0.0)
+    assert When("beta", 0, above=True).describe() == "beta > 0"
+    config = TD3Config().training(target_noise=0.0)
+    off = config.switched_off_keys({"target_noise_clip": 0.3, "policy_delay": 2})
+    assert list(off) == ["target_noise_clip"] and "(only with target_noise > 0)" in off["target_noise_clip"]
+    assert TD3Config().switched_off_keys({"target_noise_clip": 0.3}) == {}, "read with the default target noise"
 
 
 def test_rllib_replay_keys_are_those_of_its_buffer_class(tmp_path):

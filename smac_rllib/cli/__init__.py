@@ -12,7 +12,8 @@ Ray removed its own ``rllib`` CLI in 2.42; this one brings the tuned-example wor
   ranges.py           numeric ranges, NaN/inf, settings that depend on each other (plus each algorithm's own,
                       asked through ``smac_rllib.algorithms.config_questions``: cli/ names no algorithm)
   grids.py            ``grid_search`` at any depth: every point expanded and counted
-  trial_check.py      each distinct trial as it will run: nested keys, its envs built once, its module on meta
+  trial_check.py      each distinct trial as it will run: nested keys, its envs built once, its module on meta;
+                      same_trials.py: no two trials of a sweep the same run (automatic values, switched-off keys)
   memory.py           the learner's and the replay's memory, estimated before Ray starts
   resources.py        what a trial asks for vs what the machine/cluster has (GPU -> CPU fallback, never PENDING)
   train.py            runs the experiments with Ray Tune (checkpoints, --resume, schedulers); preflight.py says

@@ -44,6 +44,8 @@ The rules (``check_horizon``: every grid point; the first contradiction is a one
 8. One update's batch (``train_batch_size_per_learner`` transitions; pixels: B x T sequence steps) above all the
    env steps the stop lets the run collect: every update replays the whole run's data several times over.
 9. A stop on a loss: Tune stops at result >= value, so it ends the run at once instead of when the loss falls.
+10. One sample request (``rollout_fragment_length`` x envs per runner) above the stop's env steps: the first
+    iteration samples past the stop.
 """
 
 from __future__ import annotations
@@ -149,6 +151,8 @@ def _check_config(spec: ExperimentSpec, config) -> None:
     _check_returns(spec, config)
     iterations, steps = iterations_at_stop(stop, config), steps_per_iteration(config)
     at_stop = _describe_stop(stop, iterations, steps)
+    if steps:
+        _check_fragment(spec, config)
     if steps and iterations:
         _check_warm_up(spec, config, iterations, steps, at_stop)
         _check_batch(spec, config, iterations * steps, at_stop)
@@ -158,6 +162,21 @@ def _check_config(spec: ExperimentSpec, config) -> None:
     if steps:
         _check_evaluation_length(spec, config, steps)
     _check_scheduler(spec, config, iterations, steps)
+
+
+def _check_fragment(spec: ExperimentSpec, config) -> None:
+    """Rule 10: a sample request longer than the whole run the stop allows."""
+    stops = {key: spec.stop[key] for key in ENV_STEP_KEYS if key in spec.stop}
+    fragment, envs = config.get_rollout_fragment_length(), config.num_envs_per_env_runner
+    if not stops or fragment * envs <= min(stops.values()):
+        return
+    key, at = min(stops.items(), key=lambda item: item[1])
+    raise UserError(
+        f"rollout_fragment_length: {fragment:,} x {envs} env(s) per runner = {fragment * envs:,} env steps per sample "
+        f"request, past the stop ({key}: {_num(at)}): the first iteration samples {fragment * envs / at:.3g}x the "
+        f"run; lower rollout_fragment_length to <= {int(at) // envs:,} or raise the stop",
+        spec.key_lines.get("rollout_fragment_length", spec.source),
+    )
 
 
 def _describe_stop(stop: dict, iterations: int | None, steps: int | None) -> str:

@@ -1,6 +1,6 @@
 """What ``rllib train`` says about its experiments before Ray starts: ``--dry-run``'s description (trials, resources
-per trial, stop, the evaluation schedule) and the warnings (ASHA rungs at iterations that do not evaluate, the
-algorithm's own)."""
+per trial, stop, the evaluation schedule) and the warnings (ASHA on a single trial, ASHA rungs at iterations that do not
+evaluate, the algorithm's own)."""
 
 from __future__ import annotations
 
@@ -60,6 +60,12 @@ def check_rungs(spec: ExperimentSpec) -> None:
     evaluations RLlib repeats the last one, so a rung at iteration 15 with ``evaluation_interval: 10`` judges every
     trial by its iteration-10 evaluation (and a rung before the first evaluation has nothing to compare)."""
     block = spec.scheduler or {}
+    if block.get("type") == "ASHA" and spec.num_trials == 1:
+        warn(
+            f"{spec.name}: scheduler ASHA stops the worse trials of a sweep, and this experiment has one trial: ASHA "
+            "never stops it (the run is a plain one); sweep values or seeds (grid_search), or drop the scheduler"
+        )
+        return
     if block.get("type") != "ASHA" or not str(block.get("metric", "")).startswith("evaluation/"):
         return
     if block.get("time_attr", "training_iteration") != "training_iteration":

@@ -150,8 +150,9 @@ def _check_uri(uri: str, where: str | None) -> None:
     why = bucket_probe.unreachable(uri, bucket_probe.PROBE_TIMEOUT_S)
     if why:
         hint = " (Google Cloud Storage is gs://)" if scheme == "gcs" else ""
+        name = "the namenode and path" if scheme in ("hdfs", "viewfs") else "the bucket name"
         raise UserError(
-            f"storage path {uri} cannot be reached: {why}{hint}; check the bucket name and this machine's access to "
+            f"storage path {uri} cannot be reached: {why}{hint}; check {name} and this machine's access to "
             "it, or write to a local directory",
             where,
         )

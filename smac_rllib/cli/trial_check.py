@@ -36,32 +36,11 @@ from smac_rllib.cli.errors import UserError, did_you_mean, one_line
 from smac_rllib.cli.experiment_spec import ExperimentSpec
 from smac_rllib.cli.grids import is_grid
 from smac_rllib.cli.ray_output import quiet
+from smac_rllib.cli.same_trials import check_same_trials
 from smac_rllib.envs.registry import make_env
 
 
 # --------------------------------------------------------------------------------------------- trials
-
-
-def variant_key(variant: dict) -> str:
-    """Equal for grid points that make the same trial (their mappings' key order aside)."""
-    return repr(_flatten(variant))
-
-
-def trial_labels(variants: list[dict]) -> list[str]:
-    """``num_particles=8, env_config.time_limit=0.5`` per variant: the keys whose values differ between them."""
-    flat = [_flatten(v) for v in variants]
-    paths = dict.fromkeys(p for f in flat for p in f)
-    varying = [p for p in paths if len({repr(f.get(p, "<unset>")) for f in flat}) > 1]
-    return [", ".join(f"{p}={f[p]!r}" for p in varying if p in f) for f in flat]
-
-
-def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(value, dict) and value:
-        out: dict[str, Any] = {}
-        for key in sorted(value, key=repr):
-            out |= _flatten(value[key], f"{prefix}{key}.")
-        return out
-    return {prefix[:-1]: value}
 
 
 def has_mapping_grid(value: Any) -> bool:
@@ -90,22 +69,12 @@ def check_grid_point(spec: ExperimentSpec, label: str, variant: dict) -> None:
 
 def check_trials(spec: ExperimentSpec, trials: list[tuple[str, dict, Any]]) -> None:
     """Every distinct trial of ``spec`` (label, its grid point's mapping, its validated AlgorithmConfig), as it runs."""
-    _check_switched_off(spec, trials)
+    check_same_trials(spec, trials)  # no two trials the same run under two labels
     for label, variant, config in trials:
         with _located(spec, label):
             check_nested_keys(variant, config)
             _check_evaluation_env(spec, config)
             check_envs_and_module(config)
-
-
-def _check_switched_off(spec: ExperimentSpec, trials: list[tuple[str, dict, Any]]) -> None:
-    """A written setting that another one switches off in *every* trial (``Field.read_when``: mlmc_average_level0 with
-    estimator nested); off in some trials only (an estimator sweep keeping one MLMC option) is a valid ablation."""
-    per_trial = [getattr(config, "switched_off_keys", lambda written: {})(variant) for _, variant, config in trials]
-    common = set.intersection(*(set(found) for found in per_trial)) if per_trial else set()
-    if common:
-        key = sorted(common)[0]
-        raise UserError(in_trial(trials[0][0], f"{spec.key_lines.get(key, spec.source)}: {per_trial[0][key]}"))
 
 
 @contextlib.contextmanager

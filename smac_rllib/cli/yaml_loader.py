@@ -71,7 +71,8 @@ from smac_rllib.cli.ranges import check_finite, config_errors
 from smac_rllib.cli.ray_output import quiet
 from smac_rllib.cli import trial_check
 from smac_rllib.cli.storage import resolve_storage_path
-from smac_rllib.cli.trial_check import check_trials, in_trial, line_of_message, trial_labels, variant_key
+from smac_rllib.cli.same_trials import trial_labels, variant_key
+from smac_rllib.cli.trial_check import check_trials, in_trial, line_of_message
 from smac_rllib.cli.yaml_reader import MarkedDict, is_template, read_yaml
 
 # --------------------------------------------------------------------------------------------- experiments

@@ -24,14 +24,36 @@ RLLIB = object()  # the default of a row for one of RLlib's fields that we leave
 
 
 @dataclasses.dataclass(frozen=True)
+class When:
+    """The condition under which a setting is read at all: another field equal to ``value`` (or, ``above``, greater
+    than it). A sweep of the setting where the condition fails runs identical trials (``cli/same_trials.py``)."""
+
+    field: str
+    value: Any
+    above: bool = False
+
+    def holds(self, other: Any) -> bool:
+        if self.above:
+            return is_number(other) and other > self.value
+        return other == self.value and type(other) is type(self.value)
+
+    def describe(self) -> str:
+        """``estimator: mlmc``, ``async_learning: true``, ``beta > 0``"""
+        if self.above:
+            return f"{self.field} > {self.value}"
+        return f"{self.field}: {str(self.value).lower() if isinstance(self.value, bool) else self.value}"
+
+
+@dataclasses.dataclass(frozen=True)
 class Field:
     """One setting: ``default`` and ``doc`` (its meaning, the reference's name and value); the value's ``kind``
     (``int``, ``float`` -- integers accepted --, ``bool`` or ``str``; by default the default's type), ``nullable``
     (None accepted: "automatic"), the allowed numbers ``low``/``high`` (each end included unless ``*_open``) or
     ``choices``, the ``hint`` every error ends with, and ``pixels``: True for pixel runs only, False for state runs
-    only (then ``instead`` names what a pixel run uses), None for both; ``read_when``: (field, value) under which
-    the setting is read at all. ``auto``: (state value, pixel value) that a None default resolves to. ``rllib``: one
-    of RLlib's own fields (RLlib's ``training()`` takes it; the row sets our default and adds the checks)."""
+    only (then ``instead`` names what a pixel run uses), None for both; ``read_when``: the condition (``When``) on
+    another field under which the setting is read at all. ``auto``: (state value, pixel value) that a None default
+    resolves to. ``rllib``: one of RLlib's own fields (RLlib's ``training()`` takes it; the row sets our default and
+    adds the checks)."""
 
     default: Any
     doc: str
@@ -47,7 +69,7 @@ class Field:
     instead: str = ""
     auto: tuple | None = None
     rllib: bool = False
-    read_when: tuple[str, Any] | None = None  # (another field, its value): read only then (e.g. estimator == "mlmc")
+    read_when: When | None = None  # the condition on another field under which the setting is read at all
 
     @property
     def value_kind(self) -> type | None:
@@ -99,6 +121,16 @@ class Field:
             return None
         null = " or None" if self.nullable or self.default is None else ""
         return f"{name}={value!r} must be {what}{' ' + allowed.describe() if allowed else ''}{null}{hint}"
+
+
+def seed_actions(source: str) -> Field:
+    """``random_actions_before_learning``: the warm-up's uniform random actions (``source``: where the reference
+    has them); read only when there is a warm-up."""
+    return Field(
+        True,
+        f"uniform random actions for exactly the first num_steps_sampled_before_learning_starts agent steps ({source})",
+        read_when=When("num_steps_sampled_before_learning_starts", 0, above=True),
+    )
 
 
 def positive(default, doc: str, hint: str = "", **kw) -> Field:
@@ -172,12 +204,11 @@ class FieldTableConfig:
         """{written setting: message} for each setting another one switches off (``Field.read_when``): a sweep over
         it would run identical trials."""
         return {
-            key: f"{key}={written[key]!r} is not read with {other}={getattr(self, other)!r} (only with {other}: "
-            f"{str(needed).lower() if isinstance(needed, bool) else needed}); set that or remove {key}"
+            key: f"{key}={written[key]!r} is not read with {when.field}={getattr(self, when.field)!r} (only with "
+            f"{when.describe()}); set that or remove {key}"
             for key, field in self.ALL_FIELDS.items()
-            if key in written and field.read_when
-            for other, needed in [field.read_when]
-            if getattr(self, other, needed) != needed
+            if key in written and (when := field.read_when) is not None and hasattr(self, when.field)
+            if not when.holds(self.resolved(when.field) if when.field in self.ALL_FIELDS else getattr(self, when.field))
         }
 
     def resolved(self, name: str) -> Any:
@@ -243,14 +274,14 @@ ASYNC_FIELDS = {  # the loop's (training/off_policy.py, async_driver.py), on eve
         "reference's policy lag (pixels: every 500 agent steps) or the synchronous "
         "loop's cadence (states)",
         hint="(None: automatic)",
-        read_when=("async_learning", True),
+        read_when=When("async_learning", True),
     ),
     "async_max_lead_env_steps": count(
         None,
         "async: how many env steps the runners may sample ahead of the updates "
         "(rate limiter slack); None = 2 x fragment x envs x runners",
         hint="(None: automatic)",
-        read_when=("async_learning", True),
+        read_when=When("async_learning", True),
     ),
     "cuda_deterministic": Field(
         False,

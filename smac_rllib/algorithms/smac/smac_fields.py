@@ -14,8 +14,10 @@ from smac_rllib.training.fields import (
     OFF_POLICY_RLLIB_FIELDS,
     SAC_RLLIB_FIELDS,
     Field,
+    When,
     count,
     positive,
+    seed_actions,
 )
 
 _SMAC = {  # name: Field(default, reference-code name / meaning, checks) -- one home per hyperparameter
@@ -44,7 +46,7 @@ _SMAC = {  # name: Field(default, reference-code name / meaning, checks) -- one 
         "MLMC level 0 averaged over all K pairs (s0, s_k), reference code "
         "visual_control/network.py:375; False = Eq. (7) literally (particle 1 only)",
         hint="(true: the reference; false: Eq. 7 literally)",
-        read_when=("estimator", "mlmc"),
+        read_when=When("estimator", "mlmc"),
     ),
     "td_entropy": Field(
         None,
@@ -65,6 +67,7 @@ _SMAC = {  # name: Field(default, reference-code name / meaning, checks) -- one 
         "alpha",
         "'alpha': the regularizer is scaled by alpha (reference smac.py:140) | 'none' (paper)",
         choices=("alpha", "none"),
+        read_when=When("beta", 0, above=True),
     ),
     "hidden_dim": count(
         256,
@@ -91,12 +94,7 @@ _SMAC = {  # name: Field(default, reference-code name / meaning, checks) -- one 
         hint="(pytorch_sac: 1; pixels: 0.2)",
         auto=(1.0, 0.2),
     ),
-    "random_actions_before_learning": Field(
-        True,
-        "uniform random actions for exactly the first "
-        "num_steps_sampled_before_learning_starts agent steps (pytorch_sac seed steps; "
-        "reference start_steps)",
-    ),
+    "random_actions_before_learning": seed_actions("pytorch_sac seed steps; reference start_steps"),
     # --- pixels (Alg. 2): SMAC's own; the world model's rows are pixel_fields.WORLD_MODEL_FIELDS ---
     "critic_particles": Field(
         "all",

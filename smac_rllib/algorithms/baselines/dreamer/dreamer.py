@@ -27,6 +27,7 @@ from smac_rllib.training.fields import (
     FieldTableConfig,
     count,
     positive,
+    seed_actions,
 )
 from smac_rllib.training.off_policy import OffPolicyLoop
 
@@ -47,11 +48,7 @@ _DREAMER = {  # name: Field(default, reference-code name / meaning, checks) -- o
         "repeat 2)",
         hint="(reference: 0.2)",
     ),
-    "random_actions_before_learning": Field(
-        True,
-        "uniform random actions for exactly the first num_steps_sampled_before_learning_starts agent steps "
-        "(reference start_steps)",
-    ),
+    "random_actions_before_learning": seed_actions("reference start_steps"),
     "learner_capture": dataclasses.replace(
         WORLD_MODEL_FIELDS["learner_capture"],
         default="off",

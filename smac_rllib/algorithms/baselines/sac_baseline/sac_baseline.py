@@ -31,6 +31,7 @@ from smac_rllib.training.fields import (
     FieldTableConfig,
     count,
     positive,
+    seed_actions,
 )
 from smac_rllib.training.off_policy import OffPolicyLoop
 
@@ -45,11 +46,7 @@ _FIELDS = (
             hint="(paper's SAC baseline: 400)",
         ),
         "critic_loss": Field("mse", "'mse' (pytorch_sac) | 'huber' (RLlib SAC's)", choices=("mse", "huber")),
-        "random_actions_before_learning": Field(
-            True,
-            "uniform random actions for the first num_steps_sampled_before_learning_"
-            "starts agent steps (pytorch_sac's seed steps), as SMAC",
-        ),
+        "random_actions_before_learning": seed_actions("pytorch_sac's seed steps, as SMAC"),
         # RLlib's own fields (with SAC_RLLIB_FIELDS): RLlib's training() takes them; these rows set the defaults
         "initial_alpha": positive(
             0.1, "initial temperature (pytorch_sac init_temperature)", hint="(pytorch_sac: 0.1)", rllib=True

@@ -32,6 +32,7 @@ from smac_rllib.training.fields import (
     FieldTableConfig,
     count,
     positive,
+    seed_actions,
 )
 from smac_rllib.training.off_policy import OffPolicyLoop
 from smac_rllib.training.rate_limiter import SampleToInsertRatio
@@ -92,11 +93,7 @@ _FIELDS = (
             "(train_steps_per_iteration / collect_steps_per_iteration = 1)",
             hint="(original: 1)",
         ),
-        "random_actions_before_learning": Field(
-            True,
-            "uniform random actions for the first num_steps_sampled_before_learning_"
-            "starts agent steps (train_eval: RandomTFPolicy, initial_collect_steps)",
-        ),
+        "random_actions_before_learning": seed_actions("train_eval: RandomTFPolicy, initial_collect_steps"),
         # --- RLlib's own fields: RLlib's training() takes them; these rows set SLAC's defaults and add the checks ---
         "actor_lr": positive(
             3e-4, "train_eval.actor_learning_rate (RLlib SAC: 3e-5)", hint="(original: 3e-4)", rllib=True

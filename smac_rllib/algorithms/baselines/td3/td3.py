@@ -27,14 +27,21 @@ from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from smac_rllib.algorithms.baselines.sac_baseline.sac_baseline import SACBaselineConfig
 from smac_rllib.algorithms.baselines.td3 import td3_learner, td3_rl_module
-from smac_rllib.training.fields import Field, count
+from smac_rllib.training.fields import Field, When, count
 from smac_rllib.training.off_policy import OffPolicyLoop
 
 
 _FIELDS = {  # name: Field(default, meaning, checks) -- TD3's own fields (Fujimoto et al. 2018)
     "policy_delay": count(2, "critic updates per actor and target update", hint="(TD3: 2)"),
     "target_noise": Field(0.2, "std of the target policy smoothing noise", kind=float, low=0, hint="(TD3: 0.2)"),
-    "target_noise_clip": Field(0.5, "clip of the target policy smoothing noise", kind=float, low=0, hint="(TD3: 0.5)"),
+    "target_noise_clip": Field(
+        0.5,
+        "clip of the target policy smoothing noise",
+        kind=float,
+        low=0,
+        hint="(TD3: 0.5)",
+        read_when=When("target_noise", 0, above=True),
+    ),
     "exploration_noise": Field(0.1, "std of the Gaussian exploration noise", kind=float, low=0, hint="(TD3: 0.1)"),
 }
 

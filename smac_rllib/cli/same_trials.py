@@ -1,0 +1,115 @@
+"""Which trials of a sweep are the same run: the grid points that make one trial (``variant_key``), the labels that
+tell trials apart (``trial_labels``: the keys whose values differ), and the checks that refuse a sweep whose trials
+would run the same settings under different labels -- hours of compute that a user reads as an ablation:
+
+- a setting another one switches off in every trial (``Field.read_when``: ``mlmc_average_level0`` with
+  ``estimator: nested``), written or swept;
+- two grid points that differ as written but not as run: an automatic value (``initial_alpha: null`` is 0.1 for a
+  state run), or a setting that is switched off in both (``mlmc_average_level0: [true, false]`` beside
+  ``estimator: [nested, mlmc]``: the two nested trials are one run).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from smac_rllib.cli.errors import UserError
+from smac_rllib.core.values import is_number
+from smac_rllib.cli.experiment_spec import ExperimentSpec
+
+UNSET = "<unset>"
+
+
+def variant_key(variant: dict) -> str:
+    """Equal for grid points that make the same trial (their mappings' key order aside)."""
+    return repr(flatten(variant))
+
+
+def trial_labels(variants: list[dict]) -> list[str]:
+    """``num_particles=8, env_config.time_limit=0.5`` per variant: the keys whose values differ between them."""
+    flat = [flatten(v) for v in variants]
+    varying = varying_paths(flat)
+    return [", ".join(f"{p}={f[p]!r}" for p in varying if p in f) for f in flat]
+
+
+def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    """``{"env_config.time_limit": 0.5, ...}``: every leaf of a nested mapping by its dotted path."""
+    if isinstance(value, dict) and value:
+        out: dict[str, Any] = {}
+        for key in sorted(value, key=repr):
+            out |= flatten(value[key], f"{prefix}{key}.")
+        return out
+    return {prefix[:-1]: value}
+
+
+def varying_paths(flat: list[dict[str, Any]]) -> list[str]:
+    paths = dict.fromkeys(p for f in flat for p in f)
+    return [p for p in paths if len({repr(f.get(p, UNSET)) for f in flat}) > 1]
+
+
+def check_same_trials(spec: ExperimentSpec, trials: list[tuple[str, dict, Any]]) -> None:
+    """Each distinct trial (label, grid point, validated config) runs settings of its own (see the module doc)."""
+    _check_switched_off(spec, trials)
+    _check_resolved_alike(spec, trials)
+
+
+def _switched_off(config, variant: dict) -> dict[str, str]:
+    return getattr(config, "switched_off_keys", lambda written: {})(variant)
+
+
+def _check_switched_off(spec: ExperimentSpec, trials: list[tuple[str, dict, Any]]) -> None:
+    """A written setting that another one switches off in *every* trial (``Field.read_when``: mlmc_average_level0 with
+    estimator nested); off in some trials only (an estimator sweep keeping one MLMC option) is a valid ablation."""
+    per_trial = [_switched_off(config, variant) for _, variant, config in trials]
+    common = set.intersection(*(set(found) for found in per_trial)) if per_trial else set()
+    if common:
+        key = sorted(common)[0]
+        label = trials[0][0]
+        where = spec.key_lines.get(key, spec.source)
+        raise UserError(f"{where}: {'trial ' + label + ': ' if label else ''}{per_trial[0][key]}")
+
+
+def _number(value: Any) -> Any:
+    """1 and 1.0 are one setting (a row's ``float`` kind takes integers)."""
+    return float(value) if is_number(value) and not isinstance(value, bool) else value
+
+
+def _as_run(path: str, flat: dict[str, Any], config, off: dict[str, str]) -> tuple[Any, str]:
+    """(the value a trial runs with at ``path``, why it differs from the written one, or "")."""
+    written = flat.get(path, UNSET)
+    if path in off:
+        return "<not read>", off[path].split(";")[0]
+    fields = getattr(config, "ALL_FIELDS", {})
+    if "." not in path and path in fields and fields[path].auto is not None:
+        value = config.resolved(path)
+        if repr(_number(value)) != repr(_number(written)):
+            modality = "pixel" if config.is_pixels else "state"
+            return _number(value), f"{path}={written!r} is {value!r} for a {modality} run"
+        return _number(value), ""
+    return _number(written), ""
+
+
+def _check_resolved_alike(spec: ExperimentSpec, trials: list[tuple[str, dict, Any]]) -> None:
+    """Two trials whose varying settings, as they run, are equal: the same run twice under two labels."""
+    flat = [flatten(variant) for _, variant, _ in trials]
+    varying = varying_paths(flat)
+    if not varying:
+        return
+    seen: dict[str, int] = {}
+    for i, (label, variant, config) in enumerate(trials):
+        off = _switched_off(config, variant)
+        run = [_as_run(path, flat[i], config, off) for path in varying]
+        key = repr([value for value, _ in run])
+        if key not in seen:
+            seen[key] = i
+            continue
+        j = seen[key]
+        first = [_as_run(path, flat[j], trials[j][2], _switched_off(trials[j][2], trials[j][1])) for path in varying]
+        path, why = next((p, a[1] or b[1]) for p, a, b in zip(varying, first, run, strict=True) if a[1] or b[1])
+        where = spec.key_lines.get(path.split(".")[0], spec.source)
+        first_label, label = (f"[{x}]" if ", " in x else x for x in (trials[j][0], label))
+        raise UserError(
+            f"{where}: trials {first_label} and {label} run the same settings ({why}): the sweep "
+            f"would train the same run twice; drop one of the values, or write the sweep as a grid_search of whole "
+            "mappings that lists only the runs that differ",
+        )
