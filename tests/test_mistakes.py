@@ -830,6 +830,10 @@ MISTAKES: dict[str, Mistake] = {
     "an hdfs storage path this machine cannot reach": Mistake(
         args=("--storage-path", "hdfs://namenode:8020/runs"), expect="check the namenode and path"
     ),
+    "an offline RLlib algorithm without recorded data": Mistake(
+        "cql:\n  run: CQL\n  env: Pendulum-v1\n  stop: {training_iteration: 2}\n  config: {num_env_runners: 0}\n",
+        expect="run: CQL learns offline, from recorded episodes (config `input_`",
+    ),
     "stop written inside config": Mistake(
         cfg("stop: {training_iteration: 2}"),
         expect="stop is an experiment key, not a config key: move `stop:` out of config, beside it",

@@ -134,7 +134,19 @@ def config_errors(config) -> list[str]:
             f"(num_steps_sampled_before_learning_starts={warm_up!r}): its first {warm_up - capacity!r} steps are "
             f"dropped before the first update; raise the capacity to >= {warm_up!r} or lower the warm-up"
         )
+    if _learns_offline(config) and not config.is_offline:
+        name = type(config).__name__.removesuffix("Config")
+        errors.append(
+            f"run: {name} learns offline, from recorded episodes (config `input_`: a directory or files of recorded "
+            f"data), not from the env, and this experiment gives none; set input_ (with RLlib's offline_data "
+            "settings) or run an algorithm that learns from the env (SMAC, SACBaseline, SAC)"
+        )
     return errors + config_questions.errors(config)
+
+
+def _learns_offline(config) -> bool:
+    """RLlib's offline algorithms: BC, MARWIL and IQL say so (``is_online`` False); CQL is a SAC config that does not."""
+    return not getattr(config, "is_online", True) or any(c.__name__ == "CQLConfig" for c in type(config).__mro__)
 
 
 # Settings whose strings RLlib or Ray compare exactly (a wrong case is silently another choice, or a failure after Ray
