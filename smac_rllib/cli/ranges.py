@@ -145,7 +145,7 @@ def config_errors(config) -> list[str]:
 
 
 def _learns_offline(config) -> bool:
-    """RLlib's offline algorithms: BC, MARWIL and IQL say so (``is_online`` False); CQL is a SAC config that does not."""
+    """RLlib's offline algorithms: BC, MARWIL and IQL say so (``is_online`` False); CQL, a SAC config, does not."""
     return not getattr(config, "is_online", True) or any(c.__name__ == "CQLConfig" for c in type(config).__mro__)
 
 
