@@ -180,3 +180,18 @@ def test_a_warm_up_only_run_passes_with_warm_up_only_true(tmp_path, capfd):
     assert "no gradient update would run" in capfd.readouterr().err
     path.write_text(text.replace("  run: SMAC\n", "  run: SMAC\n  warm_up_only: true\n"))
     assert main(["train", "file", str(path), "--dry-run"]) == 0, capfd.readouterr().err
+
+
+def test_a_sequence_batch_larger_than_the_whole_run_is_refused(tmp_path, capfd):
+    """Rule 8 for pixels: B x T sequence steps per update past every env step the run collects (each sequence fits
+    in the warm-up, so the warm-up's own batch rule passes)."""
+    from smac_rllib.cli.main import main
+
+    text = (REPO / "tuned_examples" / "smac_pixels_quick.yaml").read_text()
+    text = text.replace("env_runners/num_env_steps_sampled_lifetime: 6000", "training_iteration: 3")
+    path = tmp_path / "big_batch.yaml"
+    path.write_text(text.replace("batch_size_B: 16", "batch_size_B: 64"))  # 64 x 32 = 2,048 > 3 x 500
+    assert main(["train", "file", str(path), "--dry-run"]) == 2
+    assert "one update replays 2,048 env steps (batch_size_B x batch_length_T = 64 x 32), more than the run ever " in (
+        capfd.readouterr().err
+    )

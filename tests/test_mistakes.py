@@ -15,11 +15,14 @@ import importlib.util
 import os
 import re
 import time
+from pathlib import Path
 from collections.abc import Callable
 
 import pytest
 
+from smac_rllib.cli.experiment_spec import Overrides
 from smac_rllib.cli.main import main
+from smac_rllib.cli.yaml_loader import load_experiments
 
 BASE = """\
 # Test-only: a tiny state SMAC experiment; every row of MISTAKES changes one thing in it.
@@ -113,6 +116,7 @@ BILLION_LAUGHS = cfg(
     *(f"x{i}: &{chr(97 + i)} [{', '.join([('*' + chr(96 + i)) if i else 'lol'] * 10)}]" for i in reversed(range(9))),
 )
 
+PIXELS_QUICK = Path(__file__).resolve().parents[1] / "tuned_examples" / "smac_pixels_quick.yaml"
 PIXELS_TO_TD3 = """\
 # Test-only: a state-only algorithm given pixel observations
 tiny:
@@ -763,7 +767,8 @@ MISTAKES: dict[str, Mistake] = {
     ),
     "a batch larger than every env step the stop lets the run collect": Mistake(
         cfg("train_batch_size_per_learner: 4096"),
-        expect="one update replays 4,096 env steps (train_batch_size_per_learner), more than the run ever collects",
+        expect="train_batch_size_per_learner=4096 is larger than the warm-up (100 steps, "
+        "num_steps_sampled_before_learning_starts): the first updates draw 4096 transitions from a replay of 100",
     ),
     "a return threshold above what Pendulum can return (its reward is a cost, <= 0)": Mistake(
         SAC_PENDULUM.replace("{training_iteration: 1}", "{env_runners/episode_return_mean: 900}"),
@@ -833,6 +838,58 @@ MISTAKES: dict[str, Mistake] = {
     "an offline RLlib algorithm without recorded data": Mistake(
         "cql:\n  run: CQL\n  env: Pendulum-v1\n  stop: {training_iteration: 2}\n  config: {num_env_runners: 0}\n",
         expect="run: CQL learns offline, from recorded episodes (config `input_`",
+    ),
+    "a batch larger than the warm-up": Mistake(
+        cfg("train_batch_size_per_learner: 256", "num_steps_sampled_before_learning_starts: 50"),
+        expect="train_batch_size_per_learner=256 is larger than the warm-up (50 steps, "
+        "num_steps_sampled_before_learning_starts): the first updates draw 256 transitions from a replay of 50",
+    ),
+    "a pixel sequence longer than the warm-up": Mistake(
+        lambda: PIXELS_QUICK.read_text().replace(
+            "num_steps_sampled_before_learning_starts: 1000", "num_steps_sampled_before_learning_starts: 20"
+        ),
+        expect="batch_length_T=32 is longer than the warm-up (20 steps, num_steps_sampled_before_learning_starts): "
+        "when updates start the replay holds no whole sequence of 32 steps",
+    ),
+    "hard target updates rarer than the run": Mistake(
+        cfg("target_network_update_freq: 8000"),
+        expect="target_network_update_freq=8,000 env steps: the stop (training_iteration: 2) ends at iteration 2",
+    ),
+    "ASHA over a grid of seeds only": Mistake(
+        exp("scheduler: {type: ASHA, mode: max}").replace("    seed: 0\n", "    seed: {grid_search: [0, 1]}\n"),
+        expect="scheduler ASHA over trials that differ only in their seeds (seed: {grid_search: ...}): ASHA would stop",
+    ),
+    "checkpoints ranked by evaluation at iterations that do not evaluate": Mistake(
+        exp(
+            "checkpoint_config: {checkpoint_frequency: 3, checkpoint_score_attribute: "
+            "evaluation/env_runners/episode_return_mean}",
+            "stop: {training_iteration: 4}",
+        ),
+        expect="every 3 iteration(s), but evaluation runs every 2: the checkpoints of iteration(s) 3 carry an earlier",
+    ),
+    "minimum seconds per iteration written for minimum env steps": Mistake(
+        cfg("min_time_s_per_iteration: 1000"),
+        expect="min_time_s_per_iteration=1000 makes every iteration last at least 1000 seconds, whatever it samples",
+    ),
+    "a return stop at exactly the task's maximum": Mistake(
+        exp("stop: {evaluation/env_runners/episode_return_mean: 100}"),
+        expect="=100 is the most an episode of dmc/cartpole-balance can return",
+    ),
+    "gymnasium's human render mode in training": Mistake(
+        cfg("env_config: {render_mode: human}").replace("env: dmc/cartpole-balance", "env: Pendulum-v1"),
+        expect="env_config.render_mode='human' opens a window in every env",
+    ),
+    "DreamerV3's float frames for SMAC": Mistake(
+        envc("from_pixels: true, pixel_format: float"),
+        expect="env_config.pixel_format='float' is for RLlib's DreamerV3: SMAC takes uint8 frames",
+    ),
+    "a TensorFlow framework for a torch-only algorithm": Mistake(
+        cfg("framework: tf2"), expect="framework='tf2': this package's algorithms (and RLlib's new API stack here) run"
+    ),
+    "a YAML alias used above its anchor": Mistake(
+        "a:\n  run: SMAC\n  env: dmc/cartpole-balance\n  stop: {training_iteration: 2}\n  config: {<<: *base}\n"
+        "b:\n  run: SMAC\n  env: dmc/cartpole-balance\n  stop: {training_iteration: 2}\n  config: &base {seed: 0}\n",
+        expect="alias *base is used before its anchor &base (line 10): YAML reads top to bottom",
     ),
     "stop written inside config": Mistake(
         cfg("stop: {training_iteration: 2}"),
@@ -1162,6 +1219,7 @@ def test_a_trial_that_cannot_fit_in_memory_is_refused_before_ray(tmp_path, capfd
         capfd.readouterr()
     code = run_cli(["train", "file", str(path), "--config", override, "--dry-run"] + (["--stop", stop] if stop else []))
     _, err = capfd.readouterr()
+    err = "\n".join(line for line in err.splitlines() if "--stop replaces the file's stop" not in line)  # said too
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert "one trial needs ~" in err and "more than this machine's" in err and largest in err and "; lower " in err, (
         err
@@ -1300,6 +1358,44 @@ def test_sweeps_that_differ_as_run_pass_and_asha_on_one_trial_is_a_warning(tmp_p
     assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
     err = capfd.readouterr().err
     assert "this experiment has one trial: ASHA never stops it" in err and "drop the scheduler" in err, err
+
+
+def test_command_line_config_and_stop_against_the_files_own(tmp_path, capfd):
+    """``--config`` merges a mapping into each point of the file's grid of mappings (the sweep stays); ``--stop``
+    replaces the file's stop and warns when a criterion it drops would have ended the run sooner; a shorter
+    ``--stop`` (the usual smoke test) is silent. SMAC with K = 0 from states warns that it is not SAC."""
+    grid = cfg("env_config: {grid_search: [{time_limit: 1.0}, {time_limit: 1.0, action_repeat: 2}]}")
+    path = tmp_path / "grid.yaml"
+    path.write_text(grid)
+    specs = load_experiments(str(path), Overrides(config={"env_config": {"time_limit": 0.5}}))
+    assert [c.env_config for c in specs[0].configs] == [{"time_limit": 0.5}, {"time_limit": 0.5, "action_repeat": 2}]
+    path.write_text(BASE)
+    assert run_cli(["train", "file", str(path), "--stop", '{"time_total_s": 3600}', "--dry-run"]) == 0
+    err = capfd.readouterr().err
+    assert "--stop replaces the file's stop, so {\"training_iteration\": 2} (iteration 2) no longer ends the run" in err
+    assert run_cli(["train", "file", str(path), "--stop", '{"env_runners/num_env_steps_sampled_lifetime": 200}',
+                    "--dry-run"]) == 0  # fmt: skip
+    assert "--stop replaces" not in capfd.readouterr().err
+    path.write_text(cfg("num_particles: 0"))
+    assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
+    assert "num_particles: 0 from states trains SMAC's latent-variable policy" in capfd.readouterr().err
+
+
+def test_plot_reads_an_old_metric_name_and_names_the_reported_ones(tmp_path, capfd):
+    import json
+
+    trial = tmp_path / "exp" / "SMAC_abcde_00000"
+    trial.mkdir(parents=True)
+    rows = [{"training_iteration": i, "env_runners": {"num_env_steps_sampled_lifetime": 10 * i,
+             "episode_return_mean": 1.0 * i}, "config": {"seed": 0}} for i in (1, 2)]  # fmt: skip
+    (trial / "result.json").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "c.png"
+    assert run_cli(["plot", str(tmp_path / "exp"), "--metric", "episode_reward_mean", "--out", str(out)]) == 0
+    assert "'episode_reward_mean' is the old API stack's name; read as 'env_runners/episode_return_mean'" in (
+        capfd.readouterr().err
+    )
+    assert run_cli(["plot", str(tmp_path / "exp"), "--metric", "learners/x", "--out", str(out)]) == 2
+    assert "reports 'learners/x'; they report 'env_runners/episode_return_mean': pass one" in capfd.readouterr().err
 
 
 def test_a_result_key_whose_name_holds_a_slash_is_found_as_tune_flattens_it():

@@ -97,7 +97,11 @@ def builds_own_model_config(config) -> bool:
 
 
 def warnings(config) -> list[str]:
-    return dreamerv3.warnings(config) if dreamerv3.is_dreamerv3(config) else []
+    """What a run will do that its user may not mean: RLlib's DreamerV3's, or the config's own ``run_warnings()``."""
+    if dreamerv3.is_dreamerv3(config):
+        return dreamerv3.warnings(config)
+    own = getattr(config, "run_warnings", None)
+    return own() if callable(own) else []
 
 
 def replay_batch(config) -> tuple[int | None, str]:

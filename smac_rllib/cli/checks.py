@@ -24,7 +24,7 @@ from smac_rllib.core.values import is_int, is_real
 from smac_rllib.cli.errors import UserError, did_you_mean, type_name
 from smac_rllib.cli.experiment_spec import EXPERIMENT_KEYS
 from smac_rllib.cli.grids import is_grid
-from smac_rllib.cli.ranges import all_ranges, check_choice, check_range
+from smac_rllib.cli.ranges import CHOICES, all_ranges, check_choice, check_range
 from smac_rllib.cli.ray_output import quiet
 
 
@@ -105,7 +105,7 @@ def check_config(config: dict, algo_class: type, line_of) -> None:
             )
         check_type(key, config[key], _expected_type(key, attr, annotations, default), line_of(key), config, key)
         check_range(key, attr, config[key], line_of(key), algo_class=algo_class)
-        check_choice(attr, config[key], line_of(key))
+        check_choice(key if key in CHOICES else attr, config[key], line_of(key))
         if key == "evaluation_config" and isinstance(config[key], dict) and not is_grid(config[key]):
             _check_evaluation_config(config[key], algo_class, known, annotations, default, line_of)
 

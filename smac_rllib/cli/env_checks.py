@@ -34,6 +34,19 @@ def check_env(config: dict, algo_class: type, line_of) -> None:
     if is_grid(env_config):
         return  # a grid of whole mappings: each checked as its trial (trial_check.py)
     env_config = env_config or {}
+    if env_config.get("render_mode") == "human":
+        raise UserError(
+            "env_config.render_mode='human' opens a window in every env: training runs in Ray's worker processes, "
+            "which have no display and show no frames; remove render_mode (`rllib evaluate CKPT --video` records an "
+            "mp4 of the trained policy)",
+            line_of("env_config", "render_mode"),
+        )
+    if env_config.get("pixel_format") == "float" and algo_class.__module__.startswith("smac_rllib"):
+        raise UserError(
+            f"env_config.pixel_format='float' is for RLlib's DreamerV3: {algo_class.__name__} takes uint8 frames and "
+            "scales them itself (float frames would be scaled twice, in a replay 4x larger); remove pixel_format",
+            line_of("env_config", "pixel_format"),
+        )
     if not all(e.startswith("dmc/") for e in env_options):
         for env in env_options:  # a gymnasium env: its own kwargs
             if not env.startswith("dmc/"):

@@ -4,7 +4,6 @@ checked against the result keys a run reports, every mistake a one-line ``UserEr
 from __future__ import annotations
 
 import inspect
-import sys
 from typing import Any
 
 from ray.tune.schedulers import ASHAScheduler
@@ -14,7 +13,7 @@ from smac_rllib.cli.errors import UserError, did_you_mean, type_name
 from smac_rllib.cli.grids import grid_options
 from smac_rllib.cli.ranges import check_finite
 from smac_rllib.cli.result_keys import result_key_error
-from smac_rllib.cli.results import EVAL_RETURN, TRAIN_RETURN
+from smac_rllib.cli.results import EVAL_RETURN, TRAIN_RETURN, modern_metric
 
 CHECKPOINT_KEYS = (
     "checkpoint_frequency",
@@ -30,35 +29,6 @@ WANDB_KEYS = (
 )  # fmt: skip
 DEFAULT_WANDB_PROJECT = "smac_rllib"
 SCHEDULER_TYPES = {"fifo": "FIFO", "asha": "ASHA", "async_hyperband": "ASHA", "asynchyperband": "ASHA"}
-# Old result keys -> RLlib 2.60 new-stack result keys (stop criteria, scheduler metrics).
-LEGACY_METRICS = {
-    "timesteps_total": "num_env_steps_sampled_lifetime",
-    "episode_reward_mean": "env_runners/episode_return_mean",
-    "episode_return_mean": "env_runners/episode_return_mean",
-    "env_runners/episode_reward_mean": "env_runners/episode_return_mean",
-    "sampler_results/episode_reward_mean": "env_runners/episode_return_mean",
-    "evaluation/episode_reward_mean": "evaluation/env_runners/episode_return_mean",
-    "evaluation/episode_return_mean": "evaluation/env_runners/episode_return_mean",
-    "evaluation/env_runners/episode_reward_mean": "evaluation/env_runners/episode_return_mean",
-    "evaluation/sampler_results/episode_reward_mean": "evaluation/env_runners/episode_return_mean",
-}
-_NOTED: set[tuple] = set()
-
-
-def modern_metric(key: str, what: str, where: str | None) -> str:
-    """``key`` under this RLlib's name; an old API stack name is read as the new one, said once in a note."""
-    new = LEGACY_METRICS.get(key, key)
-    if new != key and (key, what, where) not in _NOTED:
-        _NOTED.add((key, what, where))
-        print(
-            f"rllib: note: {where + ': ' if where else ''}{what} {key!r} is the old API stack's name; read as "
-            f"{new!r} (write that to silence this note)",
-            file=sys.stderr,
-            flush=True,
-        )
-    return new
-
-
 # Result keys that only grow from their first value: a stop at 0 or below ends the run before it trains (key -> example)
 COUNTING_STOP_KEYS = {
     "training_iteration": 100,
@@ -95,6 +65,16 @@ def parse_stop(stop: Any, where: str, *, custom_metrics: bool = False) -> dict[s
             )
         out[key] = value
     return out
+
+
+def parse_stops(file_stop: Any, cli_stop: dict | None, where: str, *, custom_metrics: bool) -> tuple[dict, dict]:
+    """(the stop, the file's criteria it drops): ``--stop``'s when given (it replaces the file's, as documented),
+    else the file's. ``cli/horizon.py`` warns when a dropped criterion would have ended the run sooner."""
+    if cli_stop is None:
+        return parse_stop(file_stop, where, custom_metrics=custom_metrics), {}
+    stop = parse_stop(cli_stop, "--stop", custom_metrics=custom_metrics)
+    file_stop = parse_stop(file_stop, where, custom_metrics=custom_metrics) if isinstance(file_stop, dict) else {}
+    return stop, {k: v for k, v in file_stop.items() if k not in stop}
 
 
 def parse_checkpoint_config(block: Any, where: str, *, custom_metrics: bool = False) -> dict:

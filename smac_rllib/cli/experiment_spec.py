@@ -61,6 +61,7 @@ class ExperimentSpec:
     key_lines: dict = dataclasses.field(default_factory=dict)  # config key -> "file:line" (error messages)
     configs: list = dataclasses.field(default_factory=list)  # validated AlgorithmConfig of every grid point
     warm_up_only: bool = False  # a deliberate run of the warm-up alone, no gradient update (cli/horizon.py)
+    dropped_stop: dict = dataclasses.field(default_factory=dict)  # the file's stop criteria that --stop replaced
 
     @property
     def num_trials(self) -> int:

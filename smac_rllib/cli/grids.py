@@ -152,11 +152,16 @@ def grid_variants(param_space: dict, limit: int = MAX_GRID_POINTS) -> list[dict]
 
 
 def deep_merge(base: dict, override: dict) -> dict:
-    """``override`` merged into ``base``: nested mappings merge, anything else (a grid_search too) is replaced."""
+    """``override`` merged into ``base``: nested mappings merge, a mapping into a grid of mappings merges into each of
+    its points (``--config '{"env_config": {"time_limit": 2}}'`` keeps the file's sweep over env_configs), anything
+    else (a grid_search too) is replaced."""
     out = dict(base)
     for key, value in override.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict) and not is_grid(value) and not is_grid(out[key]):
+        mapping = isinstance(value, dict) and not is_grid(value)
+        if mapping and isinstance(out.get(key), dict) and not is_grid(out[key]):
             out[key] = deep_merge(out[key], value)
+        elif mapping and is_grid(out.get(key)) and all(isinstance(o, dict) for o in out[key]["grid_search"]):
+            out[key] = {"grid_search": [deep_merge(o, value) for o in out[key]["grid_search"]]}
         else:
             out[key] = copy.deepcopy(value)
     return out

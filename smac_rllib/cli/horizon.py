@@ -36,38 +36,36 @@ The rules (``check_horizon``: every grid point; the first contradiction is a one
    step costs what a training step costs without its updates, so such an evaluation takes longer than the training
    between evaluations unless the updates of one env step cost ~10 env steps (the tuned examples evaluate at most
    1x what they train).
-6. An ASHA ``max_t`` (default 100) below the stop, in the scheduler's ``time_attr`` units: every trial is cut at
-   ``max_t``; a ``grace_period`` at or past the stop: ASHA never compares trials. A stop in other units than
-   ``time_attr`` cannot be compared: ASHA's default ``max_t`` is refused there (an explicit one is the user's cut).
-7. ``checkpoint_frequency`` past the stop with ``checkpoint_at_end: false``: no checkpoint; checkpoints ranked on an
-   ``evaluation/`` metric that all come before the first evaluation.
+6. The ASHA scheduler against the stop, and 7. the checkpoints against the stop and the evaluations:
+   ``tune_horizon.py``.
 8. One update's batch (``train_batch_size_per_learner`` transitions; pixels: B x T sequence steps) above all the
    env steps the stop lets the run collect: every update replays the whole run's data several times over.
 9. A stop on a loss: Tune stops at result >= value, so it ends the run at once instead of when the loss falls.
 10. One sample request (``rollout_fragment_length`` x envs per runner) above the stop's env steps: the first
     iteration samples past the stop.
+11. ``min_time_s_per_iteration`` of a minute or more on our loop (its iterations end on env steps).
+12. ``target_network_update_freq`` past the env steps the run updates in: the targets are never updated after the first.
+Rule 2 also refuses a return threshold *at* the task's bound: only a perfect episode reaches it.
 """
 
 from __future__ import annotations
 
+import json
 import math
 
 from smac_rllib.algorithms import config_questions
-from smac_rllib.cli.errors import UserError
+from smac_rllib.cli.errors import UserError, warn
 from smac_rllib.cli.errors import yaml_number as _num  # short: it sits inside many messages
 from smac_rllib.cli.experiment_spec import ExperimentSpec
+from smac_rllib.cli import tune_horizon
 from smac_rllib.cli.episode_bounds import episode_return_range, episode_steps
-from smac_rllib.core.values import is_int
+from smac_rllib.cli.results import ENV_STEP_KEYS
+from smac_rllib.core.values import is_int, is_number
 from smac_rllib.training.rate_limiter import SampleToInsertRatio
 
-ENV_STEP_KEYS = (
-    "env_runners/num_env_steps_sampled_lifetime",
-    "num_env_steps_sampled_lifetime",
-    "env_runners/num_agent_steps_sampled_lifetime",  # single-agent: the same count
-)
 RETURN_KEYS = ("env_runners/episode_return_mean", "evaluation/env_runners/episode_return_mean")
+MAX_ITERATION_S = 60  # rule 11: a longer minimum per iteration is a setting written for another
 EVALUATION_FACTOR = 10  # rule 5: evaluation env steps per evaluation <= 10 x the env steps trained in between
-ASHA_DEFAULT_MAX_T = 100  # ray.tune.schedulers.AsyncHyperBandScheduler(max_t=100)
 
 
 # --------------------------------------------------------------------------------------------- arithmetic
@@ -121,8 +119,27 @@ def check_horizon(spec: ExperimentSpec) -> None:
     """Every rule of the module docstring for every grid point of ``spec``; the first contradiction raises."""
     check_seeds(spec)
     _check_falling_stops(spec)
+    tune_horizon.check_scheduler_trials(spec)
+    _warn_dropped_stop(spec)
     for config in spec.configs:
         _check_config(spec, config)
+
+
+def _warn_dropped_stop(spec: ExperimentSpec) -> None:
+    """``--stop`` replaces the file's stop: one warning when a criterion it drops would have ended the run sooner (a
+    cap meant to be added would lengthen the run); a shorter ``--stop`` (the usual smoke test) says nothing."""
+    if not spec.dropped_stop or not spec.configs:
+        return
+    sooner = iterations_at_stop(spec.dropped_stop, spec.configs[0])
+    later = iterations_at_stop(spec.stop, spec.configs[0])
+    if sooner is None or (later is not None and later <= sooner):
+        return
+    both = json.dumps({**spec.dropped_stop, **spec.stop})
+    warn(
+        f"{spec.name}: --stop replaces the file's stop, so {json.dumps(spec.dropped_stop)} (iteration {sooner}) no "
+        f"longer ends the run, only {json.dumps(spec.stop)} does; to add a criterion to the file's, pass both: "
+        f"--stop '{both}'"
+    )
 
 
 def check_seeds(spec: ExperimentSpec) -> None:
@@ -153,15 +170,17 @@ def _check_config(spec: ExperimentSpec, config) -> None:
     at_stop = _describe_stop(stop, iterations, steps)
     if steps:
         _check_fragment(spec, config)
+    _check_iteration_time(spec, config, iterations)
     if steps and iterations:
         _check_warm_up(spec, config, iterations, steps, at_stop)
         _check_batch(spec, config, iterations * steps, at_stop)
+        _check_target_updates(spec, config, iterations * steps, at_stop)
     if iterations:
         _check_evaluation_cadence(spec, config, iterations, steps, at_stop)
-        _check_checkpoints(spec, config, iterations, at_stop)
+        tune_horizon.check_checkpoints(spec, config, iterations, at_stop)
     if steps:
         _check_evaluation_length(spec, config, steps)
-    _check_scheduler(spec, config, iterations, steps)
+    tune_horizon.check_scheduler(spec, config, iterations, steps)
 
 
 def _check_fragment(spec: ExperimentSpec, config) -> None:
@@ -176,6 +195,36 @@ def _check_fragment(spec: ExperimentSpec, config) -> None:
         f"request, past the stop ({key}: {_num(at)}): the first iteration samples {fragment * envs / at:.3g}x the "
         f"run; lower rollout_fragment_length to <= {int(at) // envs:,} or raise the stop",
         spec.key_lines.get("rollout_fragment_length", spec.source),
+    )
+
+
+def _check_iteration_time(spec: ExperimentSpec, config, iterations: int | None) -> None:
+    """Rule 11: ``min_time_s_per_iteration`` of minutes on a loop whose iterations end on env steps (written for
+    ``min_sample_timesteps_per_iteration``, whose name it shares)."""
+    seconds = getattr(config, "min_time_s_per_iteration", None)
+    if not (hasattr(config, "async_learning") and is_number(seconds) and seconds >= MAX_ITERATION_S):
+        return
+    total = f" (the stop's {iterations} iterations: >= {seconds * iterations / 60:,.0f} min)" if iterations else ""
+    raise UserError(
+        f"min_time_s_per_iteration={_num(seconds)} makes every iteration last at least {_num(seconds)} seconds, "
+        f"whatever it samples{total}; the env steps of an iteration are min_sample_timesteps_per_iteration: lower "
+        f"min_time_s_per_iteration to < {MAX_ITERATION_S} (0: no minimum) or set that one",
+        spec.key_lines.get("min_time_s_per_iteration", spec.source),
+    )
+
+
+def _check_target_updates(spec: ExperimentSpec, config, total: int, at_stop: str) -> None:
+    """Rule 12: ``target_network_update_freq`` (env steps between target updates) past the env steps the run updates
+    in: the targets are set at the first update and never again."""
+    every = getattr(config, "target_network_update_freq", 0) or 0
+    warm_up = update_rule(config).learning_starts if hasattr(config, "async_learning") else 0
+    if not (is_int(every) and every > 0 and hasattr(config, "async_learning")) or every < total - warm_up:
+        return
+    raise UserError(
+        f"target_network_update_freq={every:,} env steps: {at_stop}, and updates start after the warm-up's "
+        f"{warm_up:,}: the target critics are set at the first update and never again; lower "
+        "target_network_update_freq (0: Polyak averaging at every update, by tau) or raise the stop",
+        spec.key_lines.get("target_network_update_freq", spec.source),
     )
 
 
@@ -212,6 +261,13 @@ def _check_returns(spec: ExperimentSpec, config) -> None:
         else:
             bound = episode_steps(env.env, env.env_config)
             most = f"lasts at most {_num(bound or 0)} agent steps (its time limit)"
+        if key in RETURN_KEYS and bound is not None and value == bound:
+            raise UserError(
+                f"stop criterion {key}={_num(value)} is the most an episode of {env.env} can return ({why}): only an "
+                f"episode with the highest reward at every step reaches it, so the run would not stop; set a "
+                f"threshold below it (e.g. {_num(round(low + 0.9 * (bound - low), 6))}) or stop on training_iteration",
+                spec.source,
+            )
         if bound is not None and value > bound:
             raise UserError(
                 f"stop criterion {key}={_num(value)} is never reached: an episode of {env.env} {most}; lower it to "
@@ -325,71 +381,4 @@ def _check_evaluation_length(spec: ExperimentSpec, config, steps: int) -> None:
             f"longer than training); lower evaluation_duration to <= {most} or raise evaluation_interval to >= "
             f"{-(-evaluated // (EVALUATION_FACTOR * steps))}",
             where,
-        )
-
-
-def _check_scheduler(spec: ExperimentSpec, config, iterations: int | None, steps: int | None) -> None:
-    block = spec.scheduler or {}
-    if block.get("type") != "ASHA":
-        return
-    attr = block.get("time_attr", "training_iteration")
-    horizon, unit = _scheduler_horizon(spec.stop, attr, iterations, steps)
-    if horizon is None:
-        if "max_t" not in block:  # the stop is in other units: ASHA's 100 is a cut nobody chose
-            stop = ", ".join(f"{k}: {_num(v)}" for k, v in spec.stop.items())
-            units = [k for k in spec.stop if k in ("training_iteration", "time_total_s", *ENV_STEP_KEYS)]
-            match = f" or time_attr: {units[0]} (the stop's units)" if units else ""
-            raise UserError(
-                f"scheduler time_attr: {attr}, and ASHA's default max_t={ASHA_DEFAULT_MAX_T} is in {attr} units: "
-                f"every trial ends at {ASHA_DEFAULT_MAX_T} {unit}, whatever the stop ({stop}) allows; set an explicit "
-                f"max_t in {attr} units{match}",
-                spec.source,
-            )
-        return  # an explicit max_t in other units than the stop: the user's own cut
-    max_t, grace = block.get("max_t", ASHA_DEFAULT_MAX_T), block.get("grace_period", 1)
-    default = "" if "max_t" in block else ", ASHA's default"
-    at, cut, first = _num(horizon), _num(max_t), _num(grace)
-    if max_t < horizon:
-        raise UserError(
-            f"scheduler max_t={cut} ({attr}{default}) is before the stop at {at} {unit}: ASHA ends every trial at "
-            f"{cut} and the run reads as finished; set scheduler max_t: {at} or lower the stop to {cut} {unit}",
-            spec.source,
-        )
-    if grace >= horizon:
-        raise UserError(
-            f"scheduler grace_period={first} ({attr}) is not before the stop at {at} {unit}: ASHA would never compare "
-            f"trials; lower grace_period to < {at} or drop the scheduler",
-            spec.source,
-        )
-
-
-def _scheduler_horizon(stop: dict, attr: str, iterations: int | None, steps: int | None) -> tuple[float | None, str]:
-    """(the stop in the scheduler's ``time_attr`` units, their name); None where the stop is in other units."""
-    if attr == "training_iteration":
-        return iterations, "iterations"
-    if attr in ENV_STEP_KEYS:
-        counted = [stop[k] for k in ENV_STEP_KEYS if k in stop]  # single-agent: one count
-        return (iterations * steps if iterations and steps else min(counted, default=None)), "env steps"
-    return stop.get(attr), "seconds" if attr == "time_total_s" else attr
-
-
-def _check_checkpoints(spec: ExperimentSpec, config, iterations: int, at_stop: str) -> None:
-    ckpt = spec.checkpoint_config
-    every, at_end = ckpt.get("checkpoint_frequency") or 0, ckpt.get("checkpoint_at_end")
-    if at_end or not every:
-        return  # an end checkpoint; or none asked for (checkpoint_frequency: 0)
-    if every > iterations:
-        raise UserError(
-            f"checkpoint_config.checkpoint_frequency={every} with checkpoint_at_end: false saves no checkpoint: "
-            f"{at_stop}; lower checkpoint_frequency to <= {iterations} or set checkpoint_at_end: true",
-            spec.source,
-        )
-    score, interval = ckpt.get("checkpoint_score_attribute"), config.evaluation_interval
-    last = iterations // every * every
-    if isinstance(score, str) and score.startswith("evaluation/") and interval and last < interval:
-        raise UserError(
-            f"checkpoint_config ranks on {score}, but every checkpoint (every {every} iteration(s) up to iteration "
-            f"{last}) comes before the first evaluation at iteration {interval}; set checkpoint_at_end: true or "
-            f"checkpoint_frequency: {interval}",
-            spec.source,
         )

@@ -25,7 +25,16 @@ from typing import Any
 import numpy as np
 
 from smac_rllib.cli.errors import UserError
-from smac_rllib.cli.results import EVAL_RETURN, TRAIN_RETURN, env_steps, lookup, metric_rows, read_results, trial_info
+from smac_rllib.cli.results import (
+    EVAL_RETURN,
+    TRAIN_RETURN,
+    env_steps,
+    lookup,
+    metric_rows,
+    modern_metric,
+    read_results,
+    trial_info,
+)
 
 METRIC_LABELS = {
     EVAL_RETURN: "evaluation return (deterministic policy)",
@@ -127,6 +136,7 @@ def load_trials(results_dir: str, metric: str | None = None) -> tuple[str, list[
     """(metric, trials that reported it). ``metric=None``: the evaluation return, else (no trial evaluated yet)
     the training return, with a note on stderr."""
     trial_dirs = find_trials(results_dir)
+    metric = modern_metric(metric, "--metric", None) if metric else None
     for candidate in [metric] if metric else [EVAL_RETURN, TRAIN_RETURN]:
         trials = [t for t in (load_trial(d, candidate) for d in trial_dirs) if t is not None]
         if trials:
@@ -139,6 +149,12 @@ def load_trials(results_dir: str, metric: str | None = None) -> tuple[str, list[
                 )
             return candidate, trials
     if metric:
+        reported = _returns_reported(trial_dirs)
+        if reported:
+            raise UserError(
+                f"no trial under {results_dir} reports {metric!r}; they report {', '.join(map(repr, reported))}: pass "
+                "one of those to --metric"
+            )
         raise UserError(
             f"no trial under {results_dir} has reported {metric!r} yet (an episode must end first); train longer or "
             "pass --metric"
@@ -147,6 +163,15 @@ def load_trials(results_dir: str, metric: str | None = None) -> tuple[str, list[
         f"no trial under {results_dir} has reported an evaluation return ({EVAL_RETURN!r}) or a training return "
         f"({TRAIN_RETURN!r}) yet (an episode must end first); train longer or pass --metric"
     )
+
+
+def _returns_reported(trial_dirs: list[str]) -> list[str]:
+    """The return keys (training, evaluation) that some trial's results hold."""
+    found = []
+    for key in (EVAL_RETURN, TRAIN_RETURN):
+        if any(load_trial(d, key) is not None for d in trial_dirs):
+            found.append(key)
+    return found
 
 
 def plot_experiments(results_dir: str, out: str, metric: str | None = None) -> str:

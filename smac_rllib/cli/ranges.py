@@ -134,6 +134,7 @@ def config_errors(config) -> list[str]:
             f"(num_steps_sampled_before_learning_starts={warm_up!r}): its first {warm_up - capacity!r} steps are "
             f"dropped before the first update; raise the capacity to >= {warm_up!r} or lower the warm-up"
         )
+    errors += _batch_past_warm_up(config, batch, what, warm_up)
     if _learns_offline(config) and not config.is_offline:
         name = type(config).__name__.removesuffix("Config")
         errors.append(
@@ -142,6 +143,29 @@ def config_errors(config) -> list[str]:
             "settings) or run an algorithm that learns from the env (SMAC, SACBaseline, SAC)"
         )
     return errors + config_questions.errors(config)
+
+
+def _batch_past_warm_up(config, batch: int | None, what: str, warm_up: Any) -> list[str]:
+    """The first update's batch against what the replay holds then (the warm-up's steps): a transition batch larger
+    than it replays the same few steps; a sequence longer than it does not exist yet."""
+    if not (batch and is_real(warm_up)):
+        return []
+    fix = "raise num_steps_sampled_before_learning_starts to >= {} or lower {}"
+    if "batch_length_T" in what:
+        length = config.batch_length_T
+        if length > warm_up:
+            return [
+                f"batch_length_T={length} is longer than the warm-up ({warm_up} steps, "
+                f"num_steps_sampled_before_learning_starts): when updates start the replay holds no whole sequence "
+                f"of {length} steps; " + fix.format(length, "batch_length_T")
+            ]
+    elif batch > warm_up:
+        return [
+            f"train_batch_size_per_learner={batch} is larger than the warm-up ({warm_up} steps, "
+            f"num_steps_sampled_before_learning_starts): the first updates draw {batch} transitions from a replay "
+            f"of {max(int(warm_up), 1)}, the same few again and again; " + fix.format(batch, "the batch")
+        ]
+    return []
 
 
 def _learns_offline(config) -> bool:
@@ -166,6 +190,12 @@ def check_choice(key: str, value: Any, where: str, prefix: str = "") -> None:
     for option in grid_options(value):
         if allowed is None or not isinstance(option, str) or option in allowed:
             continue
+        if key == "framework":
+            raise UserError(
+                f"{prefix}framework={option!r}: this package's algorithms (and RLlib's new API stack here) run on "
+                "PyTorch only; remove framework (torch is the default)",
+                where,
+            )
         meant = next((a for a in allowed if a.lower() == option.lower().replace("-", "_")), None)
         fix = f"write {meant!r}" if meant else f"use one of {', '.join(repr(a) for a in allowed)}"
         raise UserError(f"{prefix}{key}={option!r} is not a value RLlib knows ({', '.join(allowed)}); {fix}", where)

@@ -6,16 +6,47 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from typing import Any
 
 from smac_rllib.core.values import is_number
 
 STEPS_KEYS = ("env_runners/num_env_steps_sampled_lifetime", "num_env_steps_sampled_lifetime")
+ENV_STEP_KEYS = (*STEPS_KEYS, "env_runners/num_agent_steps_sampled_lifetime")  # single-agent: the same count
 EVAL_RETURN = "evaluation/env_runners/episode_return_mean"  # the deterministic policy's evaluation episodes
 TRAIN_RETURN = "env_runners/episode_return_mean"  # the exploring policy's training episodes
 # Set only in the results of an iteration that evaluated: RLlib 2.60 repeats the latest evaluation's metrics in
 # the iterations between evaluations (its metrics logger keeps them), which must not count as new evaluations.
 EVAL_MARKER = "evaluation/num_healthy_workers"
+
+
+# Old result keys -> RLlib 2.60 new-stack result keys (stop criteria, scheduler metrics).
+LEGACY_METRICS = {
+    "timesteps_total": "num_env_steps_sampled_lifetime",
+    "episode_reward_mean": "env_runners/episode_return_mean",
+    "episode_return_mean": "env_runners/episode_return_mean",
+    "env_runners/episode_reward_mean": "env_runners/episode_return_mean",
+    "sampler_results/episode_reward_mean": "env_runners/episode_return_mean",
+    "evaluation/episode_reward_mean": "evaluation/env_runners/episode_return_mean",
+    "evaluation/episode_return_mean": "evaluation/env_runners/episode_return_mean",
+    "evaluation/env_runners/episode_reward_mean": "evaluation/env_runners/episode_return_mean",
+    "evaluation/sampler_results/episode_reward_mean": "evaluation/env_runners/episode_return_mean",
+}
+_NOTED: set[tuple] = set()
+
+
+def modern_metric(key: str, what: str, where: str | None) -> str:
+    """``key`` under this RLlib's name; an old API stack name is read as the new one, said once in a note."""
+    new = LEGACY_METRICS.get(key, key)
+    if new != key and (key, what, where) not in _NOTED:
+        _NOTED.add((key, what, where))
+        print(
+            f"rllib: note: {where + ': ' if where else ''}{what} {key!r} is the old API stack's name; read as "
+            f"{new!r} (write that to silence this note)",
+            file=sys.stderr,
+            flush=True,
+        )
+    return new
 
 
 def lookup(result: dict, key: str, default: Any = None) -> Any:

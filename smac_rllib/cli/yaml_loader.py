@@ -61,7 +61,7 @@ from smac_rllib.cli.experiment_parts import (
     config_evaluates,
     parse_checkpoint_config,
     parse_scheduler,
-    parse_stop,
+    parse_stops,
     parse_wandb,
     plain,
 )
@@ -181,11 +181,7 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
     check_config(config, algo_class, line_of)
 
     custom = any(str(k).startswith("callbacks") for k in config)  # callbacks may report metrics of their own
-    stop = parse_stop(
-        ov.stop if ov.stop is not None else body.get("stop"),
-        _where(path, body, "stop") if ov.stop is None else "--stop",
-        custom_metrics=custom,
-    )
+    stop, dropped = parse_stops(plain(body.get("stop")), ov.stop, _where(path, body, "stop"), custom_metrics=custom)
     if not stop:
         raise UserError(
             f"experiment {name!r} has no stop criterion; add e.g. `stop: {{training_iteration: 100}}` or pass --stop",
@@ -267,6 +263,7 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
         source=path,
         key_lines=config_lines,
         warm_up_only=warm_up_only,
+        dropped_stop=dropped,
     )
 
 

@@ -231,6 +231,8 @@ def read_yaml(path: str) -> MarkedDict:
         hint = next(
             (h or problem for pattern, h in _YAML_HINTS if pattern in problem or pattern in str(e.context)), None
         )
+        if "found undefined alias" in problem:
+            hint = _undefined_alias(problem, text)
         if hint is None:
             context = f" ({e.context})" if e.context and e.problem else ""
             hint = f"{problem}{context}; check the indentation, the ':' and the quoting there"
@@ -293,6 +295,22 @@ def _tuned_examples_hint(path: str) -> str:
         if names:
             return f"; tuned examples: {', '.join('tuned_examples/' + n for n in names)}"
     return ""
+
+
+def _undefined_alias(problem: str, text: str) -> str:
+    """``*name`` with no ``&name`` before it: an anchor further down (YAML reads top to bottom), or none at all."""
+    match = re.search(r"undefined alias '?([^'\s]+)", problem)
+    name = match.group(1) if match else ""
+    lines = [i for i, row in enumerate(text.splitlines(), 1) if re.search(rf"&{re.escape(name)}\b", row.split("#")[0])]
+    if name and lines:
+        line = lines[0]
+        return (
+            f"alias *{name} is used before its anchor &{name} (line {line}): YAML reads top to bottom; move the "
+            f"anchored mapping above its first use (e.g. a `.{name}` template at the top, not run)"
+        )
+    if name:
+        return f"alias *{name} has no anchor &{name} in the file; define `x-{name}: &{name} {{...}}` above its use"
+    return "an undefined '*alias'; quote values that start with '*'"
 
 
 _YAML_HINTS = (

@@ -75,6 +75,15 @@ class SMACConfig(FieldTableConfig, PixelRunConfig, SACConfig):
             return errors
         return errors + self.image_size_errors() + self._capture_errors()
 
+    def run_warnings(self) -> list[str]:
+        """What this run will do that a user may not mean (said before Ray starts; the run goes on)."""
+        if not self.is_pixels and self.resolved("num_particles") == 0:
+            return [
+                "num_particles: 0 from states trains SMAC's latent-variable policy with the entropy of one latent "
+                "(-log pi(a|s), Latent-SAC's objective), not SAC; plain SAC from states is `run: SACBaseline`"
+            ]
+        return []
+
     def _capture_errors(self) -> list[str]:
         mode = self.learner_capture
         if mode in ("auto", "off"):

@@ -1,0 +1,127 @@
+"""Tune's side of the arithmetic against the stop (``horizon.py`` counts the iterations and env steps): rules 6 and 7
+of its docstring, the ASHA scheduler and the checkpoints.
+
+6. An ASHA ``max_t`` (default 100) below the stop, in the scheduler's ``time_attr`` units: every trial is cut at
+   ``max_t``; a ``grace_period`` at or past the stop: ASHA never compares trials. A stop in other units than
+   ``time_attr`` cannot be compared: ASHA's default ``max_t`` is refused there (an explicit one is the user's cut).
+   ASHA over trials that differ only in their seeds: it stops the unluckiest seeds, and the mean over the survivors
+   is biased upward.
+7. ``checkpoint_frequency`` past the stop with ``checkpoint_at_end: false``: no checkpoint; checkpoints ranked on an
+   ``evaluation/`` metric that all come before the first evaluation, or at iterations that do not evaluate (ranked
+   by an earlier evaluation's score).
+"""
+
+from __future__ import annotations
+
+from smac_rllib.cli.errors import UserError
+from smac_rllib.cli.errors import yaml_number as _num
+from smac_rllib.cli.experiment_spec import ExperimentSpec
+from smac_rllib.cli.grids import grid_variants
+from smac_rllib.cli.results import ENV_STEP_KEYS
+from smac_rllib.cli.same_trials import flatten, varying_paths
+
+ASHA_DEFAULT_MAX_T = 100  # ray.tune.schedulers.AsyncHyperBandScheduler(max_t=100)
+
+
+def check_scheduler_trials(spec: ExperimentSpec) -> None:
+    """Rule 6, on the experiment's trials: ASHA over trials that differ only in their seeds (a seed grid, or samples
+    of one configuration) stops the unluckiest seeds, and the mean over the seeds it kept is biased upward."""
+    if (spec.scheduler or {}).get("type") != "ASHA" or spec.num_trials < 2:
+        return
+    varying = set(varying_paths([flatten(v) for v in grid_variants(spec.param_space, limit=spec.num_trials)]))
+    if varying - {"seed"}:
+        return  # settings to choose between
+    seeds = "seed: {grid_search: ...}" if varying else f"num_samples: {spec.num_samples}"
+    raise UserError(
+        f"scheduler ASHA over trials that differ only in their seeds ({seeds}): ASHA would stop the unluckiest seeds "
+        "early, and a mean over the seeds it kept is biased upward; drop the scheduler for a study over seeds, or "
+        "sweep a setting (grid_search) for ASHA to choose between",
+        spec.key_lines.get("seed", spec.source),
+    )
+
+
+def check_scheduler(spec: ExperimentSpec, config, iterations: int | None, steps: int | None) -> None:
+    block = spec.scheduler or {}
+    if block.get("type") != "ASHA":
+        return
+    attr = block.get("time_attr", "training_iteration")
+    horizon, unit = _scheduler_horizon(spec.stop, attr, iterations, steps)
+    if horizon is None:
+        if "max_t" not in block:  # the stop is in other units: ASHA's 100 is a cut nobody chose
+            stop = ", ".join(f"{k}: {_num(v)}" for k, v in spec.stop.items())
+            units = [k for k in spec.stop if k in ("training_iteration", "time_total_s", *ENV_STEP_KEYS)]
+            match = f" or time_attr: {units[0]} (the stop's units)" if units else ""
+            raise UserError(
+                f"scheduler time_attr: {attr}, and ASHA's default max_t={ASHA_DEFAULT_MAX_T} is in {attr} units: "
+                f"every trial ends at {ASHA_DEFAULT_MAX_T} {unit}, whatever the stop ({stop}) allows; set an explicit "
+                f"max_t in {attr} units{match}",
+                spec.source,
+            )
+        return  # an explicit max_t in other units than the stop: the user's own cut
+    max_t, grace = block.get("max_t", ASHA_DEFAULT_MAX_T), block.get("grace_period", 1)
+    default = "" if "max_t" in block else ", ASHA's default"
+    at, cut, first = _num(horizon), _num(max_t), _num(grace)
+    if max_t < horizon:
+        raise UserError(
+            f"scheduler max_t={cut} ({attr}{default}) is before the stop at {at} {unit}: ASHA ends every trial at "
+            f"{cut} and the run reads as finished; set scheduler max_t: {at} or lower the stop to {cut} {unit}",
+            spec.source,
+        )
+    if grace >= horizon:
+        raise UserError(
+            f"scheduler grace_period={first} ({attr}) is not before the stop at {at} {unit}: ASHA would never compare "
+            f"trials; lower grace_period to < {at} or drop the scheduler",
+            spec.source,
+        )
+
+
+def _scheduler_horizon(stop: dict, attr: str, iterations: int | None, steps: int | None) -> tuple[float | None, str]:
+    """(the stop in the scheduler's ``time_attr`` units, their name); None where the stop is in other units."""
+    if attr == "training_iteration":
+        return iterations, "iterations"
+    if attr in ENV_STEP_KEYS:
+        counted = [stop[k] for k in ENV_STEP_KEYS if k in stop]  # single-agent: one count
+        return (iterations * steps if iterations and steps else min(counted, default=None)), "env steps"
+    return stop.get(attr), "seconds" if attr == "time_total_s" else attr
+
+
+def check_checkpoints(spec: ExperimentSpec, config, iterations: int, at_stop: str) -> None:
+    ckpt = spec.checkpoint_config
+    every, at_end = ckpt.get("checkpoint_frequency") or 0, ckpt.get("checkpoint_at_end")
+    _check_ranked_between_evaluations(spec, config, iterations)
+    if at_end or not every:
+        return  # an end checkpoint; or none asked for (checkpoint_frequency: 0)
+    if every > iterations:
+        raise UserError(
+            f"checkpoint_config.checkpoint_frequency={every} with checkpoint_at_end: false saves no checkpoint: "
+            f"{at_stop}; lower checkpoint_frequency to <= {iterations} or set checkpoint_at_end: true",
+            spec.source,
+        )
+    score, interval = ckpt.get("checkpoint_score_attribute"), config.evaluation_interval
+    last = iterations // every * every
+    if isinstance(score, str) and score.startswith("evaluation/") and interval and last < interval:
+        raise UserError(
+            f"checkpoint_config ranks on {score}, but every checkpoint (every {every} iteration(s) up to iteration "
+            f"{last}) comes before the first evaluation at iteration {interval}; set checkpoint_at_end: true or "
+            f"checkpoint_frequency: {interval}",
+            spec.source,
+        )
+
+
+def _check_ranked_between_evaluations(spec: ExperimentSpec, config, iterations: int) -> None:
+    """Rule 7: checkpoints ranked on an evaluation metric at iterations that do not evaluate carry an earlier
+    evaluation's score (RLlib repeats the last one), so ``num_to_keep`` may keep the wrong ones."""
+    ckpt = spec.checkpoint_config
+    every, score, interval = ckpt.get("checkpoint_frequency") or 0, ckpt.get("checkpoint_score_attribute"), None
+    if isinstance(score, str) and score.startswith("evaluation/"):
+        interval = config.evaluation_interval
+    if not (every and interval and every % interval):
+        return
+    stale = [i for i in range(every, iterations + 1, every) if i % interval and i >= interval]
+    if stale:
+        raise UserError(
+            f"checkpoint_config ranks on {score} every {every} iteration(s), but evaluation runs every {interval}: the "
+            f"checkpoints of iteration(s) {', '.join(map(str, stale[:4]))} carry an earlier evaluation's score; set "
+            f"checkpoint_frequency to a multiple of {interval}",
+            spec.source,
+        )
