@@ -420,3 +420,20 @@ def test_ctrl_c_says_how_long_the_current_iteration_still_runs():
     progress._ITERATION_CLOCK.update({"a": (time.time() - 500.0, 250.0)})  # already longer than the last one: no "~0s"
     assert "already runs longer than the last one" in interrupt._wait_hint()
     progress._ITERATION_CLOCK.clear()
+
+
+def test_a_trial_the_scheduler_cut_before_the_stop_is_cut_not_ok(tmp_path, capsys):
+    """ASHA ends the worse trials early without an error: the summary marks a trial that met no stop criterion CUT."""
+    from smac_rllib.cli.summary import print_summary
+
+    results = []
+    for seed, last in ((0, 4), (1, 2)):
+        rows = [_row(i, 10.0 * i) for i in range(1, last + 1)]
+        trial = _trial(tmp_path, f"SMAC_0000{seed}_seed={seed}", rows, {"seed": seed})
+        results.append(
+            SimpleNamespace(metrics=rows[-1], path=str(trial), error=None, checkpoint=None, config={"seed": seed})
+        )
+    print_summary("exp", str(tmp_path), results, 0.0, "resume", None, stop={"training_iteration": 4})
+    out = capsys.readouterr().out
+    assert "2 trial(s), 1 finished, 0 failed, 1 cut before the stop by the scheduler" in out
+    assert "  OK    SMAC_00000_seed=0" in out and "  CUT   SMAC_00001_seed=1" in out

@@ -48,6 +48,15 @@ def describe_returns(history: list[tuple[int | None, float]], repeat: int = 1) -
     return f"last {format_number(last)}{at(last_steps)}, best {format_number(best)}{at(best_steps)}"
 
 
+def _met(metrics: dict, stop: dict) -> bool:
+    """Whether a trial's last result meets a criterion of the stop (Tune stops at result >= value)."""
+    for key, value in stop.items():
+        reached = lookup(metrics, key)
+        if isinstance(reached, (int, float)) and reached >= value:
+            return True
+    return False
+
+
 def trial_evaluates(config: dict | None) -> bool | None:
     """Whether a trial's config evaluates (None: config unknown)."""
     if not isinstance(config, dict):
@@ -64,6 +73,7 @@ def print_summary(
     curves: str | None,
     interrupted: set[str] | None = None,
     planned: int | None = None,
+    stop: dict | None = None,
 ) -> int:
     """Per-trial table (status, iterations, env steps, evaluation and training return: last and best with the env
     step of each, checkpoint), the best evaluation return over training as mean +- std over seeds (the paper's
@@ -71,7 +81,9 @@ def print_summary(
 
     ``interrupted``: after Ctrl-C, the paths of the trials the run left unfinished (their checkpoint is where
     ``resume_hint`` continues them); None when the run was not interrupted. ``planned``: the number of trials the
-    experiment has (Tune creates some only when they start). Returns the number of failed trials.
+    experiment has (Tune creates some only when they start). ``stop``: the experiment's stop; a trial that ended
+    without an error before any criterion of it was met was cut by the scheduler (ASHA): CUT, not OK.
+    Returns the number of failed trials.
     """
     rows, best_evals = [], []
     for result in result_grid:
@@ -94,6 +106,8 @@ def print_summary(
             )
         train = describe_returns(return_history(history, TRAIN_RETURN), repeat) or "-"
         status = "ERROR" if result.error else ("INTERRUPTED" if interrupted and result.path in interrupted else "OK")
+        if status == "OK" and stop and interrupted is None and not overdue.OVERDUE and not _met(metrics, stop):
+            status = "CUT"
         ckpt = result.checkpoint.path if result.checkpoint else "-"
         error_txt = os.path.join(result.path or "", "error.txt")
         error = (
@@ -116,8 +130,11 @@ def print_summary(
         )
     n_err = sum(r[1] == "ERROR" for r in rows)
     n_stopped = sum(r[1] == "INTERRUPTED" for r in rows)
+    n_cut = sum(r[1] == "CUT" for r in rows)
     print("", flush=True)
-    counts = f"{len(rows)} trial(s), {len(rows) - n_err - n_stopped} finished, {n_err} failed"
+    counts = f"{len(rows)} trial(s), {len(rows) - n_err - n_stopped - n_cut} finished, {n_err} failed"
+    if n_cut:
+        counts += f", {n_cut} cut before the stop by the scheduler"
     if overdue.OVERDUE:  # the run was ended by a key no result reports (its error line came during the run)
         counts = f"{len(rows)} trial(s) ended early by a key no result reports (the error above), {n_err} failed"
     took = format_duration(time.time() - started)

@@ -164,7 +164,7 @@ def run_experiment(spec: ExperimentSpec, args) -> int:
     if not args.no_plot and interrupted is None:  # after Ctrl-C: stop now, the resumed run draws them
         curves = _plot_quietly(exp_dir)
     failed = print_summary(
-        spec.name, exp_dir, result_grid, started, resume_command(args), curves, interrupted, spec.num_trials
+        spec.name, exp_dir, result_grid, started, resume_command(args), curves, interrupted, spec.num_trials, spec.stop
     )
     if interrupted is not None:
         return EXIT_INTERRUPTED
