@@ -14,6 +14,8 @@ Ray removed its own ``rllib`` CLI in 2.42; this one brings the tuned-example wor
   grids.py            ``grid_search`` at any depth: every point expanded and counted
   trial_check.py      each distinct trial as it will run: nested keys, its envs built once, its module on meta;
                       same_trials.py: no two trials of a sweep the same run (automatic values, switched-off keys)
+  horizon.py          settings measured against the stop and the task (warm-up, evaluation, batch, returns);
+                      tune_horizon.py: the ASHA scheduler and the checkpoints against the stop and the evaluations
   memory.py           the learner's and the replay's memory, estimated before Ray starts
   resources.py        what a trial asks for vs what the machine/cluster has (GPU -> CPU fallback, never PENDING)
   train.py            runs the experiments with Ray Tune (checkpoints, --resume, schedulers); preflight.py says
