@@ -955,11 +955,11 @@ def _dry_run(tmp_path, capfd, text: str, *args: str) -> str:
 
 def test_an_old_api_stop_key_is_read_as_the_new_one_and_said_once(tmp_path, capfd):
     path = tmp_path / "old.yaml"
-    path.write_text(exp("stop: {episode_reward_mean: 90}"))
+    path.write_text(exp("stop: {episode_reward_mean: 90, training_iteration: 2}"))  # capped: no warning beside it
     code = run_cli(["train", "file", str(path), "--dry-run"])
     out, err = capfd.readouterr()
     assert code == 0, err
-    assert "stop {'env_runners/episode_return_mean': 90}" in out, out
+    assert "stop {'env_runners/episode_return_mean': 90, 'training_iteration': 2}" in out, out
     assert err.splitlines() == [
         f"rllib: note: {path}:5: stop criterion 'episode_reward_mean' is the old API stack's name; read as "
         "'env_runners/episode_return_mean' (write that to silence this note)"
@@ -1376,6 +1376,14 @@ def test_command_line_config_and_stop_against_the_files_own(tmp_path, capfd):
     assert run_cli(["train", "file", str(path), "--stop", '{"env_runners/num_env_steps_sampled_lifetime": 200}',
                     "--dry-run"]) == 0  # fmt: skip
     assert "--stop replaces" not in capfd.readouterr().err
+    path.write_text(cfg("seed: {grid_search: [0, 1, 2]}"))
+    assert run_cli(["train", "file", str(path), "--seed", "5", "--dry-run"]) == 0
+    assert "--seed 5 replaces the file's seed grid [0, 1, 2]: one seed instead of 3" in capfd.readouterr().err
+    path.write_text(exp("stop: {env_runners/episode_return_mean: 90}"))
+    assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
+    assert "has no cap in iterations, env steps or time: if it is never reached the run never ends" in (
+        capfd.readouterr().err
+    )
     path.write_text(cfg("num_particles: 0"))
     assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
     assert "num_particles: 0 from states trains SMAC's latent-variable policy" in capfd.readouterr().err

@@ -9,7 +9,7 @@ from typing import Any
 from ray.tune.schedulers import ASHAScheduler
 
 from smac_rllib.core.values import is_int, is_real
-from smac_rllib.cli.errors import UserError, did_you_mean, type_name
+from smac_rllib.cli.errors import UserError, did_you_mean, type_name, warn
 from smac_rllib.cli.grids import grid_options
 from smac_rllib.cli.ranges import check_finite
 from smac_rllib.cli.result_keys import result_key_error
@@ -75,6 +75,16 @@ def parse_stops(file_stop: Any, cli_stop: dict | None, where: str, *, custom_met
     stop = parse_stop(cli_stop, "--stop", custom_metrics=custom_metrics)
     file_stop = parse_stop(file_stop, where, custom_metrics=custom_metrics) if isinstance(file_stop, dict) else {}
     return stop, {k: v for k, v in file_stop.items() if k not in stop}
+
+
+def warn_seed_grid(name: str, file_seed: Any, cli_seed: int) -> None:
+    """``--seed`` replaces the file's seed grid (as documented): said, since a study over seeds becomes one trial."""
+    seeds = file_seed.get("grid_search") if isinstance(file_seed, dict) else None
+    if isinstance(seeds, list) and len(seeds) > 1:
+        warn(
+            f"{name}: --seed {cli_seed} replaces the file's seed grid {seeds}: one seed instead of {len(seeds)} (each "
+            "point of the other grids runs once); drop --seed to run the file's seeds"
+        )
 
 
 def parse_checkpoint_config(block: Any, where: str, *, custom_metrics: bool = False) -> dict:

@@ -58,6 +58,7 @@ from smac_rllib.cli.errors import UserError, warn
 from smac_rllib.cli.errors import yaml_number as _num  # short: it sits inside many messages
 from smac_rllib.cli.experiment_spec import ExperimentSpec
 from smac_rllib.cli import tune_horizon
+from smac_rllib.cli.experiment_parts import COUNTING_STOP_KEYS
 from smac_rllib.cli.episode_bounds import episode_return_range, episode_steps
 from smac_rllib.cli.results import ENV_STEP_KEYS
 from smac_rllib.core.values import is_int, is_number
@@ -120,9 +121,10 @@ def check_horizon(spec: ExperimentSpec) -> None:
     check_seeds(spec)
     _check_falling_stops(spec)
     tune_horizon.check_scheduler_trials(spec)
-    _warn_dropped_stop(spec)
     for config in spec.configs:
         _check_config(spec, config)
+    _warn_dropped_stop(spec)  # the warnings once nothing is refused
+    _warn_uncapped_stop(spec)
 
 
 def _warn_dropped_stop(spec: ExperimentSpec) -> None:
@@ -139,6 +141,17 @@ def _warn_dropped_stop(spec: ExperimentSpec) -> None:
         f"{spec.name}: --stop replaces the file's stop, so {json.dumps(spec.dropped_stop)} (iteration {sooner}) no "
         f"longer ends the run, only {json.dumps(spec.stop)} does; to add a criterion to the file's, pass both: "
         f"--stop '{both}'"
+    )
+
+
+def _warn_uncapped_stop(spec: ExperimentSpec) -> None:
+    """A stop of thresholds only (a return to reach): if it is never reached the run never ends; said once."""
+    if any(key in COUNTING_STOP_KEYS for key in spec.stop):
+        return
+    named = ", ".join(f"{k}: {_num(v)}" for k, v in spec.stop.items())
+    warn(
+        f"{spec.name}: the stop ({named}) has no cap in iterations, env steps or time: if it is never reached the run "
+        "never ends; add one beside it, e.g. training_iteration: 1000 (the first criterion met ends the run)"
     )
 
 

@@ -62,6 +62,7 @@ from smac_rllib.cli.experiment_parts import (
     parse_checkpoint_config,
     parse_scheduler,
     parse_stops,
+    warn_seed_grid,
     parse_wandb,
     plain,
 )
@@ -157,6 +158,7 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
         config["env"] = plain(body["env"])
         config_lines["env"] = _where(path, body, "env")
     if ov.seed is not None:
+        warn_seed_grid(name, config.get("seed"), ov.seed)
         config["seed"] = ov.seed
     if "model_config" in config:  # `config.rl_module(model_config=...)`; the attribute behind it is `_model_config`
         config["_model_config"] = config.pop("model_config")
