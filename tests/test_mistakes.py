@@ -184,7 +184,7 @@ MISTAKES: dict[str, Mistake] = {
         cfg("num_steps_sampled_before_learning_starts: -1"), expect="num_steps_sampled_before_learning_starts=-1"
     ),
     "updates_per_env_step 0 (SMAC's own)": Mistake(
-        cfg("updates_per_env_step: 0"), expect="updates_per_env_step=0 must be > 0"
+        cfg("updates_per_env_step: 0"), expect="updates_per_env_step=0 must be in (0, 64]"
     ),
     "torch_num_threads negative": Mistake(cfg("torch_num_threads: -1"), expect="torch_num_threads=-1 must be >= 0"),
     "nonfinite updates 0": Mistake(
@@ -886,6 +886,14 @@ MISTAKES: dict[str, Mistake] = {
     "a TensorFlow framework for a torch-only algorithm": Mistake(
         cfg("framework: tf2"), expect="framework='tf2': this package's algorithms (and RLlib's new API stack here) run"
     ),
+    "an episode-length stop on a task whose episodes never end early": Mistake(
+        exp("stop: {env_runners/episode_len_mean: 80, training_iteration: 20}"),
+        expect="episode_len_mean=80 is met by every episode: dmc/cartpole-balance's episodes never end early, each "
+        "lasts 100 agent steps",
+    ),
+    "updates per iteration written as updates per env step": Mistake(
+        cfg("updates_per_env_step: 1000"), expect="updates_per_env_step=1000 must be in (0, 64] (per env step, not per"
+    ),
     "a YAML alias used above its anchor": Mistake(
         "a:\n  run: SMAC\n  env: dmc/cartpole-balance\n  stop: {training_iteration: 2}\n  config: {<<: *base}\n"
         "b:\n  run: SMAC\n  env: dmc/cartpole-balance\n  stop: {training_iteration: 2}\n  config: &base {seed: 0}\n",
@@ -1318,7 +1326,7 @@ def test_what_the_stop_and_trial_rules_leave_alone(tmp_path, capfd):
     _dry_run(tmp_path, capfd, exp("scheduler: {type: ASHA, time_attr: time_total_s, max_t: 3600}"))
     # evaluation on another task of the same domain: the same spaces, the trained module runs there
     _dry_run(tmp_path, capfd, cfg("evaluation_config: {explore: false, env: dmc/cartpole-swingup}"))
-    # a loss ranked lowest first, a return highest first; an episode-length stop within the episode
+    # a loss ranked lowest first, a return highest first; a return stop within the task's bound
     _dry_run(
         tmp_path,
         capfd,
@@ -1326,7 +1334,7 @@ def test_what_the_stop_and_trial_rules_leave_alone(tmp_path, capfd):
             "checkpoint_config: {checkpoint_score_attribute: learners/default_policy/critic_loss, "
             "checkpoint_score_order: min}",
             "scheduler: {type: ASHA, mode: max}",
-            "stop: {training_iteration: 2, env_runners/episode_len_mean: 100}",
+            "stop: {training_iteration: 2, env_runners/episode_return_mean: 50}",
         ),
     )
     # a setting switched off in some trials only: an estimator ablation that keeps the reference's MLMC option

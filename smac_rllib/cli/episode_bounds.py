@@ -1,17 +1,21 @@
 """What one episode of a task allows, from its definition alone (no env is built; a DMC task's MJCF model is loaded
-once for its time limit): its length in agent steps and the range of its return. The stop checks
-(``cli/horizon.py``) compare return and episode-length thresholds with them."""
+once for its time limit): its length in agent steps and the range of its return. ``check_episode_stops``
+compares the stop's return and episode-length thresholds with them (``cli/horizon.py``'s rule 2)."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
-from smac_rllib.cli.errors import yaml_number
+from smac_rllib.cli.errors import UserError
+from smac_rllib.cli.errors import yaml_number as _num
+from smac_rllib.cli.experiment_spec import ExperimentSpec
 from smac_rllib.cli.results import action_repeat
 from smac_rllib.core.values import is_int, is_real
 from smac_rllib.envs.names import PREFIX
 from smac_rllib.envs.validation import episode_control_steps
+
+RETURN_KEYS = ("env_runners/episode_return_mean", "evaluation/env_runners/episode_return_mean")
 
 
 def episode_steps(env: Any, env_config: dict | None) -> int | None:
@@ -46,7 +50,7 @@ def episode_return_range(env: Any, env_config: dict | None) -> tuple[float, floa
     steps = episode_steps(env, env_config)
     if low is None or not steps:
         return None
-    return low * steps, high * steps, f"{steps} steps x a reward in [{low:.4g}, {yaml_number(high)}]"
+    return low * steps, high * steps, f"{steps} steps x a reward in [{low:.4g}, {_num(high)}]"
 
 
 def episode_return_bound(env: Any, env_config: dict | None) -> float | None:
@@ -61,3 +65,54 @@ def _control_steps(env: str, env_config: dict) -> int | None:
         return episode_control_steps(env, limit if is_real(limit) else None)
     except Exception:  # noqa: BLE001 - an unknown task is reported by the env checks
         return None
+
+
+def _fixed_length(env: Any) -> bool:
+    """A DMC task whose episodes always run to the time limit (the LQR tasks end at the origin)."""
+    return isinstance(env, str) and env.startswith(PREFIX) and "lqr" not in env
+
+
+def check_episode_stops(spec: ExperimentSpec, config) -> None:
+    """``cli/horizon.py``'s rule 2: a return threshold above the task's bound (or at it: only a perfect episode reaches
+    it), an episode length above the task's episode, or at most it on a DMC task (its episodes never end early)."""
+    for key, value in spec.stop.items():
+        last = key.rsplit("/", 1)[-1]
+        if key not in RETURN_KEYS and not last.startswith("episode_len_"):
+            continue
+        env = config.get_evaluation_config_object() if key.startswith("evaluation/") else config
+        if key in RETURN_KEYS:
+            returns = episode_return_range(env.env, env.env_config)
+            if returns is None:
+                continue
+            low, bound, why = returns
+            most = f"returns at most {_num(bound)} ({why})"
+            if value <= low:  # Tune stops at result[key] >= value
+                raise UserError(
+                    f"stop criterion {key}={_num(value)} is met by every episode: an episode of {env.env} returns at "
+                    f"least {low:.6g} ({why}), so the run would stop at its first result; set a threshold in "
+                    f"({low:.6g}, {_num(bound)}]",
+                    spec.source,
+                )
+        else:
+            bound = episode_steps(env.env, env.env_config)
+            most = f"lasts at most {_num(bound or 0)} agent steps (its time limit)"
+        if key in RETURN_KEYS and bound is not None and value == bound:
+            raise UserError(
+                f"stop criterion {key}={_num(value)} is the most an episode of {env.env} can return ({why}): only an "
+                f"episode with the highest reward at every step reaches it, so the run would not stop; set a "
+                f"threshold below it (e.g. {_num(round(low + 0.9 * (bound - low), 6))}) or stop on training_iteration",
+                spec.source,
+            )
+        if key not in RETURN_KEYS and bound is not None and value <= bound and _fixed_length(env.env):
+            raise UserError(
+                f"stop criterion {key}={_num(value)} is met by every episode: {env.env}'s episodes never end early, "
+                f"each lasts {_num(bound)} agent steps, so the run would stop at its first result; stop on a return "
+                "(env_runners/episode_return_mean) or on training_iteration",
+                spec.source,
+            )
+        if bound is not None and value > bound:
+            raise UserError(
+                f"stop criterion {key}={_num(value)} is never reached: an episode of {env.env} {most}; lower it to "
+                f"<= {_num(bound)}",
+                spec.source,
+            )

@@ -59,12 +59,11 @@ from smac_rllib.cli.errors import yaml_number as _num  # short: it sits inside m
 from smac_rllib.cli.experiment_spec import ExperimentSpec
 from smac_rllib.cli import tune_horizon
 from smac_rllib.cli.experiment_parts import COUNTING_STOP_KEYS
-from smac_rllib.cli.episode_bounds import episode_return_range, episode_steps
+from smac_rllib.cli.episode_bounds import check_episode_stops, episode_steps
 from smac_rllib.cli.results import ENV_STEP_KEYS
 from smac_rllib.core.values import is_int, is_number
 from smac_rllib.training.rate_limiter import SampleToInsertRatio
 
-RETURN_KEYS = ("env_runners/episode_return_mean", "evaluation/env_runners/episode_return_mean")
 MAX_ITERATION_S = 60  # rule 11: a longer minimum per iteration is a setting written for another
 EVALUATION_FACTOR = 10  # rule 5: evaluation env steps per evaluation <= 10 x the env steps trained in between
 
@@ -178,7 +177,7 @@ def check_seeds(spec: ExperimentSpec) -> None:
 
 def _check_config(spec: ExperimentSpec, config) -> None:
     stop = spec.stop
-    _check_returns(spec, config)
+    check_episode_stops(spec, config)
     iterations, steps = iterations_at_stop(stop, config), steps_per_iteration(config)
     at_stop = _describe_stop(stop, iterations, steps)
     if steps:
@@ -249,44 +248,6 @@ def _describe_stop(stop: dict, iterations: int | None, steps: int | None) -> str
     if steps is None:
         return f"the stop ({named}) ends at iteration {iterations}"
     return f"the stop ({named}) ends at iteration {iterations} x {steps:,} = {iterations * steps:,} env steps"
-
-
-def _check_returns(spec: ExperimentSpec, config) -> None:
-    """Rule 2: a return threshold above the task's bound, an episode length above the task's episode."""
-    for key, value in spec.stop.items():
-        last = key.rsplit("/", 1)[-1]
-        if key not in RETURN_KEYS and not last.startswith("episode_len_"):
-            continue
-        env = config.get_evaluation_config_object() if key.startswith("evaluation/") else config
-        if key in RETURN_KEYS:
-            returns = episode_return_range(env.env, env.env_config)
-            if returns is None:
-                continue
-            low, bound, why = returns
-            most = f"returns at most {_num(bound)} ({why})"
-            if value <= low:  # Tune stops at result[key] >= value
-                raise UserError(
-                    f"stop criterion {key}={_num(value)} is met by every episode: an episode of {env.env} returns at "
-                    f"least {low:.6g} ({why}), so the run would stop at its first result; set a threshold in "
-                    f"({low:.6g}, {_num(bound)}]",
-                    spec.source,
-                )
-        else:
-            bound = episode_steps(env.env, env.env_config)
-            most = f"lasts at most {_num(bound or 0)} agent steps (its time limit)"
-        if key in RETURN_KEYS and bound is not None and value == bound:
-            raise UserError(
-                f"stop criterion {key}={_num(value)} is the most an episode of {env.env} can return ({why}): only an "
-                f"episode with the highest reward at every step reaches it, so the run would not stop; set a "
-                f"threshold below it (e.g. {_num(round(low + 0.9 * (bound - low), 6))}) or stop on training_iteration",
-                spec.source,
-            )
-        if bound is not None and value > bound:
-            raise UserError(
-                f"stop criterion {key}={_num(value)} is never reached: an episode of {env.env} {most}; lower it to "
-                f"<= {_num(bound)}",
-                spec.source,
-            )
 
 
 def _check_falling_stops(spec: ExperimentSpec) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 
 from smac_rllib.core.values import Range, is_int, is_number
 
+MAX_UPDATES_PER_ENV_STEP = 64  # updates_per_env_step: high-ratio methods use ~20 (REDQ, DroQ); 1000 is per iteration
 RLLIB = object()  # the default of a row for one of RLlib's fields that we leave at RLlib's default: the row adds checks
 
 

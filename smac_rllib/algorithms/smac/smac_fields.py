@@ -9,6 +9,7 @@ from __future__ import annotations
 from smac_rllib.algorithms.pixel_fields import WORLD_MODEL_FIELDS
 from smac_rllib.core import estimators
 from smac_rllib.training.fields import (
+    MAX_UPDATES_PER_ENV_STEP,
     ASYNC_FIELDS,
     LEARNER_FIELDS,
     OFF_POLICY_RLLIB_FIELDS,
@@ -91,7 +92,8 @@ _SMAC = {  # name: Field(default, reference-code name / meaning, checks) -- one 
         None,
         "gradient updates per sampled env step; None = 1.0 for states (pytorch_sac), "
         "0.2 for pixels (reference: 100 updates of B x T every 1000 frames at action repeat 2)",
-        hint="(pytorch_sac: 1; pixels: 0.2)",
+        hint="(per env step, not per iteration; pytorch_sac: 1, pixels: 0.2)",
+        high=MAX_UPDATES_PER_ENV_STEP,
         auto=(1.0, 0.2),
     ),
     "random_actions_before_learning": seed_actions("pytorch_sac seed steps; reference start_steps"),

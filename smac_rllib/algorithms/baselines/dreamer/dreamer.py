@@ -20,6 +20,7 @@ from smac_rllib.algorithms.baselines.dreamer import dreamer_learner, dreamer_rl_
 from smac_rllib.algorithms.pixel_fields import WORLD_MODEL_FIELDS
 from smac_rllib.algorithms.pixel_run import PixelRunConfig
 from smac_rllib.training.fields import (
+    MAX_UPDATES_PER_ENV_STEP,
     ASYNC_FIELDS,
     LEARNER_FIELDS,
     OFF_POLICY_RLLIB_FIELDS,
@@ -46,7 +47,8 @@ _DREAMER = {  # name: Field(default, reference-code name / meaning, checks) -- o
         0.2,
         "gradient updates per sampled agent step (reference: 100 updates of B x T every 1000 frames at action "
         "repeat 2)",
-        hint="(reference: 0.2)",
+        hint="(per env step, not per iteration; reference: 0.2)",
+        high=MAX_UPDATES_PER_ENV_STEP,
     ),
     "random_actions_before_learning": seed_actions("reference start_steps"),
     "learner_capture": dataclasses.replace(

@@ -25,6 +25,7 @@ from smac_rllib.algorithms.baselines.slac import slac_learner, slac_rl_module
 from smac_rllib.algorithms.pixel_run import sequence_batch
 from smac_rllib.algorithms.connectors import AddIsFirstsToBatch
 from smac_rllib.training.fields import (
+    MAX_UPDATES_PER_ENV_STEP,
     ASYNC_FIELDS,
     LEARNER_FIELDS,
     OFF_POLICY_RLLIB_FIELDS,
@@ -91,7 +92,8 @@ _FIELDS = (
             1.0,
             "updates per agent step after the pretraining "
             "(train_steps_per_iteration / collect_steps_per_iteration = 1)",
-            hint="(original: 1)",
+            hint="(per env step, not per iteration; original: 1)",
+            high=MAX_UPDATES_PER_ENV_STEP,
         ),
         "random_actions_before_learning": seed_actions("train_eval: RandomTFPolicy, initial_collect_steps"),
         # --- RLlib's own fields: RLlib's training() takes them; these rows set SLAC's defaults and add the checks ---
