@@ -63,6 +63,14 @@ def unused_keys(config, written: dict) -> list[str]:
             f"training_intensity={written['training_intensity']!r} is RLlib SAC's replay ratio, which this loop "
             "never reads; use updates_per_env_step (gradient updates per env step stored)"
         )
+    compile_keys = [key for key in written if key.startswith("torch_compile_learner")]
+    algo = type(config).__name__.removesuffix("Config")
+    if compile_keys:
+        found.append(
+            f"{compile_keys[0]}={written[compile_keys[0]]!r} is RLlib's switch for its own learners' forward pass, "
+            f"never read by {algo}'s learner, which runs its one update eagerly or, on a CUDA pixel "
+            "learner, as learner_capture says ('graph', 'graph+compile'); remove the torch_compile_learner keys"
+        )
     if written.get("n_step", 1) != 1:
         found.append(
             f"n_step={written['n_step']!r} cannot be honoured: the replay stores 1-step transitions (the "

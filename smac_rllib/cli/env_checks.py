@@ -14,6 +14,7 @@ from typing import Any
 import gymnasium as gym
 
 from smac_rllib.cli.checks import check_type
+from smac_rllib.cli.env_config_values import check_env_config_values
 from smac_rllib.cli.errors import UserError, did_you_mean, one_line, type_name
 from smac_rllib.cli.grids import MAX_GRID_POINTS, grid_options, grid_variants, is_grid
 from smac_rllib.cli.ray_output import quiet
@@ -34,22 +35,10 @@ def check_env(config: dict, algo_class: type, line_of) -> None:
     if is_grid(env_config):
         return  # a grid of whole mappings: each checked as its trial (trial_check.py)
     env_config = env_config or {}
-    if env_config.get("render_mode") == "human":
-        raise UserError(
-            "env_config.render_mode='human' opens a window in every env: training runs in Ray's worker processes, "
-            "which have no display and show no frames; remove render_mode (`rllib evaluate CKPT --video` records an "
-            "mp4 of the trained policy)",
-            line_of("env_config", "render_mode"),
-        )
-    if env_config.get("pixel_format") == "float" and algo_class.__module__.startswith("smac_rllib"):
-        raise UserError(
-            f"env_config.pixel_format='float' is for RLlib's DreamerV3: {algo_class.__name__} takes uint8 frames and "
-            "scales them itself (float frames would be scaled twice, in a replay 4x larger); remove pixel_format",
-            line_of("env_config", "pixel_format"),
-        )
     if not all(e.startswith("dmc/") for e in env_options):
         for env in env_options:  # a gymnasium env: its own kwargs
             if not env.startswith("dmc/"):
+                check_env_config_values(env, env_config, algo_class, line_of)
                 _check_action_space(env, env_config, algo_class, line_of("env"))
         return
     hints = typing.get_type_hints(DMCEnv.__init__)
@@ -62,6 +51,8 @@ def check_env(config: dict, algo_class: type, line_of) -> None:
             )
         check_type(f"env_config.{key}", value, hints.get(key, Any), line_of("env_config", key), env_config, key)
     _check_env_config_values(env_options, env_config, line_of)
+    for env in env_options:
+        check_env_config_values(env, env_config, algo_class, line_of)
 
 
 def _check_env_config_values(env_options: list[str], env_config: dict, line_of) -> None:

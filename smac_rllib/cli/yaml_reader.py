@@ -135,6 +135,8 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> MarkedDict:
             "one `<<: [*a, *b]` (the earlier one wins)",
             merges[1][0].start_mark,
         )
+    if merges and isinstance(merges[0][1], yaml.SequenceNode):
+        _note_merge_list_order(loader, merges[0][0], merges[0][1])
     for key_node, _ in node.value:  # duplicates among the keys written here (PyYAML silently keeps the last)
         if key_node.tag == "tag:yaml.org,2002:merge":
             continue
@@ -202,6 +204,31 @@ def _note_shallow_merges(loader: _Loader, node: yaml.MappingNode, own: set, merg
                 f"them merge it too: {fix}",
             )
         )
+
+
+def _note_merge_list_order(loader: _Loader, key_node: yaml.Node, bases: yaml.SequenceNode) -> None:
+    """``<<: [*defaults, *quick]`` where both set a key to different values: YAML keeps the earlier one, the opposite
+    of the usual "later overrides" reading; said once, with the order that lets the later one win."""
+    seen: dict[str, tuple[str, str]] = {}  # key -> (value, anchor) of the first mapping that sets it
+    for base in bases.value:
+        if not isinstance(base, yaml.MappingNode):
+            continue
+        name = getattr(base, "anchor_name", None) or "?"
+        for k, v in base.value:
+            if not (isinstance(k, yaml.ScalarNode) and isinstance(v, yaml.ScalarNode)) or k.value == "<<":
+                continue
+            if k.value in seen and seen[k.value][0] != v.value:
+                first_value, first = seen[k.value]
+                loader.merge_notes.append(
+                    (
+                        key_node.start_mark.line + 1,
+                        f"`<<:` keeps *{first}'s {k.value}: {first_value} over *{name}'s {k.value}: {v.value} (in a "
+                        f"merge list the earlier mapping wins); to let *{name} override, list it first: "
+                        f"`<<: [*{name}, *{first}]`",
+                    )
+                )
+                return
+            seen.setdefault(k.value, (v.value, name))
 
 
 def _merges(value: yaml.Node, base: yaml.Node) -> bool:
