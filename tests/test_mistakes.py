@@ -894,6 +894,29 @@ MISTAKES: dict[str, Mistake] = {
     "updates per iteration written as updates per env step": Mistake(
         cfg("updates_per_env_step: 1000"), expect="updates_per_env_step=1000 must be in (0, 64] (per env step, not per"
     ),
+    "an env seed beside the run's seed (RLlib's reset seed replaces it)": Mistake(
+        envc("seed: 7"), expect="env_config.seed=7 is never read: with seed set (seed: 0), RLlib seeds every env"
+    ),
+    "a sweep over a pixel run's action repeat that lists its default": Mistake(
+        lambda: PIXELS_QUICK.read_text().replace(
+            "    env_config:\n      from_pixels: true\n      image_size: 64\n      action_repeat: 2\n"
+            "      fast_render: true\n",
+            "    env_config:\n      grid_search: [{from_pixels: true}, {from_pixels: true, action_repeat: 2}]\n",
+        ),
+        expect="trials (without env_config.action_repeat) and env_config.action_repeat=2 run the same settings",
+    ),
+    "a quoted number for a gymnasium env's argument": Mistake(
+        cfg("env_config: {g: '3.71'}").replace("env: dmc/cartpole-balance", "env: Pendulum-v1"),
+        expect="env_config.g='3.71' is a string, but Pendulum-v1's g is a number (default 10.0)",
+    ),
+    "a DMC task without a time limit": Mistake(
+        cfg("env_config: {}").replace("env: dmc/cartpole-balance", "env: dmc/lqr-lqr_2_1"),
+        expect="dmc/lqr-lqr_2_1 has no time limit (an episode ends only when the task reaches its goal state)",
+    ),
+    "RLlib's torch.compile switch for our learner": Mistake(
+        cfg("torch_compile_learner: true"),
+        expect="torch_compile_learner=True is RLlib's switch for its own learners' forward pass, never read by SMAC's",
+    ),
     "a YAML alias used above its anchor": Mistake(
         "a:\n  run: SMAC\n  env: dmc/cartpole-balance\n  stop: {training_iteration: 2}\n  config: {<<: *base}\n"
         "b:\n  run: SMAC\n  env: dmc/cartpole-balance\n  stop: {training_iteration: 2}\n  config: &base {seed: 0}\n",
@@ -992,7 +1015,7 @@ def test_config_overrides_env_and_two_configs_merge_in_order(tmp_path, capfd):
     overrides = Overrides(
         config=json_args(
             [
-                '{"env": "dmc/cartpole-swingup", "num_particles": 8, "env_config": {"seed": 1}}',
+                '{"env": "dmc/cartpole-swingup", "num_particles": 8, "env_config": {"action_repeat": 2}}',
                 '{"num_particles": 16, "env_config": {"time_limit": 2.0}}',
             ],
             "--config",
@@ -1000,7 +1023,7 @@ def test_config_overrides_env_and_two_configs_merge_in_order(tmp_path, capfd):
     )
     (spec,) = load_experiments(str(tmp_path / "ok.yaml"), overrides)
     assert {(c.env, c.num_particles) for c in spec.configs} == {("dmc/cartpole-swingup", 16)}, "the later --config wins"
-    assert spec.configs[0].env_config == {"seed": 1, "time_limit": 2.0}, "nested mappings merge"
+    assert spec.configs[0].env_config == {"action_repeat": 2, "time_limit": 2.0}, "nested mappings merge"
 
 
 def test_grid_larger_than_256_points_is_validated_and_counted_in_full(tmp_path, capfd):
@@ -1392,9 +1415,26 @@ def test_command_line_config_and_stop_against_the_files_own(tmp_path, capfd):
     assert "has no cap in iterations, env steps or time: if it is never reached the run never ends" in (
         capfd.readouterr().err
     )
+    path.write_text(".a: &a {num_particles: 8}\n.b: &b {num_particles: 4}\n" + cfg("<<: [*a, *b]"))
+    assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
+    assert "`<<:` keeps *a's num_particles: 8 over *b's num_particles: 4 (in a merge list the earlier mapping" in (
+        capfd.readouterr().err
+    )
     path.write_text(cfg("num_particles: 0"))
     assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
     assert "num_particles: 0 from states trains SMAC's latent-variable policy" in capfd.readouterr().err
+
+
+def test_a_relative_file_path_in_env_config_names_the_absolute_one(tmp_path, capfd, monkeypatch):
+    """Tune runs each trial in its own directory: a path relative to where `rllib train` runs names nothing there."""
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "cheetah.xml").write_text("<mujoco/>")
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "rel.yaml"
+    path.write_text(cfg("env_config: {xml_file: models/cheetah.xml}").replace("dmc/cartpole-balance", "Pendulum-v1"))
+    assert run_cli(["train", "file", str(path), "--dry-run"]) == 2
+    assert f"is a relative path: Tune runs each trial in its own directory, where it names nothing; write the " \
+        f"absolute path '{tmp_path / 'models' / 'cheetah.xml'}'" in capfd.readouterr().err  # fmt: skip
 
 
 def test_plot_reads_an_old_metric_name_and_names_the_reported_ones(tmp_path, capfd):

@@ -26,7 +26,7 @@ def _load(tmp_path, text: str):
             "evaluation_config: {grid_search: [{explore: false}, {explore: true}]}",
             lambda c: c.evaluation_config["explore"],
         ),
-        ("env_config: {grid_search: [{time_limit: 1.0}, {time_limit: 2.0, seed: 3}]}", lambda c: c.env_config),
+        ("env_config: {grid_search: [{time_limit: 1.0}, {time_limit: 2.0, action_repeat: 2}]}", lambda c: c.env_config),
     ],
     ids=["evaluation_config", "env_config"],
 )

@@ -23,6 +23,18 @@ from smac_rllib.envs.validation import env_config_errors
 from smac_rllib.envs.names import respelled
 
 
+def _check_env_seed(config: dict, env_config: dict, line_of) -> None:
+    """env_config.seed beside the run's seed: RLlib's env runners reset every env with seed (+ their index) at the
+    first reset, which replaces the env's own seed."""
+    if env_config.get("seed") is not None and config.get("seed") is not None:
+        raise UserError(
+            f"env_config.seed={env_config['seed']!r} is never read: with seed set (seed: {config['seed']!r}), RLlib "
+            "seeds every env at its first reset from seed (+ the env runner's index), which replaces env_config.seed; "
+            "remove env_config.seed (seed alone makes the run reproducible, and a seed grid varies the envs too)",
+            line_of("env_config", "seed"),
+        )
+
+
 def check_env(config: dict, algo_class: type, line_of) -> None:
     env_options = grid_options(config["env"])
     for env in env_options:
@@ -40,6 +52,7 @@ def check_env(config: dict, algo_class: type, line_of) -> None:
             if not env.startswith("dmc/"):
                 check_env_config_values(env, env_config, algo_class, line_of)
                 _check_action_space(env, env_config, algo_class, line_of("env"))
+        _check_env_seed(config, env_config, line_of)
         return
     hints = typing.get_type_hints(DMCEnv.__init__)
     for key, value in env_config.items():
@@ -53,6 +66,7 @@ def check_env(config: dict, algo_class: type, line_of) -> None:
     _check_env_config_values(env_options, env_config, line_of)
     for env in env_options:
         check_env_config_values(env, env_config, algo_class, line_of)
+    _check_env_seed(config, env_config, line_of)
 
 
 def _check_env_config_values(env_options: list[str], env_config: dict, line_of) -> None:

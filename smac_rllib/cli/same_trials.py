@@ -5,8 +5,8 @@ would run the same settings under different labels -- hours of compute that a us
 - a setting another one switches off in every trial (``Field.read_when``: ``mlmc_average_level0`` with
   ``estimator: nested``), written or swept;
 - two grid points that differ as written but not as run: an automatic value (``initial_alpha: null`` is 0.1 for a
-  state run), or a setting that is switched off in both (``mlmc_average_level0: [true, false]`` beside
-  ``estimator: [nested, mlmc]``: the two nested trials are one run).
+  state run; a pixel run's unset ``env_config.action_repeat`` is 2), or a setting that is switched off in both
+  (``mlmc_average_level0: [true, false]`` beside ``estimator: [nested, mlmc]``: the two nested trials are one run).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any
 from smac_rllib.cli.errors import UserError
 from smac_rllib.core.values import is_number
 from smac_rllib.cli.experiment_spec import ExperimentSpec
+from smac_rllib.cli.results import action_repeat
 
 UNSET = "<unset>"
 
@@ -74,11 +75,25 @@ def _number(value: Any) -> Any:
     return float(value) if is_number(value) and not isinstance(value, bool) else value
 
 
+def _env_as_made(config) -> dict[str, Any]:
+    """``env_config.*`` as the env is made: a DMC task's action repeat filled in (2 for pixels, else 1)."""
+    env_config = dict(config.env_config or {})
+    if isinstance(config.env, str) and config.env.startswith("dmc/") and env_config.get("action_repeat") is None:
+        env_config["action_repeat"] = action_repeat({"env_config": env_config})
+    return flatten({"env_config": env_config})
+
+
 def _as_run(path: str, flat: dict[str, Any], config, off: dict[str, str]) -> tuple[Any, str]:
     """(the value a trial runs with at ``path``, why it differs from the written one, or "")."""
     written = flat.get(path, UNSET)
     if path in off:
         return "<not read>", off[path].split(";")[0]
+    if path.startswith("env_config."):
+        made = _env_as_made(config).get(path, UNSET)
+        if repr(_number(made)) != repr(_number(written)):
+            shown = f"={written!r}" if written is not UNSET else " (unset)"
+            return _number(made), f"{path}{shown} is {made!r} for {config.env}"
+        return _number(made), ""
     fields = getattr(config, "ALL_FIELDS", {})
     if "." not in path and path in fields and fields[path].auto is not None:
         value = config.resolved(path)
@@ -107,7 +122,7 @@ def _check_resolved_alike(spec: ExperimentSpec, trials: list[tuple[str, dict, An
         first = [_as_run(path, flat[j], trials[j][2], _switched_off(trials[j][2], trials[j][1])) for path in varying]
         path, why = next((p, a[1] or b[1]) for p, a, b in zip(varying, first, run, strict=True) if a[1] or b[1])
         where = spec.key_lines.get(path.split(".")[0], spec.source)
-        first_label, label = (f"[{x}]" if ", " in x else x for x in (trials[j][0], label))
+        first_label, label = (f"[{x}]" if ", " in x else x or f"(without {path})" for x in (trials[j][0], label))
         raise UserError(
             f"{where}: trials {first_label} and {label} run the same settings ({why}): the sweep "
             f"would train the same run twice; drop one of the values, or write the sweep as a grid_search of whole "
