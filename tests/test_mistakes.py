@@ -917,6 +917,13 @@ MISTAKES: dict[str, Mistake] = {
         cfg("torch_compile_learner: true"),
         expect="torch_compile_learner=True is RLlib's switch for its own learners' forward pass, never read by SMAC's",
     ),
+    "every checkpoint kept, each holding the replay, past the free disk": Mistake(
+        exp(
+            "checkpoint_config: {checkpoint_frequency: 1, num_to_keep: null}",
+            "stop: {env_runners/num_env_steps_sampled_lifetime: 100000000}",
+        ),
+        expect="checkpoint_config keeps all 1,000,000 checkpoints of up to ~0.04 GiB (each holds the replay buffer)",
+    ),
     "a YAML alias used above its anchor": Mistake(
         "a:\n  run: SMAC\n  env: dmc/cartpole-balance\n  stop: {training_iteration: 2}\n  config: {<<: *base}\n"
         "b:\n  run: SMAC\n  env: dmc/cartpole-balance\n  stop: {training_iteration: 2}\n  config: &base {seed: 0}\n",

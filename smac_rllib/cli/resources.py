@@ -21,6 +21,8 @@ from smac_rllib.cli.errors import UserError, warn
 from smac_rllib.cli.experiment_spec import ExperimentSpec
 from smac_rllib.cli.memory import max_steps, memory_error
 from smac_rllib.cli.ray_output import quiet
+from smac_rllib.cli.checkpoint_disk import check_checkpoint_disk
+from smac_rllib.cli.storage import storage_of
 from smac_rllib.cli.yaml_loader import build_configs
 
 GPU_KEYS = ("num_gpus_per_learner", "num_gpus_per_env_runner", "num_gpus", "num_gpus_per_offline_eval_runner")
@@ -231,6 +233,7 @@ def check_memory(specs: list[ExperimentSpec], *, gpus: float) -> None:
     (cli/memory.py)."""
     for spec in specs:
         steps = max_steps(spec.stop or {})  # a run that stops early never fills a large replay
+        check_checkpoint_disk(spec, storage_of(spec))
         for config in spec.configs:
             message = memory_error(config, gpus=gpus, steps=steps)
             if message:
