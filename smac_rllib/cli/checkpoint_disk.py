@@ -40,8 +40,12 @@ def check_checkpoint_disk(spec: ExperimentSpec, storage: str) -> None:
     how_many = f"all {len(sizes):,}" if kept is None else f"{min(kept, len(sizes))}"
     raise UserError(
         f"checkpoint_config keeps {how_many} checkpoints of up to ~{max(sizes) / GiB:,.2f} GiB (each holds the replay "
-        f"buffer): ~{total / GiB:,.0f} GiB by the stop, more than the {free / GiB:,.0f} GiB free under {storage}; set "
-        "num_to_keep: 2, or checkpoint less often (checkpoint_frequency)",
+        f"buffer): ~{total / GiB:,.0f} GiB by the stop, more than the {free / GiB:,.0f} GiB free under {storage}; "
+        + (
+            "set num_to_keep: 2, or checkpoint less often (checkpoint_frequency)"
+            if kept is None
+            else "lower replay_buffer_config.capacity, or write to a disk with more room (--storage-path)"
+        ),
         spec.source,
     )
 

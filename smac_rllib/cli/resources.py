@@ -233,11 +233,11 @@ def check_memory(specs: list[ExperimentSpec], *, gpus: float) -> None:
     (cli/memory.py)."""
     for spec in specs:
         steps = max_steps(spec.stop or {})  # a run that stops early never fills a large replay
-        check_checkpoint_disk(spec, storage_of(spec))
         for config in spec.configs:
             message = memory_error(config, gpus=gpus, steps=steps)
             if message:
                 raise UserError(f"experiment {spec.name!r}: {message}", spec.source)
+        check_checkpoint_disk(spec, storage_of(spec))
 
 
 def warn_impractical(specs: list[ExperimentSpec]) -> None:
