@@ -8,7 +8,8 @@ Ray removed its own ``rllib`` CLI in 2.42; this one brings the tuned-example wor
                       and ``.name`` / ``x-name`` templates as in CI and compose files
   yaml_loader.py      tuned-example YAML -> ``ExperimentSpec`` (experiment_spec.py; every grid point built)
   experiment_parts.py an experiment's stop, checkpoint_config, wandb and scheduler blocks
-  checks.py           config keys and value types, with close-match suggestions (env, env_config: env_checks.py)
+  checks.py           config keys and value types, with close-match suggestions (env, env_config: env_checks.py;
+                      env_config values that build here but not in the run: env_config_values.py)
   ranges.py           numeric ranges, NaN/inf, settings that depend on each other (plus each algorithm's own,
                       asked through ``smac_rllib.algorithms.config_questions``: cli/ names no algorithm)
   grids.py            ``grid_search`` at any depth: every point expanded and counted
@@ -16,7 +17,8 @@ Ray removed its own ``rllib`` CLI in 2.42; this one brings the tuned-example wor
                       same_trials.py: no two trials of a sweep the same run (automatic values, switched-off keys)
   horizon.py          settings measured against the stop and the task (warm-up, evaluation, batch, returns);
                       tune_horizon.py: the ASHA scheduler and the checkpoints against the stop and the evaluations
-  memory.py           the learner's and the replay's memory, estimated before Ray starts
+  memory.py           the learner's and the replay's memory, estimated before Ray starts; checkpoint_disk.py: the
+                      kept checkpoints (each holds the replay) against the free disk
   resources.py        what a trial asks for vs what the machine/cluster has (GPU -> CPU fallback, never PENDING)
   train.py            runs the experiments with Ray Tune (checkpoints, --resume, schedulers); preflight.py says
                       what will run (--dry-run, warnings), ray_start.py starts or joins Ray
