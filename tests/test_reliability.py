@@ -576,6 +576,7 @@ def test_config_error_at_trial_start_is_not_retried(ray_local, tmp_path, capfd):
 )
 def test_asha_rungs_that_do_not_evaluate_are_named(tmp_path, capfd, grace, factor, warned):
     text = TINY.read_text().replace("training_iteration: 3", "training_iteration: 20")  # max_t's horizon
+    text = text.replace("    latent_dim: 4\n", "    latent_dim: {grid_search: [4, 8]}\n")  # trials for ASHA to compare
     text = text.replace(
         "  max_failures: 0\n",
         f"""  max_failures: 0
