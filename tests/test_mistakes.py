@@ -933,6 +933,10 @@ MISTAKES: dict[str, Mistake] = {
         cfg("stop: {training_iteration: 2}"),
         expect="stop is an experiment key, not a config key: move `stop:` out of config, beside it",
     ),
+    "a target entropy above what a squashed policy can have": Mistake(
+        cfg("target_entropy: 1.0"),
+        expect="target_entropy: 1.0 is never reached: dmc/cartpole-balance's 1 action dimension(s) squashed to [-1, 1]",
+    ),
     "STRICT_SPREAD on a local Ray": Mistake(
         cfg("placement_strategy: STRICT_SPREAD", "num_env_runners: 2"),
         expect="placement_strategy STRICT_SPREAD puts each of a trial's 3 bundles",

@@ -19,6 +19,7 @@ import contextlib
 import dataclasses
 import functools
 import inspect
+import math
 import re
 import traceback
 from typing import Any
@@ -287,6 +288,25 @@ def check_envs_and_module(config) -> None:
             _check_same_spaces(config.env, spaces, evaluation.env, evaluated)
     if spaces is not None:
         check_module_spaces(config, *spaces)
+        check_target_entropy(config, spaces[1])
+
+
+def check_target_entropy(config, action_space) -> None:
+    """A squashed policy's actions lie in the box [-1, 1]^|A|, whose entropy is at most |A| log 2 (the uniform
+    one): a higher ``target_entropy`` is never reached, so the temperature grows without bound and the policy ends
+    uniform. The default ("auto") is -|A| (docs/design.md §3)."""
+    target = getattr(config, "target_entropy", None)
+    if not is_real(target) or not isinstance(action_space, gym.spaces.Box) or len(action_space.shape) != 1:
+        return
+    most = action_space.shape[0] * math.log(2.0)
+    if target >= most:
+        raise TrialError(
+            f"target_entropy: {target} is never reached: {config.env}'s {action_space.shape[0]} action dimension(s) "
+            f"squashed to [-1, 1] allow at most |A| log 2 = {most:.3g} nats, so the temperature alpha would grow "
+            f"without bound; write target_entropy: auto (= -|A| = {-action_space.shape[0]}, the paper's) or a value "
+            f"below {most:.3g}",
+            "target_entropy",
+        )
 
 
 def _check_same_spaces(env: Any, spaces: tuple | None, evaluated_env: Any, evaluated: tuple | None) -> None:
