@@ -937,6 +937,10 @@ MISTAKES: dict[str, Mistake] = {
         cfg("target_entropy: 1.0"),
         expect="target_entropy: 1.0 is never reached: dmc/cartpole-balance's 1 action dimension(s) squashed to [-1, 1]",
     ),
+    "deterministic actions for training, meant for the evaluation": Mistake(
+        cfg("explore: false"),
+        expect="explore: false in config makes the env runners that collect the training data act deterministically",
+    ),
     "STRICT_SPREAD on a local Ray": Mistake(
         cfg("placement_strategy: STRICT_SPREAD", "num_env_runners: 2"),
         expect="placement_strategy STRICT_SPREAD puts each of a trial's 3 bundles",

@@ -135,6 +135,12 @@ def config_errors(config) -> list[str]:
             f"dropped before the first update; raise the capacity to >= {warm_up!r} or lower the warm-up"
         )
     errors += _batch_past_warm_up(config, batch, what, warm_up)
+    if getattr(config, "explore", True) is False and not _learns_offline(config):
+        errors.append(
+            "explore: false in config makes the env runners that collect the training data act deterministically "
+            "(no sampled actions after the warm-up: the policy learns from its own mean actions only); put "
+            "`evaluation_config: {explore: false}` for a deterministic evaluation and leave explore out of config"
+        )
     if _learns_offline(config) and not config.is_offline:
         name = type(config).__name__.removesuffix("Config")
         errors.append(
