@@ -941,6 +941,10 @@ MISTAKES: dict[str, Mistake] = {
         cfg("explore: false"),
         expect="explore: false in config makes the env runners that collect the training data act deterministically",
     ),
+    "the stop given inside --config": Mistake(
+        args=("--config", '{"stop": {"training_iteration": 3}}'),
+        expect="stop is an experiment key, and --config sets config keys only; pass it as --stop instead",
+    ),
     "STRICT_SPREAD on a local Ray": Mistake(
         cfg("placement_strategy: STRICT_SPREAD", "num_env_runners: 2"),
         expect="placement_strategy STRICT_SPREAD puts each of a trial's 3 bundles",

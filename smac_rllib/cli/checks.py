@@ -75,6 +75,16 @@ def config_key_hint(key, algo_class: type) -> str:
 
 def _refuse_experiment_key(key: str, mapping: str, where: str) -> None:
     """An experiment key (``stop``, ``num_samples``, ...) written inside ``config`` / ``evaluation_config``."""
+    if key in EXPERIMENT_KEYS and str(where).endswith("(--config)"):
+        flag = {"stop": "--stop", "num_samples": "--num-samples", "storage_path": "--storage-path"}.get(key)
+        fix = (
+            "--config is already the config: pass its keys directly, e.g. --config '{\"num_particles\": 8}'"
+            if key == "config"
+            else f"pass it as {flag} instead"
+            if flag
+            else f"write {key}: in the file, beside config:"
+        )
+        raise UserError(f"{key} is an experiment key, and --config sets config keys only; {fix}", where)
     if key in EXPERIMENT_KEYS:
         up = "beside it (one level up)" if mapping == "config" else "beside config: (two levels up)"
         raise UserError(f"{key} is an experiment key, not a config key: move `{key}:` out of {mapping}, {up}", where)
