@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from smac_rllib.cli import grids, same_trials, trial_check
+from smac_rllib.cli import grids, same_trials, trial_check, trial_envs
 from smac_rllib.cli.errors import UserError
 from smac_rllib.cli.yaml_loader import load_experiments
 from tests.test_mistakes import cfg
@@ -45,11 +45,9 @@ def test_a_whole_mapping_grid_value_is_still_checked_key_by_key(tmp_path):
 
 def test_identical_trials_are_built_once_and_env_spaces_once_per_env_config(tmp_path, monkeypatch):
     builds, modules = [], []
-    real_build, real_module = trial_check._build, trial_check.check_module_spaces
-    monkeypatch.setattr(trial_check, "_SPACES", {})
-    monkeypatch.setattr(
-        trial_check, "_build", lambda env, env_config: builds.append(env) or real_build(env, env_config)
-    )
+    real_build, real_module = trial_envs._build, trial_check.check_module_spaces
+    monkeypatch.setattr(trial_envs, "_SPACES", {})
+    monkeypatch.setattr(trial_envs, "_build", lambda env, env_config: builds.append(env) or real_build(env, env_config))
     monkeypatch.setattr(
         trial_check,
         "check_module_spaces",
@@ -92,6 +90,35 @@ def test_read_when_conditions_switch_settings_off_by_value():
     off = config.switched_off_keys({"target_noise_clip": 0.3, "policy_delay": 2})
     assert list(off) == ["target_noise_clip"] and "(only with target_noise > 0)" in off["target_noise_clip"]
     assert TD3Config().switched_off_keys({"target_noise_clip": 0.3}) == {}, "read with the default target noise"
+    clipped = TD3Config().training(target_noise_clip=0.0).switched_off_keys({"target_noise": 0.2})
+    assert "(only with target_noise_clip > 0)" in clipped["target_noise"], "noise clipped to [-0, 0] is no noise"
+    both_off = TD3Config().training(target_noise=0.0, target_noise_clip=0.0)
+    assert both_off.switched_off_keys({"target_noise": 0.0, "target_noise_clip": 0.0}) == {}, "each the other's switch"
+
+
+def test_a_setting_read_under_two_conditions_is_off_when_either_fails():
+    """``mlmc_average_level0`` needs the MLMC estimator and K >= 2 (at K = 1 the average is over one pair)."""
+    from smac_rllib.algorithms.smac.smac import SMACConfig
+
+    def off(**training):
+        return SMACConfig().training(**training).switched_off_keys({"mlmc_average_level0": False})
+
+    assert off(estimator="mlmc", num_particles=4) == {}
+    assert "(only with estimator: mlmc)" in off(estimator="nested", num_particles=4)["mlmc_average_level0"]
+    assert "(only with num_particles > 1)" in off(estimator="mlmc", num_particles=1)["mlmc_average_level0"]
+
+
+def test_sweeps_of_settings_that_run_alike_by_the_env_or_by_rllib(tmp_path):
+    """target_entropy auto is -|A| of the env the trial builds; RLlib's evaluation settings without an evaluation
+    interval; a CUDA switch on a CPU learner."""
+    with pytest.raises(UserError, match=r"target_entropy='auto' is -1\.0 for dmc/cartpole-balance\): the sweep"):
+        _load(tmp_path, cfg("target_entropy: {grid_search: [auto, -1.0]}"))
+    assert _load(tmp_path, cfg("target_entropy: {grid_search: [auto, -0.5]}")).num_trials == 2
+    no_eval = cfg("evaluation_duration: {grid_search: [1, 3]}").replace("    evaluation_interval: 2\n", "")
+    with pytest.raises(UserError, match=r"is not read: no evaluation runs without evaluation_interval"):
+        _load(tmp_path, no_eval)
+    with pytest.raises(UserError, match=r"cuda_deterministic=True is not read with num_gpus_per_learner=0"):
+        _load(tmp_path, cfg("cuda_deterministic: {grid_search: [true, false]}"))
 
 
 def test_rllib_replay_keys_are_those_of_its_buffer_class(tmp_path):

@@ -57,6 +57,7 @@ def cpu_fallback(spec: ExperimentSpec) -> None:
     for key in GPU_KEYS:
         if key in spec.param_space:
             spec.param_space[key] = 0
+    spec.param_space.pop("cuda_deterministic", None)  # a CUDA learner's switch: nothing to switch on CPU
     spec.configs = build_configs(spec)
 
 

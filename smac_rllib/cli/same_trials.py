@@ -3,14 +3,16 @@ tell trials apart (``trial_labels``: the keys whose values differ), and the chec
 would run the same settings under different labels -- hours of compute that a user reads as an ablation:
 
 - a setting another one switches off in every trial (``Field.read_when``: ``mlmc_average_level0`` with
-  ``estimator: nested``), written or swept;
+  ``estimator: nested``; RLlib's evaluation settings without ``evaluation_interval``), written or swept;
 - two grid points that differ as written but not as run: an automatic value (``initial_alpha: null`` is 0.1 for a
-  state run; a pixel run's unset ``env_config.action_repeat`` is 2), or a setting that is switched off in both
+  state run; a pixel run's unset ``env_config.action_repeat`` is 2; ``target_entropy: auto`` is -|A|, from the env the
+  trial check builds), or a setting that is switched off in both
   (``mlmc_average_level0: [true, false]`` beside ``estimator: [nested, mlmc]``: the two nested trials are one run).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from smac_rllib.cli.errors import UserError
@@ -48,14 +50,30 @@ def varying_paths(flat: list[dict[str, Any]]) -> list[str]:
     return [p for p in paths if len({repr(f.get(p, UNSET)) for f in flat}) > 1]
 
 
-def check_same_trials(spec: ExperimentSpec, trials: list[tuple[str, dict, Any]]) -> None:
-    """Each distinct trial (label, grid point, validated config) runs settings of its own (see the module doc)."""
+def check_same_trials(
+    spec: ExperimentSpec, trials: list[tuple[str, dict, Any]], env_values: Callable[[Any], dict] = lambda config: {}
+) -> None:
+    """Each distinct trial (label, grid point, validated config) runs settings of its own (see the module doc);
+    ``env_values(config)``: {setting: its value as run} for automatic values that depend on the env's spaces."""
     _check_switched_off(spec, trials)
-    _check_resolved_alike(spec, trials)
+    _check_resolved_alike(spec, trials, env_values)
 
 
 def _switched_off(config, variant: dict) -> dict[str, str]:
-    return getattr(config, "switched_off_keys", lambda written: {})(variant)
+    own = getattr(config, "switched_off_keys", lambda written: {})(variant)
+    return _rllib_switched_off(config, variant) | own
+
+
+def _rllib_switched_off(config, variant: dict) -> dict[str, str]:
+    """RLlib's evaluation settings are read only when an evaluation runs (``evaluation_interval`` >= 1)."""
+    if getattr(config, "evaluation_interval", None):
+        return {}
+    return {
+        key: f"{key}={variant[key]!r} is not read: no evaluation runs without evaluation_interval; set "
+        f"evaluation_interval: N (training iterations between evaluations) or remove {key}"
+        for key in variant
+        if isinstance(key, str) and key.startswith("evaluation_") and key != "evaluation_interval"
+    }
 
 
 def _check_switched_off(spec: ExperimentSpec, trials: list[tuple[str, dict, Any]]) -> None:
@@ -83,11 +101,13 @@ def _env_as_made(config) -> dict[str, Any]:
     return flatten({"env_config": env_config})
 
 
-def _as_run(path: str, flat: dict[str, Any], config, off: dict[str, str]) -> tuple[Any, str]:
+def _as_run(path: str, flat: dict[str, Any], config, off: dict[str, str], env_values: dict) -> tuple[Any, str]:
     """(the value a trial runs with at ``path``, why it differs from the written one, or "")."""
     written = flat.get(path, UNSET)
     if path in off:
         return "<not read>", off[path].split(";")[0]
+    if path in env_values and repr(_number(env_values[path])) != repr(_number(written)):
+        return _number(env_values[path]), f"{path}={written!r} is {env_values[path]!r} for {config.env}"
     if path.startswith("env_config."):
         made = _env_as_made(config).get(path, UNSET)
         if repr(_number(made)) != repr(_number(written)):
@@ -104,22 +124,23 @@ def _as_run(path: str, flat: dict[str, Any], config, off: dict[str, str]) -> tup
     return _number(written), ""
 
 
-def _check_resolved_alike(spec: ExperimentSpec, trials: list[tuple[str, dict, Any]]) -> None:
+def _check_resolved_alike(spec: ExperimentSpec, trials: list[tuple[str, dict, Any]], env_values: Callable) -> None:
     """Two trials whose varying settings, as they run, are equal: the same run twice under two labels."""
     flat = [flatten(variant) for _, variant, _ in trials]
     varying = varying_paths(flat)
     if not varying:
         return
     seen: dict[str, int] = {}
+    as_run = {}
     for i, (label, variant, config) in enumerate(trials):
         off = _switched_off(config, variant)
-        run = [_as_run(path, flat[i], config, off) for path in varying]
+        as_run[i] = run = [_as_run(path, flat[i], config, off, env_values(config)) for path in varying]
         key = repr([value for value, _ in run])
         if key not in seen:
             seen[key] = i
             continue
         j = seen[key]
-        first = [_as_run(path, flat[j], trials[j][2], _switched_off(trials[j][2], trials[j][1])) for path in varying]
+        first = as_run[j]
         path, why = next((p, a[1] or b[1]) for p, a, b in zip(varying, first, run, strict=True) if a[1] or b[1])
         where = spec.key_lines.get(path.split(".")[0], spec.source)
         first_label, label = (f"[{x}]" if ", " in x else x or f"(without {path})" for x in (trials[j][0], label))

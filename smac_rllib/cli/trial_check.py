@@ -4,8 +4,8 @@ distinct one checked as it will run, so that a mistake is one line naming the tr
 Per distinct trial (identical grid points once): the keys of its nested mappings read or refused
 (``replay_buffer_config``, ``model_config``; ``env_config`` and ``evaluation_config`` by ``env_checks``/``checks``
 again where a grid's values are whole mappings), their values type-checked, the evaluation config RLlib derives,
-every env the trial makes (training, and evaluation where it differs) built once and closed (cached per env and
-env_config: a gymnasium env whose optional extra is missing says which), and the algorithm's RLModule built for that
+every env the trial makes (training, and evaluation where it differs) built once and closed (``trial_envs.py``,
+cached per env and env_config: a gymnasium env whose optional extra is missing says which), and the algorithm's RLModule built for that
 env's spaces on PyTorch's ``meta`` device (no weights): pixels given to a state-only algorithm fail here.
 
 Training never renders videos (``rllib evaluate --video`` does): the renderer is built with the env where env_config
@@ -19,7 +19,6 @@ import contextlib
 import dataclasses
 import functools
 import inspect
-import math
 import re
 import traceback
 from typing import Any
@@ -38,7 +37,7 @@ from smac_rllib.cli.experiment_spec import ExperimentSpec
 from smac_rllib.cli.grids import is_grid
 from smac_rllib.cli.ray_output import quiet
 from smac_rllib.cli.same_trials import check_same_trials
-from smac_rllib.envs.registry import make_env
+from smac_rllib.cli.trial_envs import TrialError, check_target_entropy, env_spaces, env_values
 
 
 # --------------------------------------------------------------------------------------------- trials
@@ -70,7 +69,7 @@ def check_grid_point(spec: ExperimentSpec, label: str, variant: dict) -> None:
 
 def check_trials(spec: ExperimentSpec, trials: list[tuple[str, dict, Any]]) -> None:
     """Every distinct trial of ``spec`` (label, its grid point's mapping, its validated AlgorithmConfig), as it runs."""
-    check_same_trials(spec, trials)  # no two trials the same run under two labels
+    check_same_trials(spec, trials, env_values)  # no two trials the same run under two labels
     for label, variant, config in trials:
         with _located(spec, label):
             check_nested_keys(variant, config)
@@ -88,14 +87,6 @@ def _located(spec: ExperimentSpec, label: str):
         raise UserError(in_trial(label, f"{where}: {e}")) from None
     except UserError as e:
         raise UserError(in_trial(label, str(e))) from None
-
-
-class TrialError(Exception):
-    """A trial's mistake, to be located at config key ``key`` (its line in the file)."""
-
-    def __init__(self, message: str, key: str = ""):
-        super().__init__(message)
-        self.key = key
 
 
 def in_trial(label: str, message: str) -> str:
@@ -242,37 +233,6 @@ def model_keys(config) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------------------------- envs and module
 
-_SPACES: dict[str, tuple | str | None] = {}  # (env, env_config) -> (observation, action) spaces, an error, or None
-
-
-def env_spaces(env: Any, env_config: dict) -> tuple | None:
-    """The spaces of ``env`` built once with ``env_config`` (then closed), cached; None for an env this process does
-    not make (a class path, a Tune-registered name). A UserError when it cannot be made."""
-    key = repr((env, sorted((env_config or {}).items(), key=repr)))
-    if key not in _SPACES:
-        _SPACES[key] = _build(env, dict(env_config or {}))
-    found = _SPACES[key]
-    if isinstance(found, str):
-        raise TrialError(found, "env")
-    return found
-
-
-def _build(env: Any, env_config: dict) -> tuple | str | None:
-    if not isinstance(env, str) or not (env.startswith("dmc/") or env in gym.registry):
-        return None
-    try:
-        with quiet():
-            made = make_env(env, env_config) if env.startswith("dmc/") else gym.make(env, **env_config)
-    except gym.error.DependencyNotInstalled as e:
-        return f"env {env!r} cannot be made here: {one_line(e)}"
-    except Exception as e:  # noqa: BLE001 - the env's own words: the trial would fail the same way, after Ray
-        config = f" with env_config {env_config}" if env_config else ""
-        return f"env {env!r} cannot be made{config}: {one_line(e)}; fix the env name or env_config"
-    try:
-        return made.observation_space, made.action_space
-    finally:
-        made.close()
-
 
 def check_envs_and_module(config) -> None:
     """Every env the trial makes (training; evaluation where it differs) built once, the module built for it."""
@@ -289,24 +249,6 @@ def check_envs_and_module(config) -> None:
     if spaces is not None:
         check_module_spaces(config, *spaces)
         check_target_entropy(config, spaces[1])
-
-
-def check_target_entropy(config, action_space) -> None:
-    """A squashed policy's actions lie in the box [-1, 1]^|A|, whose entropy is at most |A| log 2 (the uniform
-    one): a higher ``target_entropy`` is never reached, so the temperature grows without bound and the policy ends
-    uniform. The default ("auto") is -|A| (docs/design.md §3)."""
-    target = getattr(config, "target_entropy", None)
-    if not is_real(target) or not isinstance(action_space, gym.spaces.Box) or len(action_space.shape) != 1:
-        return
-    most = action_space.shape[0] * math.log(2.0)
-    if target >= most:
-        raise TrialError(
-            f"target_entropy: {target} is never reached: {config.env}'s {action_space.shape[0]} action dimension(s) "
-            f"squashed to [-1, 1] allow at most |A| log 2 = {most:.3g} nats, so the temperature alpha would grow "
-            f"without bound; write target_entropy: auto (= -|A| = {-action_space.shape[0]}, the paper's) or a value "
-            f"below {most:.3g}",
-            "target_entropy",
-        )
 
 
 def _check_same_spaces(env: Any, spaces: tuple | None, evaluated_env: Any, evaluated: tuple | None) -> None:

@@ -70,7 +70,12 @@ class Field:
     instead: str = ""
     auto: tuple | None = None
     rllib: bool = False
-    read_when: When | None = None  # the condition on another field under which the setting is read at all
+    read_when: When | tuple[When, ...] | None = None  # the condition(s) on other fields under which it is read at all
+
+    @property
+    def conditions(self) -> tuple[When, ...]:
+        when = self.read_when
+        return () if when is None else (when,) if isinstance(when, When) else when
 
     @property
     def value_kind(self) -> type | None:
@@ -203,14 +208,22 @@ class FieldTableConfig:
 
     def switched_off_keys(self, written: dict) -> dict[str, str]:
         """{written setting: message} for each setting another one switches off (``Field.read_when``): a sweep over
-        it would run identical trials."""
-        return {
-            key: f"{key}={written[key]!r} is not read with {when.field}={getattr(self, when.field)!r} (only with "
-            f"{when.describe()}); set that or remove {key}"
-            for key, field in self.ALL_FIELDS.items()
-            if key in written and (when := field.read_when) is not None and hasattr(self, when.field)
-            if not when.holds(self.resolved(when.field) if when.field in self.ALL_FIELDS else getattr(self, when.field))
-        }
+        it would run identical trials. A setting whose switch is itself switched off by it (TD3's target noise and
+        its clip, both 0) is left to the other's report."""
+        off: dict[str, tuple[str, str]] = {}
+        for key, field in self.ALL_FIELDS.items():
+            for when in field.conditions if key in written else ():
+                if not hasattr(self, when.field):
+                    continue
+                value = self.resolved(when.field) if when.field in self.ALL_FIELDS else getattr(self, when.field)
+                if not when.holds(value):
+                    off[key] = (
+                        when.field,
+                        f"{key}={written[key]!r} is not read with {when.field}={value!r} (only with "
+                        f"{when.describe()}); set that or remove {key}",
+                    )
+                    break
+        return {key: message for key, (switch, message) in off.items() if switch not in off}
 
     def resolved(self, name: str) -> Any:
         return resolve(self.ALL_FIELDS[name], getattr(self, name), self.is_pixels)
@@ -289,6 +302,7 @@ ASYNC_FIELDS = {  # the loop's (training/off_policy.py, async_driver.py), on eve
         "keep what RLlib's seeding sets on a CUDA learner (CUBLAS_WORKSPACE_CONFIG=:4096:8, "
         "cuDNN deterministic): 1.4-1.7x slower pixel updates on an H100 "
         "(docs/gpu.md); False = the seeds only",
+        read_when=When("num_gpus_per_learner", 0, above=True),  # a CPU learner has no CUDA settings to keep
     ),
 }
 

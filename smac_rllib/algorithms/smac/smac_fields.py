@@ -47,7 +47,7 @@ _SMAC = {  # name: Field(default, reference-code name / meaning, checks) -- one 
         "MLMC level 0 averaged over all K pairs (s0, s_k), reference code "
         "visual_control/network.py:375; False = Eq. (7) literally (particle 1 only)",
         hint="(true: the reference; false: Eq. 7 literally)",
-        read_when=When("estimator", "mlmc"),
+        read_when=(When("estimator", "mlmc"), When("num_particles", 1, above=True)),  # K = 1: one pair either way
     ),
     "td_entropy": Field(
         None,

@@ -33,7 +33,14 @@ from smac_rllib.training.off_policy import OffPolicyLoop
 
 _FIELDS = {  # name: Field(default, meaning, checks) -- TD3's own fields (Fujimoto et al. 2018)
     "policy_delay": count(2, "critic updates per actor and target update", hint="(TD3: 2)"),
-    "target_noise": Field(0.2, "std of the target policy smoothing noise", kind=float, low=0, hint="(TD3: 0.2)"),
+    "target_noise": Field(
+        0.2,
+        "std of the target policy smoothing noise",
+        kind=float,
+        low=0,
+        hint="(TD3: 0.2)",
+        read_when=When("target_noise_clip", 0, above=True),  # clipped to [-0, 0]: no noise
+    ),
     "target_noise_clip": Field(
         0.5,
         "clip of the target policy smoothing noise",

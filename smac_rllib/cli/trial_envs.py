@@ -1,0 +1,85 @@
+"""The envs a trial makes, built once before Ray (cached per env and env_config), and what follows from their
+spaces alone: the automatic ``target_entropy`` (-|A|) and the most a squashed policy's entropy can be."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import gymnasium as gym
+
+from smac_rllib.cli.errors import one_line
+from smac_rllib.cli.ray_output import quiet
+from smac_rllib.core.values import is_real
+from smac_rllib.envs.registry import make_env
+
+
+class TrialError(Exception):
+    """A trial's mistake, to be located at config key ``key`` (its line in the file)."""
+
+    def __init__(self, message: str, key: str = ""):
+        super().__init__(message)
+        self.key = key
+
+
+_SPACES: dict[str, tuple | str | None] = {}  # (env, env_config) -> (observation, action) spaces, an error, or None
+
+
+def env_spaces(env: Any, env_config: dict) -> tuple | None:
+    """The spaces of ``env`` built once with ``env_config`` (then closed), cached; None for an env this process does
+    not make (a class path, a Tune-registered name). A UserError when it cannot be made."""
+    key = repr((env, sorted((env_config or {}).items(), key=repr)))
+    if key not in _SPACES:
+        _SPACES[key] = _build(env, dict(env_config or {}))
+    found = _SPACES[key]
+    if isinstance(found, str):
+        raise TrialError(found, "env")
+    return found
+
+
+def _build(env: Any, env_config: dict) -> tuple | str | None:
+    if not isinstance(env, str) or not (env.startswith("dmc/") or env in gym.registry):
+        return None
+    try:
+        with quiet():
+            made = make_env(env, env_config) if env.startswith("dmc/") else gym.make(env, **env_config)
+    except gym.error.DependencyNotInstalled as e:
+        return f"env {env!r} cannot be made here: {one_line(e)}"
+    except Exception as e:  # noqa: BLE001 - the env's own words: the trial would fail the same way, after Ray
+        config = f" with env_config {env_config}" if env_config else ""
+        return f"env {env!r} cannot be made{config}: {one_line(e)}; fix the env name or env_config"
+    try:
+        return made.observation_space, made.action_space
+    finally:
+        made.close()
+
+
+def env_values(config) -> dict[str, Any]:
+    """Automatic settings whose value comes from the env's spaces: ``target_entropy: auto`` is -|A|."""
+    if getattr(config, "target_entropy", None) != "auto":
+        return {}
+    try:
+        spaces = env_spaces(config.env, config.env_config)
+    except TrialError:
+        return {}  # the trial's own check names it
+    if spaces is None or not isinstance(spaces[1], gym.spaces.Box):
+        return {}
+    return {"target_entropy": -float(math.prod(spaces[1].shape))}
+
+
+def check_target_entropy(config, action_space) -> None:
+    """A squashed policy's actions lie in the box [-1, 1]^|A|, whose entropy is at most |A| log 2 (the uniform
+    one): a higher ``target_entropy`` is never reached, so the temperature grows without bound and the policy ends
+    uniform. The default ("auto") is -|A| (docs/design.md §3)."""
+    target = getattr(config, "target_entropy", None)
+    if not is_real(target) or not isinstance(action_space, gym.spaces.Box) or len(action_space.shape) != 1:
+        return
+    most = action_space.shape[0] * math.log(2.0)
+    if target >= most:
+        raise TrialError(
+            f"target_entropy: {target} is never reached: {config.env}'s {action_space.shape[0]} action dimension(s) "
+            f"squashed to [-1, 1] allow at most |A| log 2 = {most:.3g} nats, so the temperature alpha would grow "
+            f"without bound; write target_entropy: auto (= -|A| = {-action_space.shape[0]}, the paper's) or a value "
+            f"below {most:.3g}",
+            "target_entropy",
+        )
