@@ -945,6 +945,24 @@ MISTAKES: dict[str, Mistake] = {
         args=("--config", '{"stop": {"training_iteration": 3}}'),
         expect="stop is an experiment key, and --config sets config keys only; pass it as --stop instead",
     ),
+    "ASHA's rung at an iteration that does not evaluate": Mistake(
+        exp(
+            "scheduler: {type: ASHA, metric: evaluation/env_runners/episode_return_mean, mode: max, max_t: 6, "
+            "grace_period: 3, reduction_factor: 2}",
+            "stop: {training_iteration: 6}",
+        ).replace("num_particles: 4", "num_particles: {grid_search: [2, 4]}"),
+        expect="scheduler ASHA compares trials on evaluation/env_runners/episode_return_mean at iteration(s) 3, but "
+        "evaluation runs every 2",
+    ),
+    "gamma 1 on a task that only ends at its time limit": Mistake(
+        cfg("gamma: 1.0"), expect="gamma=1 on dmc/cartpole-balance: a DMC episode ends only at its time limit"
+    ),
+    "a DQN-style target update period beside a soft tau": Mistake(
+        exp("stop: {training_iteration: 20}").replace(
+            "    seed: 0\n", "    seed: 0\n    target_network_update_freq: 100\n"
+        ),
+        expect="target_network_update_freq=100 env steps with tau=0.005: the run's 19 target updates each move",
+    ),
     "STRICT_SPREAD on a local Ray": Mistake(
         cfg("placement_strategy: STRICT_SPREAD", "num_env_runners: 2"),
         expect="placement_strategy STRICT_SPREAD puts each of a trial's 3 bundles",
@@ -1403,7 +1421,14 @@ def test_sweeps_that_differ_as_run_pass_and_asha_on_one_trial_is_a_warning(tmp_p
     assert "2 trial(s)" in _dry_run(
         tmp_path, capfd, cfg("beta: {grid_search: [0.0, 0.1]}", "beta_scale: {grid_search: [alpha]}")
     )
+    evaluated_other = cfg("evaluation_config: {explore: false, env_config: {time_limit: 1.0, action_repeat: 2}}")
+    assert "1 trial(s)" in _dry_run(tmp_path, capfd, evaluated_other)
     path = tmp_path / "asha.yaml"
+    path.write_text(evaluated_other)
+    assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
+    assert "evaluation_config runs dmc/cartpole-balance at action_repeat 2 (training: 1): the policy is evaluated" in (
+        capfd.readouterr().err
+    )
     path.write_text(exp("scheduler: {type: ASHA, mode: max}"))
     assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
     err = capfd.readouterr().err

@@ -44,7 +44,8 @@ The rules (``check_horizon``: every grid point; the first contradiction is a one
 10. One sample request (``rollout_fragment_length`` x envs per runner) above the stop's env steps: the first
     iteration samples past the stop.
 11. ``min_time_s_per_iteration`` of a minute or more on our loop (its iterations end on env steps).
-12. ``target_network_update_freq`` past the env steps the run updates in: the targets are never updated after the first.
+12. ``target_network_update_freq`` past the env steps the run updates in: the targets are never updated after the first;
+    beside a soft ``tau`` (a DQN habit): the targets move less than half way to the critics over the whole run.
 Rule 2 also refuses a return threshold *at* the task's bound: only a perfect episode reaches it.
 """
 
@@ -230,7 +231,19 @@ def _check_target_updates(spec: ExperimentSpec, config, total: int, at_stop: str
     in: the targets are set at the first update and never again."""
     every = getattr(config, "target_network_update_freq", 0) or 0
     warm_up = update_rule(config).learning_starts if hasattr(config, "async_learning") else 0
-    if not (is_int(every) and every > 0 and hasattr(config, "async_learning")) or every < total - warm_up:
+    if not (is_int(every) and every > 0 and hasattr(config, "async_learning")):
+        return
+    tau, count = getattr(config, "tau", 1.0), (total - warm_up) // every
+    moved = 1 - (1 - tau) ** count if is_number(tau) and 0 < tau < 1 else 1.0
+    if every > 1 and count >= 1 and moved < 0.5:
+        raise UserError(
+            f"target_network_update_freq={every:,} env steps with tau={_num(tau)}: the run's {count:,} target updates "
+            f"each move the target critics {_num(tau)} of the way (a Polyak step, not a copy), {moved:.1%} in all; "
+            "write target_network_update_freq: 0 (a Polyak step at every update, the paper's) or tau: 1.0 (a hard "
+            f"copy every {every:,} env steps, DQN's)",
+            spec.key_lines.get("target_network_update_freq", spec.source),
+        )
+    if every < total - warm_up:
         return
     raise UserError(
         f"target_network_update_freq={every:,} env steps: {at_stop}, and updates start after the warm-up's "

@@ -135,6 +135,12 @@ def config_errors(config) -> list[str]:
             f"dropped before the first update; raise the capacity to >= {warm_up!r} or lower the warm-up"
         )
     errors += _batch_past_warm_up(config, batch, what, warm_up)
+    if getattr(config, "gamma", None) == 1 and isinstance(config.env, str) and config.env.startswith("dmc/"):
+        errors.append(
+            f"gamma=1 on {config.env}: a DMC episode ends only at its time limit, where the TD target bootstraps "
+            "(a truncation, not a terminal state), so the discounted return is an endless sum and the Q-values "
+            "have no finite fixed point; use gamma < 1 (paper: 0.99)"
+        )
     if getattr(config, "explore", True) is False and not _learns_offline(config):
         errors.append(
             "explore: false in config makes the env runners that collect the training data act deterministically "

@@ -5,8 +5,9 @@ Per distinct trial (identical grid points once): the keys of its nested mappings
 (``replay_buffer_config``, ``model_config``; ``env_config`` and ``evaluation_config`` by ``env_checks``/``checks``
 again where a grid's values are whole mappings), their values type-checked, the evaluation config RLlib derives,
 every env the trial makes (training, and evaluation where it differs) built once and closed (``trial_envs.py``,
-cached per env and env_config: a gymnasium env whose optional extra is missing says which), and the algorithm's RLModule built for that
-env's spaces on PyTorch's ``meta`` device (no weights): pixels given to a state-only algorithm fail here.
+cached per env and env_config: a gymnasium env whose optional extra is missing says which), and the algorithm's
+RLModule built for that env's spaces on PyTorch's ``meta`` device (no weights): pixels given to a state-only
+algorithm fail here.
 
 Training never renders videos (``rllib evaluate --video`` does): the renderer is built with the env where env_config
 asks for it (``from_pixels``, ``render_mode``), since the env checks the GL backend when it is made.
@@ -32,10 +33,11 @@ from smac_rllib.algorithms import config_questions
 from smac_rllib.core.values import is_real
 from smac_rllib.cli.checks import check_config, check_type, type_of_default
 from smac_rllib.cli.env_checks import check_env, check_modalities
-from smac_rllib.cli.errors import UserError, did_you_mean, one_line
+from smac_rllib.cli.errors import UserError, did_you_mean, one_line, warn
 from smac_rllib.cli.experiment_spec import ExperimentSpec
 from smac_rllib.cli.grids import is_grid
 from smac_rllib.cli.ray_output import quiet
+from smac_rllib.cli.results import action_repeat
 from smac_rllib.cli.same_trials import check_same_trials
 from smac_rllib.cli.trial_envs import TrialError, check_target_entropy, env_spaces, env_values
 
@@ -117,6 +119,34 @@ def _check_evaluation_env(spec: ExperimentSpec, config) -> None:
         check_env(mapping, spec.algo_class, lambda key, sub=None: where)
     except UserError as e:
         raise UserError(_after_location(str(e), "evaluation_config: ")) from None
+    _warn_other_control_rate(where, config, evaluation)
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_other_control_rate(where: str, config, evaluation) -> None:
+    """A DMC evaluation at another action repeat or time limit than training: the same spaces (so it runs), but the
+    policy acts at a control rate it did not learn, and an episode's return sums another number of rewards."""
+    if not (isinstance(config.env, str) and config.env.startswith("dmc/") and evaluation.env == config.env):
+        return
+    train, evaluated = dict(config.env_config or {}), dict(evaluation.env_config or {})
+    differ = [
+        f"{key} {shown(evaluated)} (training: {shown(train)})"
+        for key, shown in (
+            ("action_repeat", lambda c: action_repeat({"env_config": c})),
+            ("time_limit", lambda c: c.get("time_limit", "the task's")),
+        )
+        if shown(train) != shown(evaluated)
+    ]
+    message = (
+        f"{where}: evaluation_config runs {config.env} at {' and '.join(differ)}: the policy is evaluated at another "
+        "control rate or episode length than it learned, so evaluation returns are not training's task; remove "
+        "them from evaluation_config unless that is the experiment"
+    )
+    if differ and message not in _WARNED:
+        _WARNED.add(message)
+        warn(message)
 
 
 def _line_of(spec: ExperimentSpec):

@@ -5,13 +5,15 @@ of its docstring, the ASHA scheduler and the checkpoints.
    ``max_t``; a ``grace_period`` at or past the stop: ASHA never compares trials. A stop in other units than
    ``time_attr`` cannot be compared: ASHA's default ``max_t`` is refused there (an explicit one is the user's cut).
    ASHA over trials that differ only in their seeds: it stops the unluckiest seeds, and the mean over the survivors
-   is biased upward.
+   is biased upward. ASHA's rungs on an ``evaluation/`` metric at iterations that do not evaluate.
 7. ``checkpoint_frequency`` past the stop with ``checkpoint_at_end: false``: no checkpoint; checkpoints ranked on an
    ``evaluation/`` metric that all come before the first evaluation, or at iterations that do not evaluate (ranked
    by an earlier evaluation's score).
 """
 
 from __future__ import annotations
+
+import math
 
 from smac_rllib.cli.errors import UserError
 from smac_rllib.cli.errors import yaml_number as _num
@@ -71,6 +73,39 @@ def check_scheduler(spec: ExperimentSpec, config, iterations: int | None, steps:
         raise UserError(
             f"scheduler grace_period={first} ({attr}) is not before the stop at {at} {unit}: ASHA would never compare "
             f"trials; lower grace_period to < {at} or drop the scheduler",
+            spec.source,
+        )
+    if attr == "training_iteration":
+        _check_rungs_between_evaluations(spec, config, block, min(max_t, horizon))
+
+
+def asha_rungs(block: dict) -> list[float]:
+    """ASHA's milestones (one bracket, as ``ray.tune.schedulers.async_hyperband._Bracket``): grace_period x
+    reduction_factor^k below max_t."""
+    max_t, grace = block.get("max_t", ASHA_DEFAULT_MAX_T), block.get("grace_period", 1)
+    rf = block.get("reduction_factor", 4)
+    if not (grace > 0 and rf > 1 and max_t >= grace):
+        return []
+    count = int(math.log(max_t / grace) / math.log(rf) + 1)
+    return [grace * rf**k for k in range(count)]
+
+
+def _check_rungs_between_evaluations(spec: ExperimentSpec, config, block: dict, horizon: float) -> None:
+    """Rule 6: ASHA comparing trials on an ``evaluation/`` metric at an iteration that does not evaluate (after the
+    first evaluation) compares an earlier evaluation's score (RLlib repeats the last one), as checkpoints ranked
+    there would (rule 7)."""
+    metric, interval = block.get("metric"), config.evaluation_interval
+    if not (isinstance(metric, str) and metric.startswith("evaluation/") and interval):
+        return
+    if spec.num_trials < 2:
+        return  # nothing to compare (a warning says so)
+    # before the first evaluation the metric is missing and ASHA waits for it (its rungs are ">="): not stale
+    stale = [r for r in asha_rungs(block) if interval < r < horizon and r % interval]
+    if stale:
+        raise UserError(
+            f"scheduler ASHA compares trials on {metric} at iteration(s) {', '.join(map(_num, stale[:4]))}, but "
+            f"evaluation runs every {interval}: there it reads an earlier evaluation's score; set grace_period to a "
+            f"multiple of evaluation_interval ({interval})",
             spec.source,
         )
 
