@@ -4,7 +4,6 @@ evaluate, the algorithm's own)."""
 
 from __future__ import annotations
 
-import math
 
 from smac_rllib.algorithms import config_questions
 from smac_rllib.cli.errors import warn
@@ -47,46 +46,13 @@ def describe_evaluation(config) -> str:
     )
 
 
-def asha_rungs(options: dict) -> list[float]:
-    """ASHA's rung milestones (in ``time_attr`` units), as ``ray.tune.schedulers.AsyncHyperBandScheduler`` computes
-    them for its first bracket: ``grace_period * reduction_factor**k`` up to ``max_t``."""
-    grace, factor, max_t = options.get("grace_period", 1), options.get("reduction_factor", 4), options.get("max_t", 100)
-    count = int(math.log(max_t / grace) / math.log(factor) + 1)
-    return [grace * factor**k for k in range(count)]
-
-
-def check_rungs(spec: ExperimentSpec) -> None:
-    """A warning when ASHA compares trials on an evaluation metric at iterations that do not evaluate: between two
-    evaluations RLlib repeats the last one, so a rung at iteration 15 with ``evaluation_interval: 10`` judges every
-    trial by its iteration-10 evaluation (and a rung before the first evaluation has nothing to compare)."""
-    block = spec.scheduler or {}
-    if block.get("type") == "ASHA" and spec.num_trials == 1:
+def warn_asha_one_trial(spec: ExperimentSpec) -> None:
+    """ASHA stops the worse trials of a sweep: on one trial it never acts (``tune_horizon.py`` checks its rungs)."""
+    if (spec.scheduler or {}).get("type") == "ASHA" and spec.num_trials == 1:
         warn(
             f"{spec.name}: scheduler ASHA stops the worse trials of a sweep, and this experiment has one trial: ASHA "
             "never stops it (the run is a plain one); sweep values or seeds (grid_search), or drop the scheduler"
         )
-        return
-    if block.get("type") != "ASHA" or not str(block.get("metric", "")).startswith("evaluation/"):
-        return
-    if block.get("time_attr", "training_iteration") != "training_iteration":
-        return
-    intervals = {c.evaluation_interval for c in spec.configs if c.evaluation_interval}
-    rungs = asha_rungs(block)
-    for interval in sorted(intervals):
-        off = [r for r in rungs if r % interval]
-        if off:
-            factor = block.get("reduction_factor", 4)
-            grace = block.get("grace_period", 1)
-            good = interval * max(1, -(-grace // interval))
-            fix = f"set scheduler grace_period to a multiple of {interval} (e.g. {good})"
-            if factor != int(factor):
-                fix += " and reduction_factor to an integer"
-            warn(
-                f"{spec.name}: ASHA compares {block['metric']!r} at iteration(s) "
-                f"{', '.join(f'{r:g}' for r in off[:4])}, which do not evaluate (evaluation_interval: {interval}): the "
-                f"rungs see a stale or no evaluation; {fix}"
-            )
-            return
 
 
 def warn_algorithm(spec: ExperimentSpec) -> None:

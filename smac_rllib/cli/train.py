@@ -39,7 +39,7 @@ from smac_rllib.cli import overdue
 from smac_rllib.cli.interrupt import INTERRUPT, CheckpointOnInterrupt, _add_interrupt_callback, catch_ctrl_c
 from smac_rllib.cli.pending import PendingReporter
 from smac_rllib.cli.plot import plot_experiments
-from smac_rllib.cli.preflight import check_rungs, describe_env, print_dry_run, warn_algorithm
+from smac_rllib.cli.preflight import describe_env, print_dry_run, warn_algorithm, warn_asha_one_trial
 from smac_rllib.cli.progress import ProgressPrinter
 from smac_rllib.cli.ray_output import ConfigErrorFilter, StaleCheckpointFilter, quiet_ray_notices
 from smac_rllib.cli.ray_start import check_before_ray, start_ray
@@ -61,7 +61,7 @@ def run_train(args) -> int:
     specs = load_experiments(args.path, args.overrides)
     for spec in specs:
         check_horizon(spec)  # settings against the stop and the task (one-line UserError)
-        check_rungs(spec)
+        warn_asha_one_trial(spec)
         warn_algorithm(spec)
     if args.resume:
         done = check_resume(specs, trust=getattr(args, "trust", False))

@@ -102,10 +102,13 @@ def _check_rungs_between_evaluations(spec: ExperimentSpec, config, block: dict, 
     # before the first evaluation the metric is missing and ASHA waits for it (its rungs are ">="): not stale
     stale = [r for r in asha_rungs(block) if interval < r < horizon and r % interval]
     if stale:
+        grace, factor = block.get("grace_period", 1), block.get("reduction_factor", 4)
+        fix = f"set grace_period to a multiple of evaluation_interval (e.g. {interval * max(1, -(-grace // interval))})"
+        if factor != int(factor):
+            fix += " and reduction_factor to an integer"
         raise UserError(
             f"scheduler ASHA compares trials on {metric} at iteration(s) {', '.join(map(_num, stale[:4]))}, but "
-            f"evaluation runs every {interval}: there it reads an earlier evaluation's score; set grace_period to a "
-            f"multiple of evaluation_interval ({interval})",
+            f"evaluation runs every {interval}: there it reads an earlier evaluation's score; {fix}",
             spec.source,
         )
 
