@@ -271,6 +271,14 @@ def test_console_script_mistake_prints_exactly_one_stderr_line(tmp_path):
     assert "Traceback" not in proc.stdout
 
 
+def test_a_gl_backend_dm_control_cannot_load_is_one_line(tmp_path):
+    """MUJOCO_GL picks dm_control's renderer when it is first imported (every run imports it): an unknown name fails
+    there, before any file is read."""
+    proc = _rllib("train", "file", TINY, "--dry-run", timeout=120, MUJOCO_GL="glx")
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert proc.stderr.startswith("rllib: error: MUJOCO_GL=glx (PYOPENGL_PLATFORM=") and "unset both" in proc.stderr
+
+
 # --------------------------------------------------------------------------------------------- Ctrl-C
 
 

@@ -26,7 +26,7 @@ import sys
 from collections.abc import Callable
 
 from smac_rllib import headless_gl
-from smac_rllib.cli.errors import EXIT_INTERRUPTED, EXIT_USER_ERROR, PROG, UserError, resume_command
+from smac_rllib.cli.errors import EXIT_INTERRUPTED, EXIT_USER_ERROR, PROG, UserError, one_line, resume_command
 
 
 def prepare_environment(address: str | None = None) -> None:
@@ -41,6 +41,20 @@ def prepare_environment(address: str | None = None) -> None:
     os.environ.setdefault("TUNE_DISABLE_STRICT_METRIC_CHECKING", "1")
     os.environ.setdefault("TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S", "0")
     os.environ.setdefault("PYTHONWARNINGS", "ignore::DeprecationWarning")
+
+
+def check_gl_backend() -> None:
+    """dm_control loads the GL backend ``MUJOCO_GL`` names when first imported (states too: the package imports its
+    renderer); a backend this machine lacks, or a ``PYOPENGL_PLATFORM`` that contradicts it, fails there."""
+    try:
+        from dm_control import _render  # noqa: F401
+    except Exception as e:  # noqa: BLE001 - ImportError, AttributeError (no library), RuntimeError (unknown name)
+        gl, platform = os.environ.get("MUJOCO_GL", ""), os.environ.get("PYOPENGL_PLATFORM", "")
+        raise UserError(
+            f"MUJOCO_GL={gl} (PYOPENGL_PLATFORM={platform or 'unset'}): dm_control cannot load this GL backend "
+            f"({one_line(e, 160)}); unset both (egl, the default, renders headless on CPU and GPU) or install the "
+            "backend's library (osmesa: apt install libosmesa6)"
+        ) from None
 
 
 def _wandb_logged_in() -> bool:
@@ -248,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
     args.argv = argv
     prepare_environment(getattr(args, "address", None))
     try:
+        if args.command in ("train", "evaluate"):
+            check_gl_backend()
         return int(args.func(args) or 0)
     except UserError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr, flush=True)
