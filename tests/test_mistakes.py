@@ -963,6 +963,13 @@ MISTAKES: dict[str, Mistake] = {
         ),
         expect="target_network_update_freq=100 env steps with tau=0.005: the run's 19 target updates each move",
     ),
+    "a stop on one iteration's env steps": Mistake(
+        exp("stop: {env_runners/num_env_steps_sampled: 5000}"),
+        expect="stop criterion env_runners/num_env_steps_sampled: 5000 is a count of one iteration (each result",
+    ),
+    "a stop on one iteration's seconds": Mistake(
+        exp("stop: {time_this_iter_s: 120}"), expect="write time_total_s: 120"
+    ),
     "STRICT_SPREAD on a local Ray": Mistake(
         cfg("placement_strategy: STRICT_SPREAD", "num_env_runners: 2"),
         expect="placement_strategy STRICT_SPREAD puts each of a trial's 3 bundles",

@@ -41,6 +41,14 @@ COUNTING_STOP_KEYS = {
 }
 
 
+# Counts of one iteration (each result restarts them) -> the run's count a stop on them meant.
+PER_ITERATION_KEYS = {
+    "env_runners/num_env_steps_sampled": "env_runners/num_env_steps_sampled_lifetime",
+    "env_runners/num_episodes": "env_runners/num_episodes_lifetime",
+    "time_this_iter_s": "time_total_s",
+}
+
+
 def parse_stop(stop: Any, where: str, *, custom_metrics: bool = False) -> dict[str, float]:
     if stop is None:
         return {}
@@ -57,6 +65,13 @@ def parse_stop(stop: Any, where: str, *, custom_metrics: bool = False) -> dict[s
         error = result_key_error(key, "stop criterion", custom_metrics)
         if error:
             raise UserError(error, where)
+        if key in PER_ITERATION_KEYS:
+            raise UserError(
+                f"stop criterion {key}: {value!r} is a count of one iteration (each result restarts it), not the "
+                f"run's: the run would stop only if one iteration reached it; write {PER_ITERATION_KEYS[key]}: "
+                f"{value!r}",
+                where,
+            )
         if key in COUNTING_STOP_KEYS and value <= 0:
             raise UserError(
                 f"stop criterion {key}={value!r} ends the run before its first iteration (the result starts "
