@@ -970,6 +970,9 @@ MISTAKES: dict[str, Mistake] = {
     "a stop on one iteration's seconds": Mistake(
         exp("stop: {time_this_iter_s: 120}"), expect="write time_total_s: 120"
     ),
+    "more torch threads per process than the machine has cores": Mistake(
+        cfg("torch_num_threads: 4096"), expect="torch_num_threads=4096, and this machine has"
+    ),
     "STRICT_SPREAD on a local Ray": Mistake(
         cfg("placement_strategy: STRICT_SPREAD", "num_env_runners: 2"),
         expect="placement_strategy STRICT_SPREAD puts each of a trial's 3 bundles",

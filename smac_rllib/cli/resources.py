@@ -97,9 +97,18 @@ OVERSUBSCRIBE_LIMIT = 8  # logical CPUs of a local Ray per physical one, at most
 
 def check_local_cpus(specs: list[ExperimentSpec]) -> None:
     """Before Ray starts: a trial that asks for more than ``OVERSUBSCRIBE_LIMIT`` x this machine's CPUs is refused (each
-    env runner is a process: hundreds of them would exhaust the machine)."""
+    env runner is a process: hundreds of them would exhaust the machine); so are more torch threads per process than
+    the machine has cores."""
     have = os.cpu_count() or 1
     for spec in specs:
+        threads = max((getattr(c, "torch_num_threads", 0) or 0 for c in spec.configs), default=0)
+        if threads > have:
+            raise UserError(
+                f"torch_num_threads={threads}, and this machine has {have} CPU cores: each learner and env runner "
+                f"process would run {threads} threads on them (oversubscribed: slower, docs/design.md §3); use at "
+                f"most {have} (1, the default, for runners beside a learner)",
+                spec.key_lines.get("torch_num_threads", spec.source),
+            )
         need = math.ceil(trial_request(spec)["CPU"])
         if need > OVERSUBSCRIBE_LIMIT * have:
             raise UserError(
