@@ -1439,6 +1439,11 @@ def test_sweeps_that_differ_as_run_pass_and_asha_on_one_trial_is_a_warning(tmp_p
     assert "evaluation_config runs dmc/cartpole-balance at action_repeat 2 (training: 1): the policy is evaluated" in (
         capfd.readouterr().err
     )
+    path.write_text(cfg("updates_per_env_step: 20"))
+    assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
+    assert "updates_per_env_step=20 on a CPU learner: ~2,000 updates for the run's 200 env steps" in (
+        capfd.readouterr().err
+    )
     path.write_text(exp("scheduler: {type: ASHA, mode: max}"))
     assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
     err = capfd.readouterr().err
