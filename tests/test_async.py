@@ -52,6 +52,19 @@ def test_may_insert_blocks_only_the_side_that_runs_ahead():
     assert not limiter.may_insert(env_steps_stored=120, updates_done=0, env_steps_in_flight=20, request_env_steps=10)
 
 
+def test_runners_never_wait_for_a_learner_with_nothing_granted():
+    """Ratio 0.02 (one update per 50 env steps) with a lead of 40 env steps: at 290 stored after a 250-step warm-up
+    no update is granted yet, and a 20-step request would grant one past the lead; waiting would be forever."""
+    limiter = SampleToInsertRatio(0.02, learning_starts=250, max_lead_env_steps=40)
+    assert limiter.granted_updates(290) == 0
+    assert limiter.may_insert(env_steps_stored=290, env_steps_in_flight=0, request_env_steps=20, updates_done=0)
+    assert not limiter.may_insert(env_steps_stored=290, env_steps_in_flight=20, request_env_steps=20, updates_done=0)
+    stamps, _ = _simulate(
+        update_s=0.02, step_s=0.002, ratio=0.02, runners=1, request=20, learning_starts=250, total=5_000
+    )
+    assert len(stamps) == limiter.granted_updates(5_000) == 95
+
+
 def _simulate(
     *, update_s: float, step_s: float, ratio: float, runners: int, request: int, learning_starts: int, total: int
 ):
@@ -74,6 +87,7 @@ def _simulate(
         next_sample = min((t for t in runner_done_at if t is not None), default=math.inf)
         can_update = updates_done < limiter.granted_updates(stored)
         next_update = max(now, learner_free_at) + update_s if can_update else math.inf
+        assert min(next_sample, next_update) < math.inf, f"deadlock at {stored} env steps, {updates_done} updates"
         if next_update <= next_sample:
             now = next_update
             stamps.append(stored)

@@ -9,9 +9,12 @@ ahead of the other (as Reverb's ``SampleToInsertRatio``):
   inserts stay at most ``max_lead_env_steps`` ahead of the updates done: ``(stored + in_flight + n -
   learning_starts) * ratio - updates_done <= max_lead_env_steps * ratio`` (``may_insert``).
 
-So over any window of W env steps after the warm-up, the observed updates per env step differ from ``ratio``
-by at most ``ratio * max_lead_env_steps / W`` (plus one update of rounding): the learner's backlog is between
-0 and ``max_lead_env_steps * ratio`` updates at every insert. Enough lead (one request per runner) lets the
+A runner never waits for a learner that has no granted update left (counting the steps in flight): with a lead
+shorter than one update's worth of env steps (``1 / ratio``, e.g. 50 at ratio 0.02) both sides would wait for each
+other forever. So over any window of W env steps after the warm-up, the observed updates per env step differ from
+``ratio`` by at most ``ratio * max(max_lead_env_steps, request + 1 / ratio) / W`` (plus one update of rounding): the
+learner's backlog at every insert is between 0 and the larger of ``max_lead_env_steps * ratio`` and
+``request * ratio + 1`` updates. Enough lead (one request per runner) lets the
 runners sample the next fragment while the learner works through the last one; that overlap is the point.
 """
 
@@ -46,6 +49,8 @@ class SampleToInsertRatio:
         projected = env_steps_stored + env_steps_in_flight + request_env_steps
         if projected <= self.learning_starts:
             return True  # the warm-up never waits for the learner
+        if updates_done >= self.granted_updates(env_steps_stored + env_steps_in_flight):
+            return True  # the learner has nothing granted left, even once the requests in flight land: never wait
         backlog_updates = self.granted_updates(projected) - updates_done
         return backlog_updates <= self.updates_per_env_step * self.max_lead_env_steps + 1e-9
 
