@@ -459,6 +459,9 @@ MISTAKES: dict[str, Mistake] = {
         "directory under the run's storage path (~/ray_results/<experiment> by default) (train it first: rllib train "
         "file ",
     ),
+    "a value option given twice": Mistake(
+        args=("--seed", "0", "--seed=1"), expect="--seed is given twice; it takes one value (the last would silently"
+    ),
     "evaluate --seed negative": Mistake(
         command=("evaluate", "{dir}"), args=("--seed", "-5"), expect="argument --seed: -5 must be in [0, 2**32)"
     ),
@@ -1522,3 +1525,20 @@ def test_a_result_key_whose_name_holds_a_slash_is_found_as_tune_flattens_it():
     assert lookup(result, "learners/default_policy/critic/loss") == 0.3
     assert lookup(result, "learners/default_policy/a/b") == 1 and lookup(result, "x/y") == 2
     assert lookup(result, "learners/default_policy/critic") is None and lookup(result, "learners/nope") is None
+
+
+def test_evaluate_names_the_checkpoint_or_trial_a_directory_leaves_open(tmp_path):
+    """An experiment directory of several trials, and a directory inside a checkpoint (one component's state), are
+    refused with the directory to pass; an experiment of one trial resolves to its newest checkpoint."""
+    from smac_rllib.cli.errors import UserError
+    from smac_rllib.cli.evaluate import resolve_checkpoint
+
+    for trial in ("T_00000_seed=0", "T_00001_seed=1"):
+        module = tmp_path / "exp" / trial / "checkpoint_000000" / "learner_group" / "learner" / "rl_module"
+        module.mkdir(parents=True)
+        (module.parents[2] / "rllib_checkpoint.json").write_text("{}")
+    with pytest.raises(UserError, match=r"holds the checkpoints of 2 trials \(T_00000_seed=0, T_00001_seed=1\)"):
+        resolve_checkpoint(str(tmp_path / "exp"))
+    with pytest.raises(UserError, match=r"is a part of the checkpoint .*T_00000_seed=0/checkpoint_000000 \(one"):
+        resolve_checkpoint(str(tmp_path / "exp" / "T_00000_seed=0" / "checkpoint_000000" / "learner_group"))
+    assert resolve_checkpoint(str(tmp_path / "exp" / "T_00001_seed=1"))[0].endswith("T_00001_seed=1/checkpoint_000000")

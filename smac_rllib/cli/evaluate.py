@@ -87,11 +87,19 @@ def resolve_checkpoint(path: str) -> tuple[str, list[str]]:
             hint = f"; the trial's newest complete one is {newer[0]}" if newer else ""
             raise UserError(f"checkpoint {path} is incomplete ({reason}){hint}")
         return path, []
+    _refuse_inside_checkpoint(path)
     found = [os.path.dirname(p) for p in glob.glob(os.path.join(path, "**", "rllib_checkpoint.json"), recursive=True)]
     found = [os.path.abspath(p) for p in found if os.path.basename(p).startswith("checkpoint_")]
     if not found:
         raise UserError(
             f"no checkpoint under {path}; train with checkpoint_config.checkpoint_frequency > 0 or checkpoint_at_end"
+        )
+    trials = sorted({os.path.dirname(p) for p in found})
+    if len(trials) > 1:
+        names = ", ".join(os.path.relpath(t, path) for t in trials[:3]) + (", ..." if len(trials) > 3 else "")
+        raise UserError(
+            f"{path} holds the checkpoints of {len(trials)} trials ({names}): which one to evaluate is yours to say; "
+            f"pass a trial directory, e.g. rllib evaluate {trials[0]}"
         )
     found.sort(key=lambda p: (os.path.getmtime(os.path.join(p, "rllib_checkpoint.json")), p), reverse=True)
     skipped = []
@@ -104,6 +112,20 @@ def resolve_checkpoint(path: str) -> tuple[str, list[str]]:
         f"no complete checkpoint under {path}: {len(skipped)} incomplete one(s) (e.g. {skipped[0]}); "
         "resume the run (`rllib train file ... --resume`) to write a new one"
     )
+
+
+def _refuse_inside_checkpoint(path: str) -> None:
+    """A directory inside a checkpoint (``learner_group/learner/rl_module/default_policy``: one component's state)."""
+    parent = os.path.dirname(os.path.abspath(path))
+    while parent and parent != os.path.dirname(parent):
+        if os.path.basename(parent).startswith("checkpoint_") and os.path.isfile(
+            os.path.join(parent, "rllib_checkpoint.json")
+        ):
+            raise UserError(
+                f"{path} is a part of the checkpoint {parent} (one component's state); pass the checkpoint itself: "
+                f"rllib evaluate {parent}"
+            )
+        parent = os.path.dirname(parent)
 
 
 def _complete_under(trial_dir: str) -> list[str]:

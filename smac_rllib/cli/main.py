@@ -173,8 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument(
         "checkpoint",
-        help="a checkpoint directory, or a trial/experiment directory (its newest complete checkpoint; "
-        "one a killed run left half-written is skipped)",
+        help="a checkpoint directory, or a trial directory, or an experiment directory of one trial (its newest "
+        "complete checkpoint; one a killed run left half-written is skipped)",
     )
     ev.add_argument(
         "--trust", action="store_true", help="load a checkpoint owned by another user (a pickle: only one you trust)"
@@ -253,12 +253,33 @@ def _other_train_forms(argv: list[str]) -> str | None:
     return None
 
 
+def _value_options(parser: argparse.ArgumentParser) -> set[str]:
+    """The ``--options`` of every subcommand that take one value (``--seed 3``; not ``--config``, which merges)."""
+    found: set[str] = set()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found |= _value_options(sub)
+        elif type(action) is argparse._StoreAction:
+            found.update(o for o in action.option_strings if o.startswith("--"))
+    return found
+
+
+def _repeated_option(parser: argparse.ArgumentParser, argv: list[str]) -> str | None:
+    """argparse keeps the last of ``--seed 0 --seed 1`` silently; a value option given twice is a mistake."""
+    for option in sorted(_value_options(parser)):
+        if sum(a == option or a.startswith(option + "=") for a in argv) > 1:
+            return f"{option} is given twice; it takes one value (the last would silently win): give it once"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if fix := _other_train_forms(argv):
+    parser = build_parser()
+    if fix := _other_train_forms(argv) or _repeated_option(parser, argv):
         print(f"{PROG}: error: {fix}", file=sys.stderr, flush=True)
         return EXIT_USER_ERROR
-    args = build_parser().parse_args(argv)
+    args = parser.parse_args(argv)
     args.argv = argv
     prepare_environment(getattr(args, "address", None))
     try:
