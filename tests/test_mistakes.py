@@ -459,6 +459,11 @@ MISTAKES: dict[str, Mistake] = {
         "directory under the run's storage path (~/ray_results/<experiment> by default) (train it first: rllib train "
         "file ",
     ),
+    "Tune's older checkpoint key beside the new one": Mistake(
+        exp("checkpoint_freq: 1", "checkpoint_config: {checkpoint_frequency: 2}"),
+        expect="checkpoint_freq is Tune's older name of checkpoint_config.checkpoint_frequency, and "
+        "checkpoint_config.checkpoint_frequency is set too; keep one",
+    ),
     "a value option given twice": Mistake(
         args=("--seed", "0", "--seed=1"), expect="--seed is given twice; it takes one value (the last would silently"
     ),
@@ -1440,6 +1445,11 @@ def test_sweeps_that_differ_as_run_pass_and_asha_on_one_trial_is_a_warning(tmp_p
     path.write_text(evaluated_other)
     assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
     assert "evaluation_config runs dmc/cartpole-balance at action_repeat 2 (training: 1): the policy is evaluated" in (
+        capfd.readouterr().err
+    )
+    path.write_text(exp("local_dir: results"))
+    assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
+    assert "local_dir is Tune's older name; read as storage_path (write that to silence this note)" in (
         capfd.readouterr().err
     )
     path.write_text(cfg("updates_per_env_step: 20"))

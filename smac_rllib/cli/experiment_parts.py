@@ -4,6 +4,7 @@ checked against the result keys a run reports, every mistake a one-line ``UserEr
 from __future__ import annotations
 
 import inspect
+import sys
 from typing import Any
 
 from ray.tune.schedulers import ASHAScheduler
@@ -14,6 +15,7 @@ from smac_rllib.cli.grids import grid_options
 from smac_rllib.cli.ranges import check_finite
 from smac_rllib.cli.result_keys import result_key_error
 from smac_rllib.cli.results import EVAL_RETURN, TRAIN_RETURN, modern_metric
+from smac_rllib.cli.yaml_reader import MarkedDict
 
 CHECKPOINT_KEYS = (
     "checkpoint_frequency",
@@ -263,3 +265,43 @@ def plain(value: Any) -> Any:
     if isinstance(value, list):
         return [plain(v) for v in value]
     return value
+
+
+# Legacy names of experiment keys (experiment_spec.EXPERIMENT_KEYS) from RLlib's old tuned examples (value: new name).
+LEGACY_EXPERIMENT_KEYS = {
+    "local_dir": "storage_path",
+    "checkpoint_freq": "checkpoint_config.checkpoint_frequency",
+    "checkpoint_at_end": "checkpoint_config.checkpoint_at_end",
+    "keep_checkpoints_num": "checkpoint_config.num_to_keep",
+}
+
+
+def translate_legacy_keys(body: MarkedDict, path: str) -> MarkedDict:
+    """Tune's older experiment keys (``local_dir``, ``checkpoint_freq``, ...) read under their names now, each said in
+    a note; an old and a new name of one setting together are refused."""
+    if not any(k in LEGACY_EXPERIMENT_KEYS for k in body):
+        return body
+    out = MarkedDict(body)
+    out.line, out.key_lines = body.line, dict(getattr(body, "key_lines", {}))
+    for old, new in LEGACY_EXPERIMENT_KEYS.items():
+        if old not in out:
+            continue
+        where = f"{path}:{out.key_lines.get(old)}" if out.key_lines.get(old) else path
+        top, _, sub = new.partition(".")
+        present = out.get(top)
+        if (sub and isinstance(present, dict) and sub in present) or (not sub and top in out):
+            raise UserError(f"{old} is Tune's older name of {new}, and {new} is set too; keep one ({new})", where)
+        print(
+            f"rllib: note: {where}: {old} is Tune's older name; read as {new} (write that to silence this note)",
+            file=sys.stderr,
+            flush=True,
+        )
+        value = out.pop(old)
+        if sub:
+            out.setdefault(top, {})
+            out[top] = {**out[top], sub: value}
+            out.key_lines.setdefault(top, out.key_lines.get(old))
+        else:
+            out[new] = value
+            out.key_lines[new] = out.key_lines.get(old)
+    return out

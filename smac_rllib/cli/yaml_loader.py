@@ -43,6 +43,7 @@ UTF-8 (``yaml_reader.py``), at most ``MAX_YAML_BYTES``, nested at most ``MAX_YAM
 
 from __future__ import annotations
 
+
 import contextlib
 import copy
 import difflib
@@ -65,6 +66,7 @@ from smac_rllib.cli.experiment_parts import (
     warn_seed_grid,
     parse_wandb,
     plain,
+    translate_legacy_keys,
 )
 from smac_rllib.cli.experiment_spec import EXPERIMENT_KEYS, FOREIGN_EXPERIMENT_KEYS, ExperimentSpec, Overrides
 from smac_rllib.cli.grids import MAX_GRID_POINTS, check_grids, deep_merge, grid_variants, num_grid_points
@@ -78,13 +80,6 @@ from smac_rllib.cli.yaml_reader import MarkedDict, is_template, read_yaml
 
 # --------------------------------------------------------------------------------------------- experiments
 
-# Legacy names of experiment keys (experiment_spec.EXPERIMENT_KEYS) from RLlib's old tuned examples (value: new name).
-_LEGACY_EXPERIMENT_KEYS = {
-    "local_dir": "storage_path",
-    "checkpoint_freq": "checkpoint_config.checkpoint_frequency",
-    "checkpoint_at_end": "checkpoint_config.checkpoint_at_end",
-    "keep_checkpoints_num": "checkpoint_config.num_to_keep",
-}
 OUR_ALGORITHMS = TRAINABLES  # smac_rllib.TRAINABLES: one list of our run names
 
 
@@ -130,7 +125,7 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
         )
     if not isinstance(body, dict):
         raise UserError(f"experiment {name!r} must be a mapping with run, env, stop and config", where)
-    body = _translate_legacy_keys(body, path)
+    body = translate_legacy_keys(body, path)
     for key in body:
         if key not in EXPERIMENT_KEYS:
             hint = FOREIGN_EXPERIMENT_KEYS.get(key) or _config_key_hint(key, body) or did_you_mean(key, EXPERIMENT_KEYS)
@@ -267,26 +262,6 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
         warm_up_only=warm_up_only,
         dropped_stop=dropped,
     )
-
-
-def _translate_legacy_keys(body: MarkedDict, path: str) -> MarkedDict:
-    if not any(k in _LEGACY_EXPERIMENT_KEYS for k in body):
-        return body
-    out = MarkedDict(body)
-    out.line, out.key_lines = body.line, dict(getattr(body, "key_lines", {}))
-    for old, new in _LEGACY_EXPERIMENT_KEYS.items():
-        if old not in out:
-            continue
-        value = out.pop(old)
-        if "." in new:
-            top, sub = new.split(".")
-            out.setdefault(top, {})
-            out[top] = {**out[top], sub: value}
-            out.key_lines.setdefault(top, out.key_lines.get(old))
-        else:
-            out[new] = value
-            out.key_lines[new] = out.key_lines.get(old)
-    return out
 
 
 def _check_values(config: dict, line_of) -> None:
