@@ -73,6 +73,21 @@ def test_watcher_prints_each_new_record_once_and_not_after_the_iteration_reporte
     assert watcher.new_lines([_Trial(str(tmp_path), status="TERMINATED")], lambda t: "x", {}, {}) == []
 
 
+def test_a_trial_whose_steps_and_updates_stand_still_is_said_stalled(tmp_path):
+    """Records 30 s apart with the same env steps stored and updates done: after ``STALL_S`` the line says so
+    instead of an ever-growing time to the stop."""
+    record = {"time": 0.0, "training_iteration": 2, "elapsed_s": 30.0, "env_steps_stored": 290, "updates_done": 0}
+    watcher, trials = LiveWatcher(every_s=0), [_Trial(str(tmp_path))]
+    lines = []
+    for t in range(10, 191, 30):
+        (tmp_path / LIVE_PROGRESS_FILE).write_text(json.dumps(record | {"time": float(t), "elapsed_s": 30.0 + t}))
+        lines += watcher.new_lines(trials, lambda t: "0", {"env_runners/num_env_steps_sampled_lifetime": 1000}, {})
+    assert ["(stalled?" in line for line in lines] == [False] * 5 + [True] * 2, lines
+    assert "no env step stored and no update for 2m30s" in lines[5]
+    (tmp_path / LIVE_PROGRESS_FILE).write_text(json.dumps(record | {"time": 220.0, "env_steps_stored": 300}))
+    assert "stalled" not in watcher.new_lines(trials, lambda t: "0", {}, {})[0], "moving again"
+
+
 def test_a_long_iteration_prints_progress_lines_through_the_cli(tmp_path):
     """A real run whose iteration lasts seconds (300 env steps at 2 updates each, width 128) prints in-iteration
     lines with updates done/planned and the time to the stop criterion; nothing reaches stderr (no Ray/Tune warning

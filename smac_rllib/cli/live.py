@@ -58,7 +58,11 @@ def _steps(result: dict) -> float | None:
     return float(value) if value is not None else None
 
 
-def format_live(label: str, record: dict, stop: dict, last_result: dict | None) -> str:
+STALL_S = 150.0  # no env step stored and no update for this long: said on the live line (slowest update: ~36 s)
+
+
+def format_live(label: str, record: dict, stop: dict, last_result: dict | None, idle_s: float = 0.0) -> str:
+    """The live line; ``idle_s``: how long neither the env steps stored nor the updates done have moved."""
     if record.get("phase") == "evaluation":
         return format_live_evaluation(label, record)
     parts = [f"it {record.get('training_iteration', '?'):>3} running {format_duration(record.get('elapsed_s') or 0)}"]
@@ -68,6 +72,12 @@ def format_live(label: str, record: dict, stop: dict, last_result: dict | None) 
     if record.get("s_per_update"):
         parts.append(f"{record['s_per_update']:.2f} s/update")
     parts.append(f"{int(record.get('env_steps_stored') or 0):,} steps stored")
+    if idle_s >= STALL_S:
+        parts.append(
+            f"no env step stored and no update for {format_duration(idle_s)} (stalled? Ctrl-C checkpoints the run; "
+            "-v shows the workers' logs)"
+        )
+        return f"[{label}] " + ", ".join(parts)
     eta = eta_to_stop(record, stop, last_result)
     if eta is not None:
         parts.append(f"stop in ~{eta}")
@@ -96,6 +106,7 @@ class LiveWatcher:
         self.every_s = every_s
         self._last_check = 0.0
         self._seen: dict[str, float] = {}  # trial dir -> time of the last printed record
+        self._moved: dict[str, tuple] = {}  # trial dir -> ((env steps stored, updates done), time they last changed)
 
     def new_lines(self, trials, label_of, stop: dict, last_results: dict) -> list[str]:
         now = time.time()
@@ -114,8 +125,17 @@ class LiveWatcher:
             if last is not None and int(last.get("training_iteration", 0)) >= int(record.get("training_iteration", 0)):
                 continue  # the iteration this record is about has already reported
             self._seen[directory] = record["time"]
-            lines.append(format_live(label_of(trial), record, stop, last))
+            lines.append(format_live(label_of(trial), record, stop, last, self._idle_s(directory, record)))
         return lines
+
+    def _idle_s(self, directory: str, record: dict) -> float:
+        """Seconds since the trial's env steps stored or updates done last changed (records of one iteration)."""
+        key = (record.get("training_iteration"), record.get("env_steps_stored"), record.get("updates_done"))
+        before, since = self._moved.get(directory, (None, record["time"]))
+        if key != before:
+            self._moved[directory] = (key, record["time"])
+            return 0.0
+        return float(record["time"]) - float(since)
 
 
 def _working_dir(trial) -> str | None:
