@@ -464,6 +464,10 @@ MISTAKES: dict[str, Mistake] = {
         expect="checkpoint_freq is Tune's older name of checkpoint_config.checkpoint_frequency, and "
         "checkpoint_config.checkpoint_frequency is set too; keep one",
     ),
+    "one evaluation episode longer than ten times the training between evaluations": Mistake(
+        cfg("env_config: {time_limit: 100.0}"),
+        expect="(evaluating would take longer than training); one episode is 10,000 steps: shorten the episodes",
+    ),
     "a value option given twice": Mistake(
         args=("--seed", "0", "--seed=1"), expect="--seed is given twice; it takes one value (the last would silently"
     ),

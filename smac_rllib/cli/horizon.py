@@ -381,14 +381,16 @@ def _check_evaluation_length(spec: ExperimentSpec, config, steps: int) -> None:
         return
     trained = interval * steps
     if evaluated > EVALUATION_FACTOR * trained:
-        if unit == "timesteps":
-            most = f"{EVALUATION_FACTOR * trained:,} timesteps"
+        most = f"{EVALUATION_FACTOR * trained:,} timesteps" if unit == "timesteps" else None
+        if unit == "episodes" and length > EVALUATION_FACTOR * trained:  # one episode is already too long
+            own = "env_config.max_episode_steps" if "max_episode_steps" in (config.env_config or {}) else "its limit"
+            fix = f"one episode is {length:,} steps: shorten the episodes ({own})"
         else:
-            most = f"{max(1, EVALUATION_FACTOR * trained // length):,} episodes"
+            fix = f"lower evaluation_duration to <= {most or f'{EVALUATION_FACTOR * trained // length:,} episodes'}"
         raise UserError(
             f"evaluation_duration: {duration:,} {unit} = {evaluated:,} env steps every {interval} iteration(s) is "
             f"more than {EVALUATION_FACTOR}x the {trained:,} env steps trained in between (evaluating would take "
-            f"longer than training); lower evaluation_duration to <= {most} or raise evaluation_interval to >= "
+            f"longer than training); {fix} or raise evaluation_interval to >= "
             f"{-(-evaluated // (EVALUATION_FACTOR * steps))}",
             where,
         )
