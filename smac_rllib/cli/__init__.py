@@ -13,8 +13,9 @@ Ray removed its own ``rllib`` CLI in 2.42; this one brings the tuned-example wor
   ranges.py           numeric ranges, NaN/inf, settings that depend on each other (plus each algorithm's own,
                       asked through ``smac_rllib.algorithms.config_questions``: cli/ names no algorithm)
   grids.py            ``grid_search`` at any depth: every point expanded and counted
-  trial_check.py      each distinct trial as it will run: nested keys, its envs built once, its module on meta;
-                      same_trials.py: no two trials of a sweep the same run (automatic values, switched-off keys)
+  trial_check.py      each distinct trial as it will run: nested keys, its envs built once (trial_envs.py, with
+                      what follows from their spaces), its module on meta; same_trials.py: no two trials of a sweep
+                      the same run (automatic values, switched-off keys, RLlib's evaluation keys without evaluation)
   horizon.py          settings measured against the stop and the task (warm-up, evaluation, batch, returns);
                       tune_horizon.py: the ASHA scheduler and the checkpoints against the stop and the evaluations
   memory.py           the learner's and the replay's memory, estimated before Ray starts; checkpoint_disk.py: the
