@@ -468,6 +468,10 @@ MISTAKES: dict[str, Mistake] = {
         cfg("env_config: {time_limit: 100.0}"),
         expect="(evaluating would take longer than training); one episode is 10,000 steps: shorten the episodes",
     ),
+    "a sweep of replay capacities that all hold the whole run": Mistake(
+        cfg("replay_buffer_config: {capacity: {grid_search: [1000, 100000]}}"),
+        expect="replay_buffer_config.capacity=1000 is at least the run's 200 env steps (it keeps every one)",
+    ),
     "a value option given twice": Mistake(
         args=("--seed", "0", "--seed=1"), expect="--seed is given twice; it takes one value (the last would silently"
     ),
@@ -1429,10 +1433,10 @@ def test_what_the_stop_and_trial_rules_leave_alone(tmp_path, capfd):
         tmp_path,
         capfd,
         cfg(
-            "replay_buffer_config: {grid_search: [{type: EpisodeReplayBuffer, capacity: 1000}, "
-            "{capacity: 2000, type: EpisodeReplayBuffer}]}"
+            "replay_buffer_config: {grid_search: [{type: EpisodeReplayBuffer, capacity: 120}, "
+            "{capacity: 150, type: EpisodeReplayBuffer}]}"
         ),
-    )
+    )  # both below the run's 200 env steps: the second keeps more
 
 
 def test_sweeps_that_differ_as_run_pass_and_asha_on_one_trial_is_a_warning(tmp_path, capfd):

@@ -6,7 +6,8 @@ would run the same settings under different labels -- hours of compute that a us
   ``estimator: nested``; RLlib's evaluation settings without ``evaluation_interval``), written or swept;
 - two grid points that differ as written but not as run: an automatic value (``initial_alpha: null`` is 0.1 for a
   state run; a pixel run's unset ``env_config.action_repeat`` is 2; ``target_entropy: auto`` is -|A|, from the env the
-  trial check builds), or a setting that is switched off in both
+  trial check builds; a replay ``capacity`` above the run's env steps holds them all), or a setting that is switched
+  off in both
   (``mlmc_average_level0: [true, false]`` beside ``estimator: [nested, mlmc]``: the two nested trials are one run).
 """
 
@@ -51,12 +52,13 @@ def varying_paths(flat: list[dict[str, Any]]) -> list[str]:
 
 
 def check_same_trials(
-    spec: ExperimentSpec, trials: list[tuple[str, dict, Any]], env_values: Callable[[Any], dict] = lambda config: {}
+    spec: ExperimentSpec, trials: list[tuple[str, dict, Any]], run_values: Callable[[Any], dict] = lambda config: {}
 ) -> None:
     """Each distinct trial (label, grid point, validated config) runs settings of its own (see the module doc);
-    ``env_values(config)``: {setting: its value as run} for automatic values that depend on the env's spaces."""
+    ``run_values(config)``: {setting: (its value as run, "what that is")} for what the env's spaces or the run's
+    length decide (``target_entropy: auto`` is -|A|; a replay larger than the run's env steps holds them all)."""
     _check_switched_off(spec, trials)
-    _check_resolved_alike(spec, trials, env_values)
+    _check_resolved_alike(spec, trials, run_values)
 
 
 def _switched_off(config, variant: dict) -> dict[str, str]:
@@ -101,13 +103,13 @@ def _env_as_made(config) -> dict[str, Any]:
     return flatten({"env_config": env_config})
 
 
-def _as_run(path: str, flat: dict[str, Any], config, off: dict[str, str], env_values: dict) -> tuple[Any, str]:
+def _as_run(path: str, flat: dict[str, Any], config, off: dict[str, str], run_values: dict) -> tuple[Any, str]:
     """(the value a trial runs with at ``path``, why it differs from the written one, or "")."""
     written = flat.get(path, UNSET)
     if path in off:
         return "<not read>", off[path].split(";")[0]
-    if path in env_values and repr(_number(env_values[path])) != repr(_number(written)):
-        return _number(env_values[path]), f"{path}={written!r} is {env_values[path]!r} for {config.env}"
+    if path in run_values and repr(_number(run_values[path][0])) != repr(_number(written)):
+        return _number(run_values[path][0]), f"{path}={written!r} is {run_values[path][1]}"
     if path.startswith("env_config."):
         made = _env_as_made(config).get(path, UNSET)
         if repr(_number(made)) != repr(_number(written)):
@@ -124,7 +126,7 @@ def _as_run(path: str, flat: dict[str, Any], config, off: dict[str, str], env_va
     return _number(written), ""
 
 
-def _check_resolved_alike(spec: ExperimentSpec, trials: list[tuple[str, dict, Any]], env_values: Callable) -> None:
+def _check_resolved_alike(spec: ExperimentSpec, trials: list[tuple[str, dict, Any]], run_values: Callable) -> None:
     """Two trials whose varying settings, as they run, are equal: the same run twice under two labels."""
     flat = [flatten(variant) for _, variant, _ in trials]
     varying = varying_paths(flat)
@@ -134,7 +136,7 @@ def _check_resolved_alike(spec: ExperimentSpec, trials: list[tuple[str, dict, An
     as_run = {}
     for i, (label, variant, config) in enumerate(trials):
         off = _switched_off(config, variant)
-        as_run[i] = run = [_as_run(path, flat[i], config, off, env_values(config)) for path in varying]
+        as_run[i] = run = [_as_run(path, flat[i], config, off, run_values(config)) for path in varying]
         key = repr([value for value, _ in run])
         if key not in seen:
             seen[key] = i

@@ -36,6 +36,7 @@ from smac_rllib.cli.env_checks import check_env, check_modalities
 from smac_rllib.cli.errors import UserError, did_you_mean, one_line, warn
 from smac_rllib.cli.experiment_spec import ExperimentSpec
 from smac_rllib.cli.grids import is_grid
+from smac_rllib.cli.horizon import env_steps_at_stop
 from smac_rllib.cli.ray_output import quiet
 from smac_rllib.cli.results import action_repeat
 from smac_rllib.cli.same_trials import check_same_trials
@@ -71,12 +72,22 @@ def check_grid_point(spec: ExperimentSpec, label: str, variant: dict) -> None:
 
 def check_trials(spec: ExperimentSpec, trials: list[tuple[str, dict, Any]]) -> None:
     """Every distinct trial of ``spec`` (label, its grid point's mapping, its validated AlgorithmConfig), as it runs."""
-    check_same_trials(spec, trials, env_values)  # no two trials the same run under two labels
+    check_same_trials(spec, trials, lambda config: env_values(config) | _length_values(spec, config))  # none alike
     for label, variant, config in trials:
         with _located(spec, label):
             check_nested_keys(variant, config)
             _check_evaluation_env(spec, config)
             check_envs_and_module(config)
+
+
+def _length_values(spec: ExperimentSpec, config) -> dict[str, tuple]:
+    """A replay at least as large as every env step the run stores holds them all: such capacities run alike."""
+    buffer = getattr(config, "replay_buffer_config", None)
+    capacity = buffer.get("capacity") if isinstance(buffer, dict) else None
+    steps = env_steps_at_stop(spec.stop, config) if hasattr(config, "async_learning") else None
+    if not (is_real(capacity) and steps and capacity >= steps):
+        return {}
+    return {"replay_buffer_config.capacity": ("all", f"at least the run's {steps:,} env steps (it keeps every one)")}
 
 
 @contextlib.contextmanager

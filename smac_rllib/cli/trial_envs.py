@@ -54,7 +54,7 @@ def _build(env: Any, env_config: dict) -> tuple | str | None:
         made.close()
 
 
-def env_values(config) -> dict[str, Any]:
+def env_values(config) -> dict[str, tuple]:
     """Automatic settings whose value comes from the env's spaces: ``target_entropy: auto`` is -|A|."""
     if getattr(config, "target_entropy", None) != "auto":
         return {}
@@ -64,7 +64,8 @@ def env_values(config) -> dict[str, Any]:
         return {}  # the trial's own check names it
     if spaces is None or not isinstance(spaces[1], gym.spaces.Box):
         return {}
-    return {"target_entropy": -float(math.prod(spaces[1].shape))}
+    value = -float(math.prod(spaces[1].shape))
+    return {"target_entropy": (value, f"{value!r} for {config.env}")}
 
 
 def check_target_entropy(config, action_space) -> None:
