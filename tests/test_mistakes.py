@@ -472,6 +472,10 @@ MISTAKES: dict[str, Mistake] = {
         cfg("replay_buffer_config: {capacity: {grid_search: [1000, 100000]}}"),
         expect="replay_buffer_config.capacity=1000 is at least the run's 200 env steps (it keeps every one)",
     ),
+    "an action repeat that spans the whole episode": Mistake(
+        envc("action_repeat: 100"),
+        expect="env_config.action_repeat=100 spans the whole episode of dmc/cartpole-balance (100 control steps)",
+    ),
     "a value option given twice": Mistake(
         args=("--seed", "0", "--seed=1"), expect="--seed is given twice; it takes one value (the last would silently"
     ),

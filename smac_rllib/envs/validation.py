@@ -52,6 +52,11 @@ def env_config_errors(name: str, env_config: dict) -> list[tuple[str, str]]:
         message = _time_limit_error(name, float(limit), get("action_repeat"), get("from_pixels") is True)
         if message:
             errors.append(("time_limit", message))
+    repeat = get("action_repeat")
+    if is_int(repeat) and repeat > 1 and not errors:
+        message = _one_step_episode_error(name, repeat, limit if _is_number(limit) else None)
+        if message:
+            errors.append(("action_repeat", message))
     seed = get("seed")
     if _is_number(seed) and not (0 <= seed < SEED_BOUND):
         errors.append(("seed", f"env_config.seed={seed!r} must be in [0, 2**32) (numpy seeds); e.g. seed: 0"))
@@ -164,6 +169,21 @@ def _time_limit_error(name: str, limit: float, action_repeat: Any, pixels: bool)
             f"run; time_limit is in simulated seconds, e.g. {step * 1000:g} for 1000 steps"
         )
     return None
+
+
+def _one_step_episode_error(name: str, repeat: int, time_limit: float | None) -> str | None:
+    """An action repeat that spans the whole episode: every episode is one agent step (nothing to learn from)."""
+    try:
+        control = episode_control_steps(name, time_limit)
+    except Exception:  # noqa: BLE001 - an unknown task is reported elsewhere
+        return None
+    if control is None or control <= 1 or math.ceil(control / repeat) > 1:
+        return None
+    return (
+        f"env_config.action_repeat={repeat} spans the whole episode of {name} ({control:,} control steps): every "
+        "episode would be one agent step; action_repeat repeats each action that many control steps (paper pixels: "
+        "2; PlaNet 2-8)"
+    )
 
 
 def _camera_error(name: str, camera_id: int) -> str | None:
