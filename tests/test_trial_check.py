@@ -109,14 +109,17 @@ def test_a_setting_read_under_two_conditions_is_off_when_either_fails():
 
 
 def test_sweeps_of_settings_that_run_alike_by_the_env_or_by_rllib(tmp_path):
-    """target_entropy auto is -|A| of the env the trial builds; RLlib's evaluation settings without an evaluation
-    interval; a CUDA switch on a CPU learner."""
+    """target_entropy auto is -|A| of the env the trial builds; estimators that coincide at K = 1; RLlib's evaluation
+    settings without an evaluation interval; a CUDA switch on a CPU learner."""
     with pytest.raises(UserError, match=r"target_entropy='auto' is -1\.0 for dmc/cartpole-balance\): the sweep"):
         _load(tmp_path, cfg("target_entropy: {grid_search: [auto, -1.0]}"))
     assert _load(tmp_path, cfg("target_entropy: {grid_search: [auto, -0.5]}")).num_trials == 2
     no_eval = cfg("evaluation_duration: {grid_search: [1, 3]}").replace("    evaluation_interval: 2\n", "")
     with pytest.raises(UserError, match=r"is not read: no evaluation runs without evaluation_interval"):
         _load(tmp_path, no_eval)
+    with pytest.raises(UserError, match=r"estimator='mlmc' is the nested estimator at num_particles=1\)"):
+        _load(tmp_path, cfg("num_particles: 1", "estimator: {grid_search: [nested, mlmc, naive]}"))
+    assert _load(tmp_path, cfg("num_particles: 4", "estimator: {grid_search: [nested, mlmc]}")).num_trials == 2
     with pytest.raises(UserError, match=r"cuda_deterministic=True is not read with num_gpus_per_learner=0"):
         _load(tmp_path, cfg("cuda_deterministic: {grid_search: [true, false]}"))
 

@@ -72,12 +72,18 @@ def check_grid_point(spec: ExperimentSpec, label: str, variant: dict) -> None:
 
 def check_trials(spec: ExperimentSpec, trials: list[tuple[str, dict, Any]]) -> None:
     """Every distinct trial of ``spec`` (label, its grid point's mapping, its validated AlgorithmConfig), as it runs."""
-    check_same_trials(spec, trials, lambda config: env_values(config) | _length_values(spec, config))  # none alike
+    check_same_trials(spec, trials, lambda config: _values_as_run(spec, config))  # no two trials alike
     for label, variant, config in trials:
         with _located(spec, label):
             check_nested_keys(variant, config)
             _check_evaluation_env(spec, config)
             check_envs_and_module(config)
+
+
+def _values_as_run(spec: ExperimentSpec, config) -> dict[str, tuple]:
+    """What the env's spaces, the run's length and the algorithm itself make of written values (same_trials.py)."""
+    own = getattr(config, "values_as_run", lambda: {})()
+    return env_values(config) | _length_values(spec, config) | own
 
 
 def _length_values(spec: ExperimentSpec, config) -> dict[str, tuple]:

@@ -84,6 +84,14 @@ class SMACConfig(FieldTableConfig, PixelRunConfig, SACConfig):
             ]
         return []
 
+    def values_as_run(self) -> dict[str, tuple]:
+        """{setting: (the estimator it runs, why)} where K makes estimators coincide (core/estimators.py): at K = 0
+        nested, mlmc and conditional are all -log pi(a|s0); at K = 1 mlmc is nested (one level) and iwae is naive."""
+        k, estimator = self.resolved("num_particles"), self.estimator
+        same = {0: {"mlmc": "nested", "conditional": "nested"}, 1: {"mlmc": "nested", "iwae": "naive"}}
+        runs = same.get(k, {}).get(estimator, estimator)
+        return {"estimator": (runs, f"the {runs} estimator at num_particles={k}")} if runs != estimator else {}
+
     def _capture_errors(self) -> list[str]:
         mode = self.learner_capture
         if mode in ("auto", "off"):
