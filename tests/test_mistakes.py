@@ -476,6 +476,18 @@ MISTAKES: dict[str, Mistake] = {
         envc("action_repeat: 100"),
         expect="env_config.action_repeat=100 spans the whole episode of dmc/cartpole-balance (100 control steps)",
     ),
+    "--config setting the key the file sweeps": Mistake(
+        cfg("num_particles: {grid_search: [2, 4]}"),
+        args=("--config", '{"num_particles": 8}'),
+        expect="sets a key the file sweeps in every point of the sweep: its 2 trials would be 1 run(s) under 2 labels",
+    ),
+    "Tune's restore key": Mistake(exp("restore: /tmp/x"), expect="unknown experiment key 'restore'; a run continues"),
+    "plot given two experiment directories": Mistake(
+        command=("plot", "{dir}", "{dir}"), args=("--out", "x.png"), expect="rllib plot takes one directory"
+    ),
+    "RLlib's evaluate --env": Mistake(
+        command=("evaluate", "{dir}"), args=("--env", "dmc/cartpole-swingup"), expect="it has no --env"
+    ),
     "a value option given twice": Mistake(
         args=("--seed", "0", "--seed=1"), expect="--seed is given twice; it takes one value (the last would silently"
     ),
@@ -1456,7 +1468,7 @@ def test_sweeps_that_differ_as_run_pass_and_asha_on_one_trial_is_a_warning(tmp_p
     path = tmp_path / "asha.yaml"
     path.write_text(evaluated_other)
     assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
-    assert "evaluation_config runs dmc/cartpole-balance at action_repeat 2 (training: 1): the policy is evaluated" in (
+    assert "evaluation_config runs action_repeat 2 (training: 1): the policy is evaluated on another task" in (
         capfd.readouterr().err
     )
     path.write_text(exp("local_dir: results"))

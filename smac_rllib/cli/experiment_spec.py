@@ -17,6 +17,8 @@ EXPERIMENT_KEYS = (
 FOREIGN_EXPERIMENT_KEYS = {  # other tools' ways to share settings, Tune keys RLlib makes from the config
     "resources_per_trial": "; RLlib makes a trial's resources from its config: set num_env_runners, num_learners, "
     "num_gpus_per_learner or num_cpus_for_main_process in config",
+    "restore": "; a run continues from its newest checkpoint with `rllib train file X.yaml --resume` (same "
+    "--storage-path); to evaluate a checkpoint: rllib evaluate CHECKPOINT",
     "extends": "; GitLab's extends: is not YAML: anchor the template (`.defaults: &defaults {...}`) and merge it "
     "with `<<: *defaults`",
 }

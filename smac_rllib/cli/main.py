@@ -265,6 +265,20 @@ def _value_options(parser: argparse.ArgumentParser) -> set[str]:
     return found
 
 
+def _other_forms(argv: list[str]) -> str | None:
+    """The fix for arguments other tools take here: several plot directories, RLlib's ``evaluate --env``."""
+    values = {i + 1 for i, a in enumerate(argv) if a in ("--out", "--metric")}  # the options' own values
+    positional = [a for i, a in enumerate(argv[1:], 1) if not a.startswith("-") and i not in values]
+    if argv[:1] == ["plot"] and len(positional) > 1:
+        return (
+            "rllib plot takes one directory; it plots every experiment under it, so put the runs to compare under "
+            "one parent (e.g. one --storage-path) and pass that"
+        )
+    if argv[:1] == ["evaluate"] and any(a == "--env" or a.startswith("--env=") for a in argv):
+        return "rllib evaluate runs the env the checkpoint was trained on (its config); it has no --env"
+    return None
+
+
 def _repeated_option(parser: argparse.ArgumentParser, argv: list[str]) -> str | None:
     """argparse keeps the last of ``--seed 0 --seed 1`` silently; a value option given twice is a mistake."""
     for option in sorted(_value_options(parser)):
@@ -276,7 +290,7 @@ def _repeated_option(parser: argparse.ArgumentParser, argv: list[str]) -> str | 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    if fix := _other_train_forms(argv) or _repeated_option(parser, argv):
+    if fix := _other_train_forms(argv) or _other_forms(argv) or _repeated_option(parser, argv):
         print(f"{PROG}: error: {fix}", file=sys.stderr, flush=True)
         return EXIT_USER_ERROR
     args = parser.parse_args(argv)

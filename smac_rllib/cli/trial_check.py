@@ -78,6 +78,10 @@ def check_trials(spec: ExperimentSpec, trials: list[tuple[str, dict, Any]]) -> N
             check_nested_keys(variant, config)
             _check_evaluation_env(spec, config)
             check_envs_and_module(config)
+            if _evaluation_overrides_env(config):  # a trial that builds: what its evaluation measures
+                with quiet():
+                    evaluation = config.get_evaluation_config_object()
+                _warn_other_control_rate(spec.key_lines.get("evaluation_config", spec.source), config, evaluation)
 
 
 def _values_as_run(spec: ExperimentSpec, config) -> dict[str, tuple]:
@@ -136,30 +140,31 @@ def _check_evaluation_env(spec: ExperimentSpec, config) -> None:
         check_env(mapping, spec.algo_class, lambda key, sub=None: where)
     except UserError as e:
         raise UserError(_after_location(str(e), "evaluation_config: ")) from None
-    _warn_other_control_rate(where, config, evaluation)
 
 
 _WARNED: set[str] = set()
 
 
 def _warn_other_control_rate(where: str, config, evaluation) -> None:
-    """A DMC evaluation at another action repeat or time limit than training: the same spaces (so it runs), but the
-    policy acts at a control rate it did not learn, and an episode's return sums another number of rewards."""
-    if not (isinstance(config.env, str) and config.env.startswith("dmc/") and evaluation.env == config.env):
+    """An evaluation of another task of the same spaces, or of a DMC task at another action repeat, time limit or
+    rendering than training: it runs, but its returns are not those of the task (or frames) the policy learned."""
+    if evaluation.env != config.env:
+        differ = [f"another task, {evaluation.env} (training: {config.env})"]
+    elif isinstance(config.env, str) and config.env.startswith("dmc/"):
+        train, evaluated = dict(config.env_config or {}), dict(evaluation.env_config or {})
+        shown = {
+            "action_repeat": lambda c: action_repeat({"env_config": c}),
+            "time_limit": lambda c: c.get("time_limit", "the task's"),
+            "fast_render": lambda c: c.get("fast_render", False),
+            "camera_id": lambda c: c.get("camera_id", "the default"),
+        }
+        differ = [f"{k} {f(evaluated)} (training: {f(train)})" for k, f in shown.items() if f(train) != f(evaluated)]
+    else:
         return
-    train, evaluated = dict(config.env_config or {}), dict(evaluation.env_config or {})
-    differ = [
-        f"{key} {shown(evaluated)} (training: {shown(train)})"
-        for key, shown in (
-            ("action_repeat", lambda c: action_repeat({"env_config": c})),
-            ("time_limit", lambda c: c.get("time_limit", "the task's")),
-        )
-        if shown(train) != shown(evaluated)
-    ]
     message = (
-        f"{where}: evaluation_config runs {config.env} at {' and '.join(differ)}: the policy is evaluated at another "
-        "control rate or episode length than it learned, so evaluation returns are not training's task; remove "
-        "them from evaluation_config unless that is the experiment"
+        f"{where}: evaluation_config runs {' and '.join(differ)}: the policy is evaluated on another task, control "
+        "rate, episode length or rendering than it learned, so evaluation returns are not training's task; remove "
+        "that from evaluation_config unless it is the experiment"
     )
     if differ and message not in _WARNED:
         _WARNED.add(message)

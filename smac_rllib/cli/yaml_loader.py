@@ -43,6 +43,8 @@ UTF-8 (``yaml_reader.py``), at most ``MAX_YAML_BYTES``, nested at most ``MAX_YAM
 
 from __future__ import annotations
 
+import json
+
 
 import contextlib
 import copy
@@ -148,7 +150,7 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
             f"env given twice ({body['env']!r} and config.env {config['env']!r}); keep one", _where(path, body, "env")
         )
     if ov.config:
-        config = deep_merge(config, ov.config)
+        config = _merge_cli_config(config, ov.config, f"{path} (--config)")
     if "env" in body and not (ov.config and "env" in ov.config):  # --config '{"env": ...}' replaces the file's env
         config["env"] = plain(body["env"])
         config_lines["env"] = _where(path, body, "env")
@@ -313,6 +315,22 @@ def algorithm_class(run: Any, where: str) -> type:
 
 
 # --------------------------------------------------------------------------------------------- grid points
+
+
+def _merge_cli_config(config: dict, cli: dict, where: str) -> dict:
+    """``--config`` merged into the file's config; a key it sets in every point of a sweep of that key would make the
+    sweep's trials one run under several labels."""
+    merged = deep_merge(config, cli)
+    before = {variant_key(v) for v in grid_variants(config, limit=MAX_GRID_POINTS)}
+    after = {variant_key(v) for v in grid_variants(merged, limit=MAX_GRID_POINTS)}
+    if len(after) < len(before):
+        raise UserError(
+            f"--config {json.dumps(cli)} sets a key the file sweeps in every point of the sweep: its {len(before)} "
+            f"trials would be {len(after)} run(s) under {len(before)} labels; drop that key from --config (or the "
+            "sweep from the file)",
+            where,
+        )
+    return merged
 
 
 def build_configs(spec: ExperimentSpec) -> list:
