@@ -335,7 +335,10 @@ def test_the_resumed_grid_finishes_both_trials_with_a_summary_curves_and_wandb_o
 
 def test_evaluate_checkpoint_with_video(killed, resumed, tmp_path, capsys):
     video = tmp_path / "eval.mp4"
-    argv = ["evaluate", str(killed["storage"] / "cli-tiny"), "--episodes", "1", "--video", str(video)]
+    experiment = str(killed["storage"] / "cli-tiny")
+    assert main(["evaluate", experiment, "--episodes", "1"]) == 2  # two trials: which one is the user's to say
+    assert "holds the checkpoints of 2 trials" in capsys.readouterr().err
+    argv = ["evaluate", killed["trial_dir"], "--episodes", "1", "--video", str(video)]
     assert main([*argv, "--video-size", "64"]) == 0
     out = capsys.readouterr().out
     assert "dmc/cartpole-balance: 1 episode(s), deterministic | return mean" in out
