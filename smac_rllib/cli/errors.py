@@ -73,6 +73,11 @@ def warn(message: str) -> None:
     print(f"{PROG}: warning: {message}", file=sys.stderr, flush=True)
 
 
+def note(message: str) -> None:
+    """What the command read differently from how it was written (an older name), said on stderr."""
+    print(f"{PROG}: note: {message}", file=sys.stderr, flush=True)
+
+
 def resume_command(args) -> str:
     """The command that continues this ``rllib train file`` run: the user's own arguments plus ``--resume``."""
     argv = [a for a in getattr(args, "argv", None) or ["train", "file", args.path] if a != "--dry-run"]

@@ -4,13 +4,12 @@ checked against the result keys a run reports, every mistake a one-line ``UserEr
 from __future__ import annotations
 
 import inspect
-import sys
 from typing import Any
 
 from ray.tune.schedulers import ASHAScheduler
 
 from smac_rllib.core.values import is_int, is_real
-from smac_rllib.cli.errors import UserError, did_you_mean, type_name, warn
+from smac_rllib.cli.errors import UserError, did_you_mean, note, type_name, warn
 from smac_rllib.cli.grids import grid_options
 from smac_rllib.cli.ranges import check_finite
 from smac_rllib.cli.result_keys import result_key_error
@@ -291,11 +290,7 @@ def translate_legacy_keys(body: MarkedDict, path: str) -> MarkedDict:
         present = out.get(top)
         if (sub and isinstance(present, dict) and sub in present) or (not sub and top in out):
             raise UserError(f"{old} is Tune's older name of {new}, and {new} is set too; keep one ({new})", where)
-        print(
-            f"rllib: note: {where}: {old} is Tune's older name; read as {new} (write that to silence this note)",
-            file=sys.stderr,
-            flush=True,
-        )
+        note(f"{where}: {old} is Tune's older name; read as {new} (write that to silence this note)")
         value = out.pop(old)
         if sub:
             out.setdefault(top, {})

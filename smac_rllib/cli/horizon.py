@@ -381,12 +381,13 @@ def _check_evaluation_length(spec: ExperimentSpec, config, steps: int) -> None:
         return
     trained = interval * steps
     if evaluated > EVALUATION_FACTOR * trained:
-        most = f"{EVALUATION_FACTOR * trained:,} timesteps" if unit == "timesteps" else None
-        if unit == "episodes" and length > EVALUATION_FACTOR * trained:  # one episode is already too long
+        if unit == "timesteps":
+            fix = f"lower evaluation_duration to <= {EVALUATION_FACTOR * trained:,} timesteps"
+        elif length > EVALUATION_FACTOR * trained:  # one episode is already too long
             own = "env_config.max_episode_steps" if "max_episode_steps" in (config.env_config or {}) else "its limit"
             fix = f"one episode is {length:,} steps: shorten the episodes ({own})"
         else:
-            fix = f"lower evaluation_duration to <= {most or f'{EVALUATION_FACTOR * trained // length:,} episodes'}"
+            fix = f"lower evaluation_duration to <= {EVALUATION_FACTOR * trained // length:,} episodes"
         raise UserError(
             f"evaluation_duration: {duration:,} {unit} = {evaluated:,} env steps every {interval} iteration(s) is "
             f"more than {EVALUATION_FACTOR}x the {trained:,} env steps trained in between (evaluating would take "

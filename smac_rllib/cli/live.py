@@ -106,7 +106,7 @@ class LiveWatcher:
         self.every_s = every_s
         self._last_check = 0.0
         self._seen: dict[str, float] = {}  # trial dir -> time of the last printed record
-        self._moved: dict[str, tuple] = {}  # trial dir -> ((env steps stored, updates done), time they last changed)
+        self._moved: dict[str, tuple] = {}  # trial dir -> ((iteration, env steps stored, updates done), since when)
 
     def new_lines(self, trials, label_of, stop: dict, last_results: dict) -> list[str]:
         now = time.time()

@@ -18,13 +18,12 @@ from __future__ import annotations
 import json
 import math
 import os
-import sys
 from collections import defaultdict
 from typing import Any
 
 import numpy as np
 
-from smac_rllib.cli.errors import UserError
+from smac_rllib.cli.errors import UserError, note
 from smac_rllib.cli.results import (
     EVAL_RETURN,
     TRAIN_RETURN,
@@ -141,11 +140,9 @@ def load_trials(results_dir: str, metric: str | None = None) -> tuple[str, list[
         trials = [t for t in (load_trial(d, candidate) for d in trial_dirs) if t is not None]
         if trials:
             if not metric and candidate != EVAL_RETURN:
-                print(
-                    f"rllib: note: no trial under {results_dir} has an evaluation result (no evaluation_interval in "
-                    "its config, or no evaluation yet): plotting the training return instead",
-                    file=sys.stderr,
-                    flush=True,
+                note(
+                    f"no trial under {results_dir} has an evaluation result (no evaluation_interval in its config, "
+                    "or no evaluation yet): plotting the training return instead"
                 )
             return candidate, trials
     if metric:

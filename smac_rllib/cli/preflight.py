@@ -4,7 +4,6 @@ evaluate, the algorithm's own)."""
 
 from __future__ import annotations
 
-
 from smac_rllib.algorithms import config_questions
 from smac_rllib.cli.errors import warn
 from smac_rllib.cli.experiment_spec import ExperimentSpec

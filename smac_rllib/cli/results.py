@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from typing import Any
 
+from smac_rllib.cli.errors import note
 from smac_rllib.core.values import is_number
 
 STEPS_KEYS = ("env_runners/num_env_steps_sampled_lifetime", "num_env_steps_sampled_lifetime")
@@ -40,11 +40,9 @@ def modern_metric(key: str, what: str, where: str | None) -> str:
     new = LEGACY_METRICS.get(key, key)
     if new != key and (key, what, where) not in _NOTED:
         _NOTED.add((key, what, where))
-        print(
-            f"rllib: note: {where + ': ' if where else ''}{what} {key!r} is the old API stack's name; read as "
-            f"{new!r} (write that to silence this note)",
-            file=sys.stderr,
-            flush=True,
+        note(
+            f"{where + ': ' if where else ''}{what} {key!r} is the old API stack's name; read as {new!r} (write that "
+            "to silence this note)"
         )
     return new
 

@@ -136,7 +136,8 @@ def _check_resolved_alike(spec: ExperimentSpec, trials: list[tuple[str, dict, An
     as_run = {}
     for i, (label, variant, config) in enumerate(trials):
         off = _switched_off(config, variant)
-        as_run[i] = run = [_as_run(path, flat[i], config, off, run_values(config)) for path in varying]
+        values = run_values(config)
+        as_run[i] = run = [_as_run(path, flat[i], config, off, values) for path in varying]
         key = repr([value for value, _ in run])
         if key not in seen:
             seen[key] = i

@@ -77,11 +77,9 @@ def check_trials(spec: ExperimentSpec, trials: list[tuple[str, dict, Any]]) -> N
         with _located(spec, label):
             check_nested_keys(variant, config)
             _check_evaluation_env(spec, config)
-            check_envs_and_module(config)
-            if _evaluation_overrides_env(config):  # a trial that builds: what its evaluation measures
-                with quiet():
-                    evaluation = config.get_evaluation_config_object()
-                _warn_other_control_rate(spec.key_lines.get("evaluation_config", spec.source), config, evaluation)
+            evaluation = check_envs_and_module(config)
+            if evaluation is not None:  # a trial that builds: what its evaluation measures
+                _warn_other_evaluation(spec.key_lines.get("evaluation_config", spec.source), config, evaluation)
 
 
 def _values_as_run(spec: ExperimentSpec, config) -> dict[str, tuple]:
@@ -145,7 +143,7 @@ def _check_evaluation_env(spec: ExperimentSpec, config) -> None:
 _WARNED: set[str] = set()
 
 
-def _warn_other_control_rate(where: str, config, evaluation) -> None:
+def _warn_other_evaluation(where: str, config, evaluation) -> None:
     """An evaluation of another task of the same spaces, or of a DMC task at another action repeat, time limit or
     rendering than training: it runs, but its returns are not those of the task (or frames) the policy learned."""
     if evaluation.env != config.env:
@@ -286,9 +284,11 @@ def model_keys(config) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------- envs and module
 
 
-def check_envs_and_module(config) -> None:
-    """Every env the trial makes (training; evaluation where it differs) built once, the module built for it."""
+def check_envs_and_module(config):
+    """Every env the trial makes (training; evaluation where it differs) built once, the module built for it.
+    Returns the evaluation's config where its env or env_config differs from training's, else None."""
     spaces = env_spaces(config.env, config.env_config)
+    other = None
     if _evaluation_overrides_env(config):
         with quiet():
             evaluation = config.get_evaluation_config_object()
@@ -298,9 +298,11 @@ def check_envs_and_module(config) -> None:
             except TrialError as e:
                 raise TrialError(f"evaluation_config: the evaluation {e}", "evaluation_config") from None
             _check_same_spaces(config.env, spaces, evaluation.env, evaluated)
+            other = evaluation
     if spaces is not None:
         check_module_spaces(config, *spaces)
         check_target_entropy(config, spaces[1])
+    return other
 
 
 def _check_same_spaces(env: Any, spaces: tuple | None, evaluated_env: Any, evaluated: tuple | None) -> None:

@@ -43,12 +43,10 @@ UTF-8 (``yaml_reader.py``), at most ``MAX_YAML_BYTES``, nested at most ``MAX_YAM
 
 from __future__ import annotations
 
-import json
-
-
 import contextlib
 import copy
 import difflib
+import json
 import re
 from typing import Any
 
