@@ -1009,6 +1009,34 @@ MISTAKES: dict[str, Mistake] = {
         cfg("placement_strategy: STRICT_SPREAD", "num_env_runners: 2"),
         expect="placement_strategy STRICT_SPREAD puts each of a trial's 3 bundles",
     ),
+    "a sweep of the iteration size, thought to be more data per update": Mistake(
+        exp("stop: {env_runners/num_env_steps_sampled_lifetime: 400}").replace(
+            "min_sample_timesteps_per_iteration: 100", "min_sample_timesteps_per_iteration: {grid_search: [100, 200]}"
+        ),
+        expect="the trials differ only in min_sample_timesteps_per_iteration, which change how a run is evaluated or "
+        "reported, not what it learns: the sweep would train the same run 2 times",
+    ),
+    "a seed grid one level too deep, inside evaluation_config": Mistake(
+        cfg("evaluation_config: {explore: false, seed: {grid_search: [0, 1, 2]}}"),
+        expect="seed is swept inside evaluation_config: the 3 trials train with the same seed (0)",
+    ),
+    "a training-return stop that the random warm-up already meets": Mistake(
+        exp("stop: {env_runners/episode_return_mean: 1, training_iteration: 2}"),
+        expect="stop criterion env_runners/episode_return_mean=1 is met by the warm-up's uniform random actions",
+    ),
+    "an episode-count stop that ends inside the warm-up": Mistake(
+        exp("stop: {env_runners/num_episodes_lifetime: 1}"),
+        expect="the stop (env_runners/num_episodes_lifetime: 1) ends at iteration 1 x 100 = 100 env steps, never past "
+        "num_steps_sampled_before_learning_starts=100",
+    ),
+    "a gymnasium env kwarg that fails only at the first step (one value for a range)": Mistake(
+        SAC_PENDULUM.replace("Pendulum-v1", "Hopper-v5") + "    env_config: {healthy_z_range: [0.7]}\n",
+        expect="env 'Hopper-v5' with env_config {'healthy_z_range': [0.7]} fails at its first step: not enough values",
+    ),
+    "fp16 autocast (the reference's GPU precision) on a CPU learner": Mistake(
+        lambda: PIXELS_QUICK.read_text().replace("    env_config:\n", "    autocast: fp16\n    env_config:\n", 1),
+        expect="autocast: fp16 on a CPU learner (num_gpus_per_learner: 0): half precision is a GPU setting",
+    ),
 }
 
 
@@ -1065,11 +1093,11 @@ def _dry_run(tmp_path, capfd, text: str, *args: str) -> str:
 
 def test_an_old_api_stop_key_is_read_as_the_new_one_and_said_once(tmp_path, capfd):
     path = tmp_path / "old.yaml"
-    path.write_text(exp("stop: {episode_reward_mean: 90, training_iteration: 2}"))  # capped: no warning beside it
+    path.write_text(exp("stop: {episode_reward_mean: 99, training_iteration: 2}"))  # capped: no warning beside it
     code = run_cli(["train", "file", str(path), "--dry-run"])
     out, err = capfd.readouterr()
     assert code == 0, err
-    assert "stop {'env_runners/episode_return_mean': 90, 'training_iteration': 2}" in out, out
+    assert "stop {'env_runners/episode_return_mean': 99, 'training_iteration': 2}" in out, out
     assert err.splitlines() == [
         f"rllib: note: {path}:5: stop criterion 'episode_reward_mean' is the old API stack's name; read as "
         "'env_runners/episode_return_mean' (write that to silence this note)"
@@ -1436,7 +1464,7 @@ def test_what_the_stop_and_trial_rules_leave_alone(tmp_path, capfd):
             "checkpoint_config: {checkpoint_score_attribute: learners/default_policy/critic_loss, "
             "checkpoint_score_order: min}",
             "scheduler: {type: ASHA, mode: max}",
-            "stop: {training_iteration: 2, env_runners/episode_return_mean: 50}",
+            "stop: {training_iteration: 2, env_runners/episode_return_mean: 99}",
         ),
     )
     # a setting switched off in some trials only: an estimator ablation that keeps the reference's MLMC option
@@ -1506,7 +1534,7 @@ def test_command_line_config_and_stop_against_the_files_own(tmp_path, capfd):
     path.write_text(cfg("seed: {grid_search: [0, 1, 2]}"))
     assert run_cli(["train", "file", str(path), "--seed", "5", "--dry-run"]) == 0
     assert "--seed 5 replaces the file's seed grid [0, 1, 2]: one seed instead of 3" in capfd.readouterr().err
-    path.write_text(exp("stop: {env_runners/episode_return_mean: 90}"))
+    path.write_text(exp("stop: {env_runners/episode_return_mean: 99}"))
     assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
     assert "has no cap in iterations, env steps or time: if it is never reached the run never ends" in (
         capfd.readouterr().err
@@ -1576,3 +1604,23 @@ def test_evaluate_names_the_checkpoint_or_trial_a_directory_leaves_open(tmp_path
     with pytest.raises(UserError, match=r"is a part of the checkpoint .*T_00000_seed=0/checkpoint_000000 \(one"):
         resolve_checkpoint(str(tmp_path / "exp" / "T_00000_seed=0" / "checkpoint_000000" / "learner_group"))
     assert resolve_checkpoint(str(tmp_path / "exp" / "T_00001_seed=1"))[0].endswith("T_00001_seed=1/checkpoint_000000")
+
+
+def test_runs_that_are_allowed_but_told_what_they_cost(tmp_path, capfd):
+    """An action-repeat sweep under a stop in agent steps (unequal frames), a fragment of 1 on a remote env runner (a
+    Ray call per env step), evaluation turned off from the command line beside the file's evaluation settings."""
+    repeats = cfg("env_config: {time_limit: 1.0, action_repeat: {grid_search: [1, 2]}}").replace(
+        "stop: {training_iteration: 2}", "stop: {env_runners/num_env_steps_sampled_lifetime: 200}"
+    )
+    path = tmp_path / "ok.yaml"
+    for text, args, said in [
+        (repeats, (), "the trials run action_repeat [1, 2] under a stop in agent steps (env_runners/num_env_steps_"
+         "sampled_lifetime: 200): they see 200 vs 400 env frames"),
+        (cfg("num_env_runners: 1", "rollout_fragment_length: 1"), (), "rollout_fragment_length=1 on remote env "
+         "runners: one Ray round trip per 1 env step(s)"),
+        (BASE, ("--config", '{"evaluation_interval": 0}'), ""),
+    ]:  # fmt: skip
+        path.write_text(text)
+        assert run_cli(["train", "file", str(path), *args, "--dry-run"]) == 0
+        err = capfd.readouterr().err
+        assert said in err and ("warning" in err) == bool(said), err

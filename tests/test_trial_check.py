@@ -23,12 +23,12 @@ def _load(tmp_path, text: str):
     "line, read",
     [
         (
-            "evaluation_config: {grid_search: [{explore: false}, {explore: true}]}",
-            lambda c: c.evaluation_config["explore"],
+            "replay_buffer_config: {grid_search: [{capacity: 150}, {capacity: 1000}]}",
+            lambda c: c.replay_buffer_config["capacity"],
         ),
         ("env_config: {grid_search: [{time_limit: 1.0}, {time_limit: 2.0, action_repeat: 2}]}", lambda c: c.env_config),
     ],
-    ids=["evaluation_config", "env_config"],
+    ids=["replay_buffer_config", "env_config"],
 )
 def test_a_grid_whose_values_are_whole_mappings_passes_the_dry_run(tmp_path, line, read):
     spec = _load(tmp_path, cfg(line))
@@ -117,6 +117,12 @@ def test_sweeps_of_settings_that_run_alike_by_the_env_or_by_rllib(tmp_path):
     no_eval = cfg("evaluation_duration: {grid_search: [1, 3]}").replace("    evaluation_interval: 2\n", "")
     with pytest.raises(UserError, match=r"is not read: no evaluation runs without evaluation_interval"):
         _load(tmp_path, no_eval)
+    with pytest.raises(UserError, match=r"the trials differ only in evaluation_config.explore, which change how a run"):
+        _load(tmp_path, cfg("evaluation_config: {grid_search: [{explore: false}, {explore: true}]}"))
+    off_on_purpose = cfg("evaluation_duration: 3").replace("evaluation_interval: 2", "evaluation_interval: 0")
+    assert _load(tmp_path, off_on_purpose).num_trials == 1, "evaluation turned off by writing evaluation_interval: 0"
+    with pytest.raises(UserError, match=r"run the same settings \(evaluation_duration=1 is not read"):
+        _load(tmp_path, off_on_purpose.replace("evaluation_duration: 3", "evaluation_duration: {grid_search: [1, 3]}"))
     with pytest.raises(UserError, match=r"estimator='mlmc' is the nested estimator at num_particles=1\)"):
         _load(tmp_path, cfg("num_particles: 1", "estimator: {grid_search: [nested, mlmc, naive]}"))
     assert _load(tmp_path, cfg("num_particles: 4", "estimator: {grid_search: [nested, mlmc]}")).num_trials == 2

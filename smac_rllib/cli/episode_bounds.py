@@ -16,6 +16,7 @@ from smac_rllib.envs.names import PREFIX
 from smac_rllib.envs.validation import episode_control_steps
 
 RETURN_KEYS = ("env_runners/episode_return_mean", "evaluation/env_runners/episode_return_mean")
+EPISODE_COUNT_KEYS = ("env_runners/num_episodes_lifetime", "num_episodes_lifetime", "episodes_total")
 
 
 def episode_steps(env: Any, env_config: dict | None) -> int | None:
@@ -32,6 +33,17 @@ def episode_steps(env: Any, env_config: dict | None) -> int | None:
         return gym.spec(env).max_episode_steps
     except Exception:  # noqa: BLE001 - not a registered gymnasium id: unknown
         return None
+
+
+def episode_stop_steps(stop: dict, config) -> int | None:
+    """The most env steps sampled when an episode-count stop fires: N episodes of at most L agent steps, plus what the
+    run's other envs (P in all) have in progress, < L each: (N + P - 1) x L. None without such a stop."""
+    counts = [stop[key] for key in EPISODE_COUNT_KEYS if is_real(stop.get(key))]
+    length = episode_steps(config.env, config.env_config) if counts else None
+    if not length:
+        return None
+    envs = max(1, getattr(config, "num_env_runners", 0) or 0) * max(1, getattr(config, "num_envs_per_env_runner", 1))
+    return int((math.ceil(min(counts)) + envs - 1) * length)
 
 
 # Per-step reward ranges of gymnasium envs whose reward is bounded (others: unknown, nothing is checked).

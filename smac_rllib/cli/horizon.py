@@ -9,9 +9,9 @@ The arithmetic (closed form, no env is built; what an episode allows is ``cli/ep
   of rounds at or above the minimum. Nominal: the warm-up's last round is cut to what it misses, and a runner's late
   request may land in the next iteration (both less than one round). None (unknown) for RLlib's own algorithms and
   where ``min_time_s_per_iteration`` makes iterations last a time instead.
-* ``iterations_at_stop(stop, config)``: the last iteration the stop allows: ``training_iteration`` and the env-step
-  keys (``ceil(steps / steps_per_iteration)``), the smallest of them; ``time_total_s`` and return thresholds can
-  only end a run earlier, so they are left out (None when nothing else bounds the run).
+* ``iterations_at_stop(stop, config)``: the last iteration the stop allows: ``training_iteration``, the env-step
+  keys (``ceil(steps / steps_per_iteration)``) and episode counts (``episode_stop_steps``), the smallest of them;
+  ``time_total_s`` and return thresholds only end a run earlier, so they are left out (None: nothing bounds it).
 * ``env_steps_at_stop(stop, config)``: ``iterations_at_stop x steps_per_iteration``.
 * ``updates_at_stop(stop, config)``: the gradient updates those steps grant, by the loop's own rule
   (``training/rate_limiter.py: SampleToInsertRatio.granted_updates``: ``updates_per_env_step`` per env step stored
@@ -60,7 +60,7 @@ from smac_rllib.cli.errors import yaml_number as _num  # short: it sits inside m
 from smac_rllib.cli.experiment_spec import ExperimentSpec
 from smac_rllib.cli import tune_horizon
 from smac_rllib.cli.experiment_parts import COUNTING_STOP_KEYS
-from smac_rllib.cli.episode_bounds import check_episode_stops, episode_steps
+from smac_rllib.cli.episode_bounds import EPISODE_COUNT_KEYS, check_episode_stops, episode_steps, episode_stop_steps
 from smac_rllib.cli.results import ENV_STEP_KEYS
 from smac_rllib.core.values import is_int, is_number
 from smac_rllib.training.rate_limiter import SampleToInsertRatio
@@ -92,6 +92,7 @@ def iterations_at_stop(stop: dict, config) -> int | None:
     steps = steps_per_iteration(config)
     if steps:
         candidates += [math.ceil(stop[key] / steps) for key in ENV_STEP_KEYS if key in stop]
+        candidates += [math.ceil(most / steps) for most in [episode_stop_steps(stop, config)] if most]
     return max(1, min(candidates)) if candidates else None
 
 
@@ -278,7 +279,8 @@ def _check_target_updates(spec: ExperimentSpec, config, total: int, at_stop: str
 
 def _describe_stop(stop: dict, iterations: int | None, steps: int | None) -> str:
     """``the stop (env_runners/num_env_steps_sampled_lifetime: 5000) ends at iteration 5 x 1,000 = 5,000 env steps``"""
-    named = ", ".join(f"{k}: {_num(v)}" for k, v in stop.items() if k == "training_iteration" or k in ENV_STEP_KEYS)
+    counting = ("training_iteration", *ENV_STEP_KEYS, *EPISODE_COUNT_KEYS)
+    named = ", ".join(f"{k}: {_num(v)}" for k, v in stop.items() if k in counting)
     if iterations is None:
         return f"the stop ({named})"
     if steps is None:

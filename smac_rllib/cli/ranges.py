@@ -147,6 +147,12 @@ def config_errors(config) -> list[str]:
             "(no sampled actions after the warm-up: the policy learns from its own mean actions only); put "
             "`evaluation_config: {explore: false}` for a deterministic evaluation and leave explore out of config"
         )
+    if getattr(config, "autocast", None) == "fp16" and not getattr(config, "num_gpus_per_learner", 0):
+        errors.append(
+            "autocast: fp16 on a CPU learner (num_gpus_per_learner: 0): half precision is a GPU setting; on the CPU "
+            "its gradient scaler skips the updates whose gradients overflow and each op is slower than in fp32; "
+            "write autocast: auto (fp32 on the CPU, bf16 on a GPU)"
+        )
     if _learns_offline(config) and not config.is_offline:
         name = type(config).__name__.removesuffix("Config")
         errors.append(

@@ -58,6 +58,8 @@ def cpu_fallback(spec: ExperimentSpec) -> None:
         if key in spec.param_space:
             spec.param_space[key] = 0
     spec.param_space.pop("cuda_deterministic", None)  # a CUDA learner's switch: nothing to switch on CPU
+    if spec.param_space.get("autocast") == "fp16":  # a GPU precision: the CPU learner runs fp32 ("auto")
+        spec.param_space.pop("autocast")
     spec.configs = build_configs(spec)
 
 
@@ -117,6 +119,26 @@ def check_local_cpus(specs: list[ExperimentSpec]) -> None:
                 f"to {max(0, have - 1)}) or run on a Ray cluster (--address)",
                 spec.source,
             )
+
+
+SMALL_REQUEST_STEPS = 10  # env steps per sample request to a remote runner below which its Ray round trip dominates
+
+
+def warn_small_requests(spec: ExperimentSpec) -> None:
+    """A remote env runner asked for a handful of env steps per request (``rollout_fragment_length: 1``, a DQN
+    habit): every request is a Ray call and a result sent back, a few ms each, against ~1 ms per state env step."""
+    for config in spec.configs:
+        if not (config.num_env_runners or 0) or config.rollout_fragment_length == "auto":
+            continue
+        request = config.rollout_fragment_length * (config.num_envs_per_env_runner or 1)
+        if request < SMALL_REQUEST_STEPS:
+            warn(
+                f"{spec.key_lines.get('rollout_fragment_length', spec.source)}: rollout_fragment_length="
+                f"{config.rollout_fragment_length} on remote env runners: one Ray round trip per {request} env "
+                "step(s), which costs more than the steps (3x slower on a 2-core machine); use 50-125, or "
+                "num_env_runners: 0 to sample in the trial's own process"
+            )
+            return
 
 
 def check_local_placement(specs: list[ExperimentSpec]) -> None:

@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from smac_rllib.cli.errors import UserError
+from smac_rllib.cli.errors import UserError, warn
 from smac_rllib.core.values import is_number
 from smac_rllib.cli.experiment_spec import ExperimentSpec
-from smac_rllib.cli.results import action_repeat
+from smac_rllib.cli.results import ENV_STEP_KEYS, action_repeat
 
 UNSET = "<unset>"
 
@@ -59,6 +59,8 @@ def check_same_trials(
     length decide (``target_entropy: auto`` is -|A|; a replay larger than the run's env steps holds them all)."""
     _check_switched_off(spec, trials)
     _check_resolved_alike(spec, trials, run_values)
+    _check_training_alike(spec, trials)
+    _warn_frames_apart(spec, trials)
 
 
 def _switched_off(config, variant: dict) -> dict[str, str]:
@@ -78,10 +80,20 @@ def _rllib_switched_off(config, variant: dict) -> dict[str, str]:
     }
 
 
+def _deliberately_off(key: str, variant: dict) -> bool:
+    """``evaluation_interval: 0`` written (e.g. ``--config`` turning off a file's evaluation) leaves the file's other
+    evaluation settings unread on purpose; a sweep of them is still refused (its trials run alike)."""
+    return key.startswith("evaluation_") and "evaluation_interval" in variant
+
+
 def _check_switched_off(spec: ExperimentSpec, trials: list[tuple[str, dict, Any]]) -> None:
     """A written setting that another one switches off in *every* trial (``Field.read_when``: mlmc_average_level0 with
     estimator nested); off in some trials only (an estimator sweep keeping one MLMC option) is a valid ablation."""
     per_trial = [_switched_off(config, variant) for _, variant, config in trials]
+    per_trial = [
+        {key: why for key, why in off.items() if not _deliberately_off(key, variant)}
+        for off, (_, variant, _) in zip(per_trial, trials, strict=True)
+    ]
     common = set.intersection(*(set(found) for found in per_trial)) if per_trial else set()
     if common:
         key = sorted(common)[0]
@@ -152,3 +164,50 @@ def _check_resolved_alike(spec: ExperimentSpec, trials: list[tuple[str, dict, An
             f"would train the same run twice; drop one of the values, or write the sweep as a grid_search of whole "
             "mappings that lists only the runs that differ",
         )
+
+
+# Our loops' settings that only decide how the run is reported (an iteration's size), not what it learns: the updates
+# follow the env steps (training/rate_limiter.py), whatever an iteration holds; with an iteration-count stop they do
+# decide the run's length.
+REPORTING_KEYS = (
+    "min_sample_timesteps_per_iteration",
+    "min_time_s_per_iteration",
+    "metrics_num_episodes_for_smoothing",
+)
+
+
+def _check_training_alike(spec: ExperimentSpec, trials: list[tuple[str, dict, Any]]) -> None:
+    """Trials that differ only in how they are evaluated or reported train the same run (same seed, same updates)."""
+    if len(trials) < 2 or not all(hasattr(config, "async_learning") for _, _, config in trials):
+        return
+    varying = varying_paths([flatten(variant) for _, variant, _ in trials])
+    counted = "training_iteration" in spec.stop
+    if not varying or not all(p.startswith("evaluation_") or (p in REPORTING_KEYS and not counted) for p in varying):
+        return
+    where = spec.key_lines.get(varying[0].split(".")[0], spec.source)
+    if "evaluation_config.seed" in varying:
+        raise UserError(
+            f"{where}: seed is swept inside evaluation_config: the {len(trials)} trials train with the same seed "
+            f"({trials[0][2].seed}) and differ only in the evaluation's seed; move the grid up to config.seed"
+        )
+    raise UserError(
+        f"{where}: the trials differ only in {', '.join(varying)}, which change how a run is evaluated or reported, "
+        f"not what it learns: the sweep would train the same run {len(trials)} times; train one trial and evaluate "
+        "its checkpoints with `rllib evaluate`, or sweep a training setting (seed, updates_per_env_step, ...)"
+    )
+
+
+def _warn_frames_apart(spec: ExperimentSpec, trials: list[tuple[str, dict, Any]]) -> None:
+    """A sweep over the action repeat under a stop in agent steps gives the trials different numbers of env frames
+    (the x-axis of the paper's curves and of ``rllib plot``)."""
+    stops = [key for key in ENV_STEP_KEYS if key in spec.stop]
+    repeats = sorted({_env_as_made(config).get("env_config.action_repeat") for _, _, config in trials} - {None})
+    if not stops or len(repeats) < 2:
+        return
+    steps = int(spec.stop[stops[0]])
+    frames = " vs ".join(f"{steps * r:,}" for r in repeats)
+    warn(
+        f"{spec.source}: the trials run action_repeat {repeats} under a stop in agent steps ({stops[0]}: {steps:,}): "
+        f"they see {frames} env frames; to compare at equal frames, give each action repeat its own experiment with "
+        f"the stop at frames / action_repeat agent steps"
+    )

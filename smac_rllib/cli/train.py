@@ -63,6 +63,7 @@ def run_train(args) -> int:
         check_horizon(spec)  # settings against the stop and the task (one-line UserError)
         warn_asha_one_trial(spec)
         warn_algorithm(spec)
+        resources.warn_small_requests(spec)
     if args.resume:
         done = check_resume(specs, trust=getattr(args, "trust", False))
         specs = [spec for spec in specs if all(spec is not d for d in done)]

@@ -1,5 +1,5 @@
-"""The envs a trial makes, built once before Ray (cached per env and env_config), and what follows from their
-spaces alone: the automatic ``target_entropy`` (-|A|) and the most a squashed policy's entropy can be."""
+"""The envs a trial makes, built once before Ray (cached per env and env_config) and stepped once, and what follows
+from their spaces alone: the automatic ``target_entropy`` (-|A|) and the most a squashed policy's entropy can be."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from smac_rllib.cli.episode_bounds import episode_return_range
 from smac_rllib.cli.errors import one_line
 from smac_rllib.cli.ray_output import quiet
 from smac_rllib.core.values import is_real
@@ -49,9 +50,23 @@ def _build(env: Any, env_config: dict) -> tuple | str | None:
         config = f" with env_config {env_config}" if env_config else ""
         return f"env {env!r} cannot be made{config}: {one_line(e)}; fix the env name or env_config"
     try:
-        return made.observation_space, made.action_space
+        return _first_step(made, env, env_config) or (made.observation_space, made.action_space)
     finally:
         made.close()
+
+
+def _first_step(made, env: str, env_config: dict) -> str | None:
+    """Reset and one random step: some env settings fail only there (a gymnasium env's kwargs unpacked per step, a
+    DMC task's physics). The trial would fail the same way after Ray, retried; here it is one line."""
+    config = f" with env_config {env_config}" if env_config else ""
+    try:
+        with quiet():
+            made.reset(seed=0)
+            made.action_space.seed(0)
+            made.step(made.action_space.sample())
+    except Exception as e:  # noqa: BLE001 - the env's own words
+        return f"env {env!r}{config} fails at its first step: {one_line(e)}; fix env_config"
+    return None
 
 
 def env_values(config) -> dict[str, tuple]:
@@ -83,4 +98,57 @@ def check_target_entropy(config, action_space) -> None:
             f"without bound; write target_entropy: auto (= -|A| = {-action_space.shape[0]}, the paper's) or a value "
             f"below {most:.3g}",
             "target_entropy",
+        )
+
+
+RANDOM_EPISODE_CAP = 10_000  # agent steps: a longer episode is not rolled out (its return stays unknown)
+_RANDOM_RETURNS: dict[str, float | None] = {}
+
+
+def random_episode_return(env: Any, env_config: dict) -> float | None:
+    """The return of one episode of uniform random actions (seed 0), cached; None where the env is not made here or
+    its episode does not end within ``RANDOM_EPISODE_CAP`` steps."""
+    key = repr((env, sorted((env_config or {}).items(), key=repr)))
+    if key not in _RANDOM_RETURNS:
+        _RANDOM_RETURNS[key] = _roll_random(env, dict(env_config or {}))
+    return _RANDOM_RETURNS[key]
+
+
+def _roll_random(env: Any, env_config: dict) -> float | None:
+    if env_spaces(env, env_config) is None:
+        return None
+    with quiet():
+        made = make_env(env, env_config) if env.startswith("dmc/") else gym.make(env, **env_config)
+    try:
+        made.reset(seed=0)
+        made.action_space.seed(0)
+        total = 0.0
+        for _ in range(RANDOM_EPISODE_CAP):
+            _, reward, terminated, truncated, _ = made.step(made.action_space.sample())
+            total += float(reward)
+            if terminated or truncated:
+                return total
+        return None
+    finally:
+        made.close()
+
+
+def check_return_stop_after_warm_up(stop: dict, config, warm_up: int, episode: int | None) -> None:
+    """A training-return stop that the warm-up's uniform random episodes already meet ends the run before its first
+    update (our loops act uniformly at random until ``num_steps_sampled_before_learning_starts``)."""
+    key = "env_runners/episode_return_mean"
+    threshold = stop.get(key)
+    if not is_real(threshold) or not episode or warm_up < episode:
+        return
+    returns = episode_return_range(config.env, config.env_config)
+    if returns is not None and threshold <= returns[0]:
+        return  # met by every episode: the stop rules say so (cli/episode_bounds.py)
+    random_return = random_episode_return(config.env, config.env_config)
+    if random_return is not None and random_return >= threshold:
+        raise TrialError(
+            f"stop criterion {key}={threshold:g} is met by the warm-up's uniform random actions (an episode of "
+            f"{config.env} at random returned {random_return:.4g}), so the run would stop before its first gradient "
+            f"update; raise the threshold above {random_return:.4g}, or stop on "
+            "evaluation/env_runners/episode_return_mean",
+            "stop",
         )
