@@ -1359,9 +1359,12 @@ def test_a_trial_that_cannot_fit_in_memory_is_refused_before_ray(tmp_path, capfd
     _, err = capfd.readouterr()
     err = "\n".join(line for line in err.splitlines() if "--stop replaces the file's stop" not in line)  # said too
     assert code == 2 and len(err.strip().splitlines()) == 1, err
-    assert "one trial needs ~" in err and "more than this machine's" in err and largest in err and "; lower " in err, (
-        err
-    )
+    assert (
+        "one trial needs ~" in err
+        and "Ray lets this machine's processes use" in err
+        and largest in err
+        and "; lower " in err
+    ), err
 
 
 def test_resume_into_an_experiment_of_another_algorithm_is_refused(tmp_path, capfd):
@@ -1448,6 +1451,22 @@ def test_a_pixel_update_too_big_for_a_cpu_learner_names_its_activations():
     assert term.startswith("one update's activations (3,300,000 latent rows of width 300)") and size > 100 * GiB
     message = memory_error(config, available=64 * GiB)
     assert message and "the largest term is one update's activations" in message and "lower batch_size_B" in message
+
+
+def test_a_trial_is_measured_against_the_memory_ray_lets_it_use(monkeypatch):
+    """Ray's memory monitor kills workers once the node uses 95% of its memory (RAY_memory_usage_threshold): a trial
+    needing 97% of the machine is refused, one needing 90% is not."""
+    from smac_rllib.algorithms import SMACConfig
+    from smac_rllib.cli import memory
+
+    config = SMACConfig().environment("dmc/cartpole-balance", env_config={"time_limit": 1.0})
+    need = sum(size for size, _ in memory.estimate(config).values())
+    monkeypatch.setattr(memory, "physical_memory", lambda: int(need / 0.97))
+    assert "more than the" in memory.memory_error(config) and "(95% of" in memory.memory_error(config)
+    monkeypatch.setattr(memory, "physical_memory", lambda: int(need / 0.90))
+    assert memory.memory_error(config) is None
+    monkeypatch.setenv("RAY_memory_usage_threshold", "0.8")
+    assert "(80% of" in memory.memory_error(config)
 
 
 def test_what_the_stop_and_trial_rules_leave_alone(tmp_path, capfd):

@@ -5,7 +5,8 @@ building the RLModule on PyTorch's ``meta`` device: exact counts, nothing alloca
 one agent step: the observation at its dtype, twice where the algorithm stores (x, x') transitions); the activations of
 one update where the algorithm estimates them (pixel SMAC: the actor and critics over (K+1) x B x T latent rows, the
 world model over B x T frames). What depends on the algorithm comes from ``algorithms/config_questions.py``. A trial
-whose estimate exceeds the machine's physical memory cannot run: the CLI says so in one line, naming the largest term
+whose estimate exceeds the share of physical memory Ray lets processes use (its memory monitor kills workers past
+``RAY_memory_usage_threshold``, 95%) cannot run: the CLI says so in one line, naming the largest term
 and the setting to lower, instead of a 70-line allocator traceback after Ray started.
 """
 
@@ -110,12 +111,30 @@ def memory_error(config, available: int | None = None, *, gpus: float = 0, steps
     )
     if not terms:
         return None
-    available = physical_memory() if available is None else available
+    limit = ray_memory_threshold()
+    machine = (
+        f"this machine's {available / GiB:,.1f} GiB"
+        if available is not None
+        else (
+            f"the {limit * physical_memory() / GiB:,.1f} GiB Ray lets this machine's processes use ({limit:.0%} of "
+            f"{physical_memory() / GiB:,.1f} GiB: past that its memory monitor kills workers)"
+        )
+    )
+    available = limit * physical_memory() if available is None else available
     total = sum(b for b, _ in terms.values())
     if total <= available:
         return None
     term, (largest, key) = max(terms.items(), key=lambda kv: kv[1][0])
     return (
-        f"one trial needs ~{total / GiB:,.1f} GiB, more than this machine's {available / GiB:,.1f} GiB: the largest "
-        f"term is {term}, ~{largest / GiB:,.1f} GiB; lower {key}"
+        f"one trial needs ~{total / GiB:,.1f} GiB, more than {machine}: the largest term is {term}, "
+        f"~{largest / GiB:,.1f} GiB; lower {key}"
     )
+
+
+def ray_memory_threshold() -> float:
+    """The share of the node's memory past which Ray's memory monitor kills workers (``RAY_memory_usage_threshold``,
+    0.95 by default)."""
+    try:
+        return min(1.0, max(0.1, float(os.environ.get("RAY_memory_usage_threshold", "0.95"))))
+    except ValueError:
+        return 0.95
