@@ -14,7 +14,8 @@ learner's update, tested equal on the CPU); ``graph`` = the same function captur
    pre-drawn noise (the graph's noise buffers are static inputs here): the largest relative difference of the
    parameters, Adam moments and step counts, target critics and metrics; (c) replays advance (the weights move every
    replay); (d) a NaN reward inside the graph: weights and moments unchanged, ``nonfinite_update`` 1; (e) re-capture
-   after a restore (optimizer ``load_state_dict``): the next update equals eager's from the same state.
+   after a restore (optimizer ``load_state_dict``): the next update equals eager's from the same state; (f) the
+   rounding control: (b)'s measure between two eager copies whose parameters differ by one float32 rounding step.
 2. **timings**: per size x variant (Latent-SAC K=0, SMAC K history, SMAC K step) x precision (fp32 = TF32 matmuls,
    bf16 autocast) x mode (eager, graph[, graph+compile]): ``--warmup`` then ``--iters`` updates timed by CUDA events
    (perf_counter on the CPU); kernel launches and GPU time of one update from ``torch.profiler``; the capture time.
@@ -177,6 +178,7 @@ def run_checks(args, device, out: Path) -> list[str]:
             f"- (a) host syncs in one eager update: **{len(syncs)}**" + "".join(f"\n  - {s}" for s in syncs[:10])
         )
     # (b) eager vs graph, 3 updates, identical noise
+    start = copy.deepcopy(eager)  # for (f)
     graph_update = copy.deepcopy(eager)
     static_noise = UpdateNoise.draw(eager.settings, B, T, eager.world_model.rssm.stoch_size, ACTION_DIM, device)
     runner = graphed(graph_update, batch, noise=static_noise)
@@ -230,9 +232,40 @@ def run_checks(args, device, out: Path) -> list[str]:
         f"- (e) after a restore and re-capture (captures: {runner.captures}): largest relative difference to eager "
         f"from the same state {rel:.2e}"
     )
+    lines.append(rounding_control(start, batch, device))
     (out / "checks.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines), flush=True)
     return lines
+
+
+def rounding_control(start: PixelUpdate, batch: dict, device, updates: int = 3) -> str:
+    """(f) what rounding alone does to (b)'s measure: two eager copies of ``start``, one with every parameter moved by
+    one float32 rounding step (x (1 +- 2^-24), random signs), 3 updates on identical noise. A graph whose (b) is no
+    larger than this computes the eager function up to rounding."""
+    a, b = copy.deepcopy(start), copy.deepcopy(start)
+    g = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for p in b.parameters():
+            signs = torch.randint(0, 2, p.shape, generator=g).to(p.device, p.dtype) * 2 - 1
+            p.mul_(1 + signs * 2.0**-24)
+    B, T = batch["actions"].shape[:2]
+    metric_worst, worst = 0.0, {}
+    for _ in range(updates):
+        noise = UpdateNoise.draw(a.settings, B, T, a.world_model.rssm.stoch_size, ACTION_DIM, device)
+        m_a, m_b = a.step(batch, noise), b.step(batch, noise)
+        for k, v in m_a.items():
+            if torch.is_tensor(v):
+                metric_worst = max(metric_worst, abs(float(v) - float(m_b[k])) / max(abs(float(v)), 1e-6))
+    state_b = _state(b)
+    for k, v in _state(a).items():
+        group = k.split(" ")[0] + (" step" if k.endswith(" step") else "")
+        worst[group] = max(worst.get(group, 0.0), _rel(state_b[k], v))
+    return (
+        f"- (f) rounding alone (eager vs eager with every parameter moved by one float32 rounding step), {updates} "
+        "updates on identical noise, the same measure as (b): "
+        + ", ".join(f"{grp} {w:.2e}" for grp, w in sorted(worst.items()))
+        + f"; metrics {metric_worst:.2e}"
+    )
 
 
 # ----- timings ----------------------------------------------------------------------------------------------------

@@ -1643,3 +1643,7 @@ def test_runs_that_are_allowed_but_told_what_they_cost(tmp_path, capfd):
         assert run_cli(["train", "file", str(path), *args, "--dry-run"]) == 0
         err = capfd.readouterr().err
         assert said in err and ("warning" in err) == bool(said), err
+    # a setting that needs another (evaluation in parallel needs evaluation runners): the CPU advice skips it
+    path.write_text(cfg("num_env_runners: 2", "evaluation_num_env_runners: 2", "evaluation_parallel_to_training: true"))
+    assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
+    assert "Traceback" not in capfd.readouterr().err

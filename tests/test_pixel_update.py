@@ -347,6 +347,8 @@ def test_learner_capture_switch_resolves_and_refuses_in_one_line():
     cpu, cuda = torch.device("cpu"), torch.device("cuda")
     assert resolve_capture("auto", cpu) == "off" and resolve_capture("off", cuda) == "off"
     assert resolve_capture("graph", cuda) == "graph" and resolve_capture("auto", cuda, autocast="fp16") == "off"
+    assert resolve_capture("auto", cuda) == "graph", "the measured default (benchmarks/results/gpu/session7/)"
+    assert resolve_capture("auto", cuda, num_learners=2) == "off", "several DDP learners: eager"
     with pytest.raises(
         CaptureUnavailable, match=r"^learner_capture='graph' needs a CUDA learner .*use 'auto' or 'off'"
     ):
@@ -364,6 +366,16 @@ def test_learner_capture_switch_resolves_and_refuses_in_one_line():
 
     state = SMACConfig().environment("dmc/cartpole-swingup").training(learner_capture="graph")
     assert "applies to pixel runs" in state.config_errors()[0]
+
+
+def test_auto_capture_stays_eager_where_a_graph_cannot_run(monkeypatch):
+    """``auto`` resolves to the graph on a CUDA learner; a setting the graph cannot honour (targets averaged only every
+    N steps) keeps that learner eager instead of refusing what the user never asked for."""
+    from smac_rllib.training import step_learner
+
+    monkeypatch.setattr(step_learner, "resolve_capture", lambda mode, *a, **k: "graph" if mode == "auto" else mode)
+    learner = pixel_config(num_particles=4, target_network_update_freq=2).build_learner(spaces=SPACES)
+    assert learner._capture_mode == "off"
 
 
 def test_gpu_graph_benchmark_runs_on_cpu_without_ray(tmp_path):

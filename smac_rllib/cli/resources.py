@@ -193,7 +193,10 @@ def _largest_cpu_setting(spec: ExperimentSpec) -> str:
     for key, low in _CPU_SETTINGS.items():
         value = getattr(config, key, None)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value > low:
-            saved[key] = total - _cpus(spec, config.copy(copy_frozen=False).update_from_dict({key: low}))
+            try:
+                saved[key] = total - _cpus(spec, config.copy(copy_frozen=False).update_from_dict({key: low}))
+            except ValueError:  # a setting others need (evaluation_parallel_to_training needs evaluation runners)
+                continue
     if not saved or max(saved.values()) <= 0:
         return "num_env_runners"
     key = max(saved, key=saved.get)

@@ -61,6 +61,8 @@ class StepLearnerMixin:
         self._capture_mode = resolve_capture(
             mode, device, autocast=getattr(self.config, "autocast", None), num_learners=self.config.num_learners
         )
+        if mode == "auto" and (self._lr_scheduler_classes is not None or self.config.target_network_update_freq):
+            self._capture_mode = "off"  # the graph bakes in the lr and averages the targets every update: eager
         if self._grad_scalers is not None:
             raise CaptureUnavailable(
                 "RLlib's _torch_grad_scaler_class is not used by this learner's update; drop it "
@@ -71,9 +73,7 @@ class StepLearnerMixin:
                 f"learner_capture={self.config.learner_capture!r} bakes the learning rates into the "
                 "graph: drop the lr schedule, or use learner_capture: off"
             )
-        if (
-            self._capture_mode != "off" and self.config.target_network_update_freq
-        ):  # also where "auto" resolved to a graph
+        if self._capture_mode != "off" and self.config.target_network_update_freq:
             raise CaptureUnavailable(
                 f"learner_capture={self.config.learner_capture!r} averages the target networks in "
                 "every update; set target_network_update_freq: 0 or learner_capture: off"

@@ -33,9 +33,10 @@ from smac_rllib.objectives.pixel_update import autocast_cache_off
 CAPTURE_MODES = ("auto", "off", "graph", "graph+compile")
 
 # What ``auto`` resolves to on a CUDA learner: the fastest mode measured equal to eager on a device (docs/gpu.md,
-# benchmarks/gpu_graph.py, benchmarks/results/gpu/PLAN.md). Eager until a device window has measured the graph: nothing
-# unmeasured is a default.
-AUTO_ON_CUDA = "off"
+# benchmarks/gpu_graph.py). Measured on an H200 (benchmarks/results/gpu/session7/): the graph is 3.3-4.9x the eager
+# update at paper size and 2.85x live, and differs from eager by less than rounding alone does (strict fp32, checks
+# (b) vs (f)); compile is not the default (its first update takes minutes).
+AUTO_ON_CUDA = "graph"
 
 
 class CaptureUnavailable(ValueError):
