@@ -185,10 +185,13 @@ def _run_facts(metrics: dict, path: str | None, repeat: int) -> dict[str, str]:
         if updates:
             parts.append(f"{updates / wall:.1f} updates/s")
     wandb_dir = os.path.join(path, "wandb") if path else None
-    return {
-        "run": (", " + ", ".join(parts)) if parts else "",
-        "wandb": f"\n        W&B run    {wandb_dir}" if wandb_dir and os.path.isdir(wandb_dir) else "",
-    }
+    wandb = ""
+    if wandb_dir and os.path.isdir(wandb_dir):
+        offline = any(name.startswith("offline-run-") for name in os.listdir(wandb_dir))
+        wandb = f"\n        W&B run    {wandb_dir}" + (
+            f" (offline: upload with `wandb sync {wandb_dir}/offline-run-*`)" if offline else ""
+        )
+    return {"run": (", " + ", ".join(parts)) if parts else "", "wandb": wandb}
 
 
 def best_eval_lines(trials: list[dict]) -> list[str]:

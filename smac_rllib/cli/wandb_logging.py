@@ -1,13 +1,19 @@
-"""W&B logging of a run: Ray's ``WandbLoggerCallback`` with a short config, offline without an API key, runs inside the
-trial directories, and the API key kept out of Ray's logs on a local Ray (docs/design.md §5)."""
+"""W&B logging of a run: Ray's ``WandbLoggerCallback`` with a short config, offline without an API key or when the W&B
+server cannot be reached, runs inside the trial directories, and the API key kept out of Ray's logs on a local Ray
+(docs/design.md §5)."""
 
 from __future__ import annotations
 
+import functools
 import os
+import socket
+import threading
+import urllib.parse
 
 import ray
 from ray.air.integrations.wandb import WandbLoggerCallback, _clean_log, _force_on_current_node, _QueueItem
 
+from smac_rllib.cli.errors import one_line, warn
 from smac_rllib.cli.experiment_spec import ExperimentSpec
 
 WANDB_UPLOAD_TIMEOUT_S = 30  # WandbLoggerCallback's default (1800 s) hangs a failed run (docs/design.md §5)
@@ -29,9 +35,47 @@ def wandb_callback(spec: ExperimentSpec, local_ray: bool = True):
     kwargs.setdefault("log_config", False)  # True would repeat the config in every logged result
     kwargs.setdefault("upload_timeout", WANDB_UPLOAD_TIMEOUT_S)
     kwargs.setdefault("mode", os.environ.get("WANDB_MODE", "online"))
+    if kwargs["mode"] == "online":
+        host, port = wandb_server()
+        why = unreachable(host, port)
+        if why:  # W&B would retry for the whole run and log nothing: log offline, to be synced later
+            warn(
+                f"W&B: cannot reach {host}:{port} ({why}); logging offline into each trial's wandb/ directory: "
+                "upload later with `wandb sync <trial dir>/wandb/offline-run-*`"
+            )
+            kwargs["mode"] = "offline"
     return _WandbCallback(
         config_keys=sorted(set(spec.param_space) | set(WANDB_CONFIG_KEYS)), inherit_key=local_ray, **kwargs
     )
+
+
+WANDB_PROBE_S = 3.0  # name lookup + TCP connect to the W&B server, before the run
+
+
+def wandb_server() -> tuple[str, int]:
+    """(host, port) of the W&B server: ``WANDB_BASE_URL`` (a self-hosted server) or api.wandb.ai:443."""
+    url = os.environ.get("WANDB_BASE_URL") or "https://api.wandb.ai"
+    parsed = urllib.parse.urlparse(url if "://" in url else f"https://{url}")
+    return parsed.hostname or "api.wandb.ai", parsed.port or (80 if parsed.scheme == "http" else 443)
+
+
+@functools.lru_cache(maxsize=8)
+def unreachable(host: str, port: int, timeout_s: float = WANDB_PROBE_S) -> str | None:
+    """None when a TCP connection to ``host:port`` opens within ``timeout_s`` (nothing is sent); else why not. The
+    name lookup has no timeout of its own, so the probe runs in a thread that is given up on."""
+    outcome: list[str | None] = []
+
+    def probe() -> None:
+        try:
+            with socket.create_connection((host, port), timeout=timeout_s):
+                outcome.append(None)
+        except OSError as e:
+            outcome.append(one_line(e) or type(e).__name__)
+
+    thread = threading.Thread(target=probe, daemon=True)
+    thread.start()
+    thread.join(timeout_s)
+    return outcome[0] if outcome else f"no answer in {timeout_s:g} s"
 
 
 WANDB_KEY_VAR = "WANDB_API_KEY"
