@@ -1014,7 +1014,7 @@ MISTAKES: dict[str, Mistake] = {
             "min_sample_timesteps_per_iteration: 100", "min_sample_timesteps_per_iteration: {grid_search: [100, 200]}"
         ),
         expect="the trials differ only in min_sample_timesteps_per_iteration, which change how a run is evaluated or "
-        "reported, not what it learns: the sweep would train the same run 2 times",
+        "reported, not what it learns: the sweep trains the same run 2 times; train one trial",
     ),
     "a seed grid one level too deep, inside evaluation_config": Mistake(
         cfg("evaluation_config: {explore: false, seed: {grid_search: [0, 1, 2]}}"),
@@ -1638,6 +1638,8 @@ def test_runs_that_are_allowed_but_told_what_they_cost(tmp_path, capfd):
         (cfg("num_env_runners: 1", "rollout_fragment_length: 1"), (), "rollout_fragment_length=1 on remote env "
          "runners: one Ray round trip per 1 env step(s)"),
         (BASE, ("--config", '{"evaluation_interval": 0}'), ""),
+        (cfg("evaluation_config: {explore: false, env_config: {grid_search: [{time_limit: 1.0}, {time_limit: 2.0}]}}"),
+         (), "the trials differ only in evaluation_config.env_config.time_limit, which change how a run is evaluated"),
     ]:  # fmt: skip
         path.write_text(text)
         assert run_cli(["train", "file", str(path), *args, "--dry-run"]) == 0

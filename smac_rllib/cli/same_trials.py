@@ -190,10 +190,16 @@ def _check_training_alike(spec: ExperimentSpec, trials: list[tuple[str, dict, An
             f"{where}: seed is swept inside evaluation_config: the {len(trials)} trials train with the same seed "
             f"({trials[0][2].seed}) and differ only in the evaluation's seed; move the grid up to config.seed"
         )
+    same = (
+        f"the trials differ only in {', '.join(varying)}, which change how a run is evaluated or reported, not what it "
+        f"learns: the sweep trains the same run {len(trials)} times"
+    )
+    if any(p.startswith(("evaluation_config.env", "evaluation_config.render_env")) for p in varying):
+        warn(f"{where}: {same} (to evaluate one policy on several envs; `rllib evaluate` keeps the training env)")
+        return
     raise UserError(
-        f"{where}: the trials differ only in {', '.join(varying)}, which change how a run is evaluated or reported, "
-        f"not what it learns: the sweep would train the same run {len(trials)} times; train one trial and evaluate "
-        "its checkpoints with `rllib evaluate`, or sweep a training setting (seed, updates_per_env_step, ...)"
+        f"{where}: {same}; train one trial and evaluate its checkpoints with `rllib evaluate` (--episodes, --seed), "
+        "or sweep a training setting (seed, updates_per_env_step, ...)"
     )
 
 
