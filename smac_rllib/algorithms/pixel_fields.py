@@ -52,7 +52,8 @@ WORLD_MODEL_FIELDS = {  # pixels (Alg. 2): used when env_config has from_pixels=
         "auto",
         "how the pixel learner runs its one update: 'off' (eager) | 'graph' (the whole update captured in one CUDA "
         "graph, replayed per update; CUDA learner) | 'graph+compile' (the same with the RSSM step compiled by "
-        "Inductor) | 'auto' (the fastest mode measured on a device for a CUDA learner, eager on the CPU; "
+        "Inductor) | 'auto' (the fastest mode measured on a device, 'graph', for a CUDA learner; eager on the CPU, "
+        "with fp16, several learners, an lr schedule or target_network_update_freq; "
         "smac_rllib/training/fast_update/captured_update.py)",
         choices=CAPTURE_MODES,
         pixels=True,
