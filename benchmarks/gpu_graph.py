@@ -15,7 +15,8 @@ learner's update, tested equal on the CPU); ``graph`` = the same function captur
    parameters, Adam moments and step counts, target critics and metrics; (c) replays advance (the weights move every
    replay); (d) a NaN reward inside the graph: weights and moments unchanged, ``nonfinite_update`` 1; (e) re-capture
    after a restore (optimizer ``load_state_dict``): the next update equals eager's from the same state; (f) the
-   rounding control: (b)'s measure between two eager copies whose parameters differ by one float32 rounding step.
+   rounding control: (b)'s measure between two eager copies whose parameters differ by one float32 rounding step;
+   (g) each of 3 replays against an eager step from the same state (no re-capture); (h) eager vs eager, unperturbed.
 2. **timings**: per size x variant (Latent-SAC K=0, SMAC K history, SMAC K step) x precision (fp32 = TF32 matmuls,
    bf16 autocast) x mode (eager, graph[, graph+compile]): ``--warmup`` then ``--iters`` updates timed by CUDA events
    (perf_counter on the CPU); kernel launches and GPU time of one update from ``torch.profiler``; the capture time.
@@ -233,9 +234,43 @@ def run_checks(args, device, out: Path) -> list[str]:
         f"from the same state {rel:.2e}"
     )
     lines.append(rounding_control(start, batch, device))
+    lines.append(resync_control(graph_update, runner, static_noise, batch, device))
+    lines.append(nondeterminism_control(start, batch, device))
     (out / "checks.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines), flush=True)
     return lines
+
+
+def resync_control(update: PixelUpdate, runner: GraphedUpdate, static_noise, batch: dict, device) -> str:
+    """(g) each replay against an eager step from the *same* state (a copy taken just before it), 3 replays without
+    re-capture: rounding-size gaps on every replay rule out state the graph fails to refresh between replays; a jump
+    on a later replay would be a real difference."""
+    B, T = batch["actions"].shape[:2]
+    gaps = []
+    for _ in range(3):
+        reference = copy.deepcopy(update)
+        noise = UpdateNoise.draw(update.settings, B, T, update.world_model.rssm.stoch_size, ACTION_DIM, device)
+        for dst, src in zip(static_noise.tensors(), noise.tensors(), strict=True):
+            dst.copy_(src)
+        reference.step(batch, noise)
+        runner.step(batch)
+        state = _state(update)
+        gaps.append(max(_rel(state[k], v) for k, v in _state(reference).items()))
+    return "- (g) each replay vs an eager step from the same state: " + ", ".join(f"{g:.2e}" for g in gaps)
+
+
+def nondeterminism_control(start: PixelUpdate, batch: dict, device) -> str:
+    """(h) two eager copies of the same state, no perturbation, 3 updates on identical noise: the device's own
+    run-to-run differences (atomics in some backward kernels); exactly 0 where every kernel is deterministic."""
+    a, b = copy.deepcopy(start), copy.deepcopy(start)
+    B, T = batch["actions"].shape[:2]
+    for _ in range(3):
+        noise = UpdateNoise.draw(a.settings, B, T, a.world_model.rssm.stoch_size, ACTION_DIM, device)
+        a.step(batch, noise)
+        b.step(batch, noise)
+    state_b = _state(b)
+    worst = max(_rel(state_b[k], v) for k, v in _state(a).items())
+    return f"- (h) eager vs eager from the same state, 3 updates: largest relative difference {worst:.2e}"
 
 
 def rounding_control(start: PixelUpdate, batch: dict, device, updates: int = 3) -> str:

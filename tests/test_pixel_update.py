@@ -409,6 +409,10 @@ def test_gpu_graph_benchmark_runs_on_cpu_without_ray(tmp_path):
     assert all(r["error"] == "" and float(r["s_per_update"]) > 0 and int(r["launches_per_update"]) > 100 for r in rows)
     checks = (tmp_path / "checks.md").read_text()
     assert "param 0.00e+00" in checks and "nonfinite_update = 1, weights/moments/steps unchanged: True" in checks
+    # the CPU runs both halves eagerly: replays equal eager steps exactly, and the CPU kernels are deterministic
+    assert "- (g) each replay vs an eager step from the same state: 0.00e+00, 0.00e+00, 0.00e+00" in checks
+    assert "- (h) eager vs eager from the same state, 3 updates: largest relative difference 0.00e+00" in checks
+    assert "- (f) rounding alone" in checks and "param 0.00e+00" not in checks.split("- (f)")[1]
 
 
 class PixelRLlibOracle(SACTorchLearner):
