@@ -152,6 +152,37 @@ def _state(update: PixelUpdate) -> dict:
     return out
 
 
+def _noise(update: PixelUpdate, batch: dict, device, static: UpdateNoise | None = None) -> UpdateNoise:
+    """Fresh draws for one update of ``batch``'s shape; copied into a graph's ``static`` noise buffers too."""
+    B, T = batch["actions"].shape[:2]
+    noise = UpdateNoise.draw(update.settings, B, T, update.world_model.rssm.stoch_size, ACTION_DIM, device)
+    if static is not None:
+        for dst, src in zip(static.tensors(), noise.tensors(), strict=True):
+            dst.copy_(src)
+    return noise
+
+
+def _worst_by_group(a: PixelUpdate, b: PixelUpdate) -> dict[str, float]:
+    """{"param" | "adam" | "adam step": the largest relative difference of b's tensors to a's in that group}."""
+    state_b, worst = _state(b), {}
+    for k, v in _state(a).items():
+        group = k.split(" ")[0] + (" step" if k.endswith(" step") else "")
+        worst[group] = max(worst.get(group, 0.0), _rel(state_b[k], v))
+    return worst
+
+
+def _metric_gap(m_a: dict, m_b: dict) -> float:
+    """The largest relative difference of two updates' tensor metrics (floor 1e-6 under the reference value)."""
+    return max(
+        (abs(float(v) - float(m_b[k])) / max(abs(float(v)), 1e-6) for k, v in m_a.items() if torch.is_tensor(v)),
+        default=0.0,
+    )
+
+
+def _by_group(worst: dict[str, float]) -> str:
+    return ", ".join(f"{g} {w:.2e}" for g, w in sorted(worst.items()))
+
+
 def run_checks(args, device, out: Path) -> list[str]:
     lines = [
         f"# Checks: eager vs one CUDA graph ({_card(device)}, preset {args.preset}, {args.check_size}, "
@@ -181,25 +212,18 @@ def run_checks(args, device, out: Path) -> list[str]:
     # (b) eager vs graph, 3 updates, identical noise
     start = copy.deepcopy(eager)  # for (f)
     graph_update = copy.deepcopy(eager)
-    static_noise = UpdateNoise.draw(eager.settings, B, T, eager.world_model.rssm.stoch_size, ACTION_DIM, device)
+    static_noise = _noise(eager, batch, device)
     runner = graphed(graph_update, batch, noise=static_noise)
-    worst, metric_worst, moved = {}, 0.0, []
+    metric_worst, moved = 0.0, []
     for _ in range(3):
-        noise = UpdateNoise.draw(eager.settings, B, T, eager.world_model.rssm.stoch_size, ACTION_DIM, device)
-        for dst, src in zip(static_noise.tensors(), noise.tensors(), strict=True):
-            dst.copy_(src)
+        noise = _noise(eager, batch, device, static_noise)
         before = {k: v.clone() for k, v in graph_update.state_dict().items()}
         m_eager, m_graph = eager.step(batch, noise), runner.step(batch)
         moved.append(sum(not torch.equal(before[k], v) for k, v in graph_update.state_dict().items()))
-        for k, v in m_eager.items():
-            if torch.is_tensor(v):
-                metric_worst = max(metric_worst, abs(float(v) - float(m_graph[k])) / max(abs(float(v)), 1e-6))
-    for k, v in _state(eager).items():
-        group = k.split(" ")[0] + (" step" if k.endswith(" step") else "")
-        worst[group] = max(worst.get(group, 0.0), _rel(_state(graph_update)[k], v))
+        metric_worst = max(metric_worst, _metric_gap(m_eager, m_graph))
     lines.append(
         "- (b) eager vs graph after 3 updates on identical noise, largest relative difference (norm): "
-        + ", ".join(f"{g} {w:.2e}" for g, w in sorted(worst.items()))
+        + _by_group(_worst_by_group(eager, graph_update))
         + f"; metrics {metric_worst:.2e} "
         f"(captures: {runner.captures})"
     )
@@ -223,12 +247,9 @@ def run_checks(args, device, out: Path) -> list[str]:
         opt.load_state_dict(saved["opt"][name])  # new state tensors: the graph points at the old ones
     runner.invalidate()
     reference = copy.deepcopy(graph_update)
-    noise = UpdateNoise.draw(eager.settings, B, T, eager.world_model.rssm.stoch_size, ACTION_DIM, device)
-    for dst, src in zip(static_noise.tensors(), noise.tensors(), strict=True):
-        dst.copy_(src)
-    reference.step(batch, noise)
+    reference.step(batch, _noise(graph_update, batch, device, static_noise))
     runner.step(batch)
-    rel = max(_rel(_state(graph_update)[k], v) for k, v in _state(reference).items())
+    rel = max(_worst_by_group(reference, graph_update).values())
     lines.append(
         f"- (e) after a restore and re-capture (captures: {runner.captures}): largest relative difference to eager "
         f"from the same state {rel:.2e}"
@@ -245,17 +266,12 @@ def resync_control(update: PixelUpdate, runner: GraphedUpdate, static_noise, bat
     """(g) each replay against an eager step from the *same* state (a copy taken just before it), 3 replays without
     re-capture: rounding-size gaps on every replay rule out state the graph fails to refresh between replays; a jump
     on a later replay would be a real difference."""
-    B, T = batch["actions"].shape[:2]
     gaps = []
     for _ in range(3):
         reference = copy.deepcopy(update)
-        noise = UpdateNoise.draw(update.settings, B, T, update.world_model.rssm.stoch_size, ACTION_DIM, device)
-        for dst, src in zip(static_noise.tensors(), noise.tensors(), strict=True):
-            dst.copy_(src)
-        reference.step(batch, noise)
+        reference.step(batch, _noise(update, batch, device, static_noise))
         runner.step(batch)
-        state = _state(update)
-        gaps.append(max(_rel(state[k], v) for k, v in _state(reference).items()))
+        gaps.append(max(_worst_by_group(reference, update).values()))
     return "- (g) each replay vs an eager step from the same state: " + ", ".join(f"{g:.2e}" for g in gaps)
 
 
@@ -263,13 +279,11 @@ def nondeterminism_control(start: PixelUpdate, batch: dict, device) -> str:
     """(h) two eager copies of the same state, no perturbation, 3 updates on identical noise: the device's own
     run-to-run differences (atomics in some backward kernels); exactly 0 where every kernel is deterministic."""
     a, b = copy.deepcopy(start), copy.deepcopy(start)
-    B, T = batch["actions"].shape[:2]
     for _ in range(3):
-        noise = UpdateNoise.draw(a.settings, B, T, a.world_model.rssm.stoch_size, ACTION_DIM, device)
+        noise = _noise(a, batch, device)
         a.step(batch, noise)
         b.step(batch, noise)
-    state_b = _state(b)
-    worst = max(_rel(state_b[k], v) for k, v in _state(a).items())
+    worst = max(_worst_by_group(a, b).values())
     return f"- (h) eager vs eager from the same state, 3 updates: largest relative difference {worst:.2e}"
 
 
@@ -283,23 +297,14 @@ def rounding_control(start: PixelUpdate, batch: dict, device, updates: int = 3) 
         for p in b.parameters():
             signs = torch.randint(0, 2, p.shape, generator=g).to(p.device, p.dtype) * 2 - 1
             p.mul_(1 + signs * 2.0**-24)
-    B, T = batch["actions"].shape[:2]
-    metric_worst, worst = 0.0, {}
+    metric_worst = 0.0
     for _ in range(updates):
-        noise = UpdateNoise.draw(a.settings, B, T, a.world_model.rssm.stoch_size, ACTION_DIM, device)
-        m_a, m_b = a.step(batch, noise), b.step(batch, noise)
-        for k, v in m_a.items():
-            if torch.is_tensor(v):
-                metric_worst = max(metric_worst, abs(float(v) - float(m_b[k])) / max(abs(float(v)), 1e-6))
-    state_b = _state(b)
-    for k, v in _state(a).items():
-        group = k.split(" ")[0] + (" step" if k.endswith(" step") else "")
-        worst[group] = max(worst.get(group, 0.0), _rel(state_b[k], v))
+        noise = _noise(a, batch, device)
+        metric_worst = max(metric_worst, _metric_gap(a.step(batch, noise), b.step(batch, noise)))
     return (
         f"- (f) rounding alone (eager vs eager with every parameter moved by one float32 rounding step), {updates} "
-        "updates on identical noise, the same measure as (b): "
-        + ", ".join(f"{grp} {w:.2e}" for grp, w in sorted(worst.items()))
-        + f"; metrics {metric_worst:.2e}"
+        f"updates on identical noise, the same measure as (b): {_by_group(_worst_by_group(a, b))}; metrics "
+        f"{metric_worst:.2e}"
     )
 
 

@@ -349,6 +349,7 @@ def test_learner_capture_switch_resolves_and_refuses_in_one_line():
     assert resolve_capture("graph", cuda) == "graph" and resolve_capture("auto", cuda, autocast="fp16") == "off"
     assert resolve_capture("auto", cuda) == "graph", "the measured default (benchmarks/results/gpu/session7/)"
     assert resolve_capture("auto", cuda, num_learners=2) == "off", "several DDP learners: eager"
+    assert resolve_capture("auto", cuda, eager_only=True) == "off", "an lr schedule, targets averaged every N steps"
     with pytest.raises(
         CaptureUnavailable, match=r"^learner_capture='graph' needs a CUDA learner .*use 'auto' or 'off'"
     ):
@@ -373,7 +374,10 @@ def test_auto_capture_stays_eager_where_a_graph_cannot_run(monkeypatch):
     N steps) keeps that learner eager instead of refusing what the user never asked for."""
     from smac_rllib.training import step_learner
 
-    monkeypatch.setattr(step_learner, "resolve_capture", lambda mode, *a, **k: "graph" if mode == "auto" else mode)
+    resolve = step_learner.resolve_capture  # as a CUDA learner resolves it (nothing is allocated on the device)
+    monkeypatch.setattr(
+        step_learner, "resolve_capture", lambda mode, device, **k: resolve(mode, torch.device("cuda"), **k)
+    )
     learner = pixel_config(num_particles=4, target_network_update_freq=2).build_learner(spaces=SPACES)
     assert learner._capture_mode == "off"
 

@@ -92,7 +92,8 @@ def iterations_at_stop(stop: dict, config) -> int | None:
     steps = steps_per_iteration(config)
     if steps:
         candidates += [math.ceil(stop[key] / steps) for key in ENV_STEP_KEYS if key in stop]
-        candidates += [math.ceil(most / steps) for most in [episode_stop_steps(stop, config)] if most]
+        if most := episode_stop_steps(stop, config):
+            candidates.append(math.ceil(most / steps))
     return max(1, min(candidates)) if candidates else None
 
 

@@ -111,16 +111,15 @@ def memory_error(config, available: int | None = None, *, gpus: float = 0, steps
     )
     if not terms:
         return None
-    limit = ray_memory_threshold()
-    machine = (
-        f"this machine's {available / GiB:,.1f} GiB"
-        if available is not None
-        else (
-            f"the {limit * physical_memory() / GiB:,.1f} GiB Ray lets this machine's processes use ({limit:.0%} of "
-            f"{physical_memory() / GiB:,.1f} GiB: past that its memory monitor kills workers)"
+    if available is None:
+        limit, physical = ray_memory_threshold(), physical_memory()
+        available = limit * physical
+        machine = (
+            f"the {available / GiB:,.1f} GiB Ray lets this machine's processes use ({limit:.0%} of "
+            f"{physical / GiB:,.1f} GiB: past that its memory monitor kills workers)"
         )
-    )
-    available = limit * physical_memory() if available is None else available
+    else:
+        machine = f"this machine's {available / GiB:,.1f} GiB"
     total = sum(b for b, _ in terms.values())
     if total <= available:
         return None

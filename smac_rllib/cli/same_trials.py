@@ -89,10 +89,9 @@ def _deliberately_off(key: str, variant: dict) -> bool:
 def _check_switched_off(spec: ExperimentSpec, trials: list[tuple[str, dict, Any]]) -> None:
     """A written setting that another one switches off in *every* trial (``Field.read_when``: mlmc_average_level0 with
     estimator nested); off in some trials only (an estimator sweep keeping one MLMC option) is a valid ablation."""
-    per_trial = [_switched_off(config, variant) for _, variant, config in trials]
     per_trial = [
-        {key: why for key, why in off.items() if not _deliberately_off(key, variant)}
-        for off, (_, variant, _) in zip(per_trial, trials, strict=True)
+        {key: why for key, why in _switched_off(config, variant).items() if not _deliberately_off(key, variant)}
+        for _, variant, config in trials
     ]
     common = set.intersection(*(set(found) for found in per_trial)) if per_trial else set()
     if common:

@@ -35,7 +35,6 @@ from smac_rllib.cli.checks import check_config, check_type, type_of_default
 from smac_rllib.cli.env_checks import check_env, check_modalities
 from smac_rllib.cli.errors import UserError, did_you_mean, one_line, warn
 from smac_rllib.cli.experiment_spec import ExperimentSpec
-from smac_rllib.cli.episode_bounds import episode_steps
 from smac_rllib.cli.grids import is_grid
 from smac_rllib.cli.horizon import env_steps_at_stop
 from smac_rllib.cli.ray_output import quiet
@@ -85,11 +84,7 @@ def check_trials(spec: ExperimentSpec, trials: list[tuple[str, dict, Any]]) -> N
             check_nested_keys(variant, config)
             _check_evaluation_env(spec, config)
             evaluation = check_envs_and_module(config)
-            if hasattr(config, "async_learning"):  # our loops: a uniform random warm-up
-                warm_up = config.resolved("num_steps_sampled_before_learning_starts")
-                check_return_stop_after_warm_up(
-                    spec.stop, config, warm_up, episode_steps(config.env, config.env_config)
-                )
+            check_return_stop_after_warm_up(spec.stop, config)
             if evaluation is not None:  # a trial that builds: what its evaluation measures
                 _warn_other_evaluation(spec.key_lines.get("evaluation_config", spec.source), config, evaluation)
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from smac_rllib.cli.episode_bounds import episode_return_range
+from smac_rllib.cli.episode_bounds import episode_return_range, episode_steps
 from smac_rllib.cli.errors import one_line
 from smac_rllib.cli.ray_output import quiet
 from smac_rllib.core.values import is_real
@@ -29,7 +29,7 @@ _SPACES: dict[str, tuple | str | None] = {}  # (env, env_config) -> (observation
 def env_spaces(env: Any, env_config: dict) -> tuple | None:
     """The spaces of ``env`` built once with ``env_config`` (then closed), cached; None for an env this process does
     not make (a class path, a Tune-registered name). A UserError when it cannot be made."""
-    key = repr((env, sorted((env_config or {}).items(), key=repr)))
+    key = _key(env, env_config)
     if key not in _SPACES:
         _SPACES[key] = _build(env, dict(env_config or {}))
     found = _SPACES[key]
@@ -38,12 +38,20 @@ def env_spaces(env: Any, env_config: dict) -> tuple | None:
     return found
 
 
+def _key(env: Any, env_config: dict | None) -> str:
+    return repr((env, sorted((env_config or {}).items(), key=repr)))
+
+
+def _make(env: str, env_config: dict):
+    with quiet():
+        return make_env(env, env_config) if env.startswith("dmc/") else gym.make(env, **env_config)
+
+
 def _build(env: Any, env_config: dict) -> tuple | str | None:
     if not isinstance(env, str) or not (env.startswith("dmc/") or env in gym.registry):
         return None
     try:
-        with quiet():
-            made = make_env(env, env_config) if env.startswith("dmc/") else gym.make(env, **env_config)
+        made = _make(env, env_config)
     except gym.error.DependencyNotInstalled as e:
         return f"env {env!r} cannot be made here: {one_line(e)}"
     except Exception as e:  # noqa: BLE001 - the env's own words: the trial would fail the same way, after Ray
@@ -108,7 +116,7 @@ _RANDOM_RETURNS: dict[str, float | None] = {}
 def random_episode_return(env: Any, env_config: dict) -> float | None:
     """The return of one episode of uniform random actions (seed 0), cached; None where the env is not made here or
     its episode does not end within ``RANDOM_EPISODE_CAP`` steps."""
-    key = repr((env, sorted((env_config or {}).items(), key=repr)))
+    key = _key(env, env_config)
     if key not in _RANDOM_RETURNS:
         _RANDOM_RETURNS[key] = _roll_random(env, dict(env_config or {}))
     return _RANDOM_RETURNS[key]
@@ -117,8 +125,7 @@ def random_episode_return(env: Any, env_config: dict) -> float | None:
 def _roll_random(env: Any, env_config: dict) -> float | None:
     if env_spaces(env, env_config) is None:
         return None
-    with quiet():
-        made = make_env(env, env_config) if env.startswith("dmc/") else gym.make(env, **env_config)
+    made = _make(env, env_config)
     try:
         made.reset(seed=0)
         made.action_space.seed(0)
@@ -133,12 +140,15 @@ def _roll_random(env: Any, env_config: dict) -> float | None:
         made.close()
 
 
-def check_return_stop_after_warm_up(stop: dict, config, warm_up: int, episode: int | None) -> None:
+def check_return_stop_after_warm_up(stop: dict, config) -> None:
     """A training-return stop that the warm-up's uniform random episodes already meet ends the run before its first
     update (our loops act uniformly at random until ``num_steps_sampled_before_learning_starts``)."""
     key = "env_runners/episode_return_mean"
     threshold = stop.get(key)
-    if not is_real(threshold) or not episode or warm_up < episode:
+    if not is_real(threshold) or not hasattr(config, "async_learning"):  # not one of our loops
+        return
+    episode = episode_steps(config.env, config.env_config)
+    if not episode or config.resolved("num_steps_sampled_before_learning_starts") < episode:
         return
     returns = episode_return_range(config.env, config.env_config)
     if returns is not None and threshold <= returns[0]:

@@ -59,10 +59,12 @@ class StepLearnerMixin:
         device = self._device if self._device is not None else torch.device("cpu")
         mode = self.config.learner_capture if self.capture_keys else "off"
         self._capture_mode = resolve_capture(
-            mode, device, autocast=getattr(self.config, "autocast", None), num_learners=self.config.num_learners
+            mode,
+            device,
+            autocast=getattr(self.config, "autocast", None),
+            num_learners=self.config.num_learners,
+            eager_only=self._lr_scheduler_classes is not None or bool(self.config.target_network_update_freq),
         )
-        if mode == "auto" and (self._lr_scheduler_classes is not None or self.config.target_network_update_freq):
-            self._capture_mode = "off"  # the graph bakes in the lr and averages the targets every update: eager
         if self._grad_scalers is not None:
             raise CaptureUnavailable(
                 "RLlib's _torch_grad_scaler_class is not used by this learner's update; drop it "

@@ -43,16 +43,20 @@ class CaptureUnavailable(ValueError):
     """A ``learner_capture`` mode this learner cannot run; the message is one line that names the fix."""
 
 
-def resolve_capture(mode: str, device: torch.device, *, autocast: str | None = None, num_learners: int = 0) -> str:
+def resolve_capture(
+    mode: str, device: torch.device, *, autocast: str | None = None, num_learners: int = 0, eager_only: bool = False
+) -> str:
     """``learner_capture`` -> the mode this learner runs: ``"off"`` (eager), ``"graph"`` or ``"graph+compile"``.
 
-    ``auto``: ``AUTO_ON_CUDA`` on a CUDA learner, eager on the CPU. An explicit graph mode that cannot run here raises
+    ``auto``: ``AUTO_ON_CUDA`` on a CUDA learner, eager on the CPU, with fp16, several DDP learners or ``eager_only``
+    (the learner's settings that a graph cannot honour: an lr schedule, targets averaged every N steps; the learner
+    refuses them beside an explicit graph mode). An explicit graph mode that cannot run here raises
     ``CaptureUnavailable`` with the fix (a CPU learner, fp16's GradScaler, several DDP learners)."""
     if mode not in CAPTURE_MODES:
         raise CaptureUnavailable(f"learner_capture={mode!r} is unknown; use one of {list(CAPTURE_MODES)}")
     if mode == "auto":
         mode = AUTO_ON_CUDA if device.type == "cuda" else "off"
-        if mode != "off" and (autocast == "fp16" or num_learners > 1):
+        if mode != "off" and (autocast == "fp16" or num_learners > 1 or eager_only):
             mode = "off"
         return mode
     if mode == "off":
