@@ -132,7 +132,7 @@ def killed(tmp_path_factory):
         cwd=REPO,
         start_new_session=True,  # its own process group: killing it takes the CLI's local Ray with it
     )
-    out, listeners, processes, checkpointed = [], [], "", None
+    out, listeners, processes, checkpointed, started = [], [], "", None, 0
     try:
         deadline = time.time() + 420  # generous: CI machines can be loaded
         for line in proc.stdout:
@@ -140,7 +140,10 @@ def killed(tmp_path_factory):
             if " it   1 | " in line and not listeners:  # Ray is up, the trial and W&B's actor run
                 listeners = _ray_listeners(ray_tmp)
                 processes = subprocess.run(["ps", "-eww", "-o", "args"], capture_output=True, text=True).stdout
-            if "/checkpoint_000002" in line:  # "[0 latent_dim=2] checkpoint <trial dir>/checkpoint_000002"
+            started += "] started  " in line
+            # "[0 latent_dim=2] checkpoint <trial dir>/checkpoint_000002", once both trials have started (on a loaded
+            # machine the second may start after the first's 3rd checkpoint: then its own 3rd is the one)
+            if "/checkpoint_000002" in line and started >= 2:
                 checkpointed = (os.path.dirname(line.split()[-1]), time.time())
                 break
             if time.time() > deadline:
