@@ -482,6 +482,34 @@ MISTAKES: dict[str, Mistake] = {
         expect="sets a key the file sweeps in every point of the sweep: its 2 trials would be 1 run(s) under 2 labels",
     ),
     "Tune's restore key": Mistake(exp("restore: /tmp/x"), expect="unknown experiment key 'restore'; a run continues"),
+    "Tune's search_alg key": Mistake(
+        exp("search_alg: {type: optuna}"), expect="unknown experiment key 'search_alg'; a YAML experiment runs its grid"
+    ),
+    "Tune 1.x sync_config with an upload_dir": Mistake(
+        exp("sync_config: {upload_dir: 's3://bucket/runs'}"), expect="for a bucket give --storage-path s3://bucket/runs"
+    ),
+    "tune.run's time_budget_s": Mistake(exp("time_budget_s: 600"), expect="is a stop criterion: stop: {time_total_s: "),
+    "tune.run's fail_fast": Mistake(exp("fail_fast: true"), expect="retried max_failures times (default 2; max_fail"),
+    "an iteration's minimum past the stop": Mistake(
+        cfg("min_sample_timesteps_per_iteration: 1000").replace(
+            "stop: {training_iteration: 2}", "stop: {env_runners/num_env_steps_sampled_lifetime: 200}"
+        ),
+        expect="min_sample_timesteps_per_iteration: 1,000 env steps per iteration, past the stop",
+    ),
+    "two YAML files": Mistake(command=("train", "file", "{yaml}", "{yaml}"), expect="one YAML file per command"),
+    "Tune's --local-dir flag": Mistake(
+        args=("--local-dir", "{dir}"), expect="rllib train file has no --local-dir: Tune's older name: write --storage"
+    ),
+    "RLlib's --framework flag": Mistake(args=("--framework=torch",), expect="rllib train file has no --framework"),
+    "a pixel height in env_config": Mistake(envc("height: 84"), expect="key 'height'; did you mean 'image_size'?"),
+    "gym's frame_skip in env_config": Mistake(envc("frame_skip: 4"), expect="did you mean 'action_repeat'?"),
+    "a duration string as a time stop": Mistake(exp("stop: {time_total_s: 10m}"), expect="it is in seconds, e.g. 3600"),
+    "layer widths as a list": Mistake(
+        cfg("hidden_dim: [16, 16]"), expect="hidden_dim is one width for every layer: `hidden_dim: 16`"
+    ),
+    "evaluation_duration auto without parallel evaluation": Mistake(
+        cfg("evaluation_duration: auto"), expect="Set evaluation_duration to a number (e.g. 10 episodes)"
+    ),
     "plot given two experiment directories": Mistake(
         command=("plot", "{dir}", "{dir}"), args=("--out", "x.png"), expect="rllib plot takes one directory"
     ),
@@ -1649,3 +1677,15 @@ def test_runs_that_are_allowed_but_told_what_they_cost(tmp_path, capfd):
     path.write_text(cfg("num_env_runners: 2", "evaluation_num_env_runners: 2", "evaluation_parallel_to_training: true"))
     assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
     assert "Traceback" not in capfd.readouterr().err
+
+
+def test_tunes_older_checkpoint_score_attr_is_read_with_its_min_prefix(tmp_path, capfd):
+    """``checkpoint_score_attr: min-<key>`` (Tune < 2.0) is the attribute and the order of today's checkpoint_config."""
+    path = tmp_path / "old.yaml"
+    path.write_text(exp("keep_checkpoints_num: 2", "checkpoint_score_attr: min-env_runners/episode_len_mean"))
+    (spec,) = load_experiments(str(path))
+    wanted = {"num_to_keep": 2, "checkpoint_score_attribute": "env_runners/episode_len_mean"}
+    assert spec.checkpoint_config.items() >= {**wanted, "checkpoint_score_order": "min"}.items()
+    assert "checkpoint_score_attr is Tune's older name; read as checkpoint_config.checkpoint_score_attribute" in (
+        capfd.readouterr().err
+    )

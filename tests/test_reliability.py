@@ -640,3 +640,28 @@ def test_num_to_keep_keeps_the_best_checkpoint_by_a_nested_score_key(tmp_path, o
         manager.register_checkpoint(_TrainingResult(Checkpoint.from_directory(str(path)), metrics))
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted({paths[best].name, paths[2].name})
     assert manager.best_checkpoint_results[-1].checkpoint.path == str(paths[best])
+
+
+@pytest.mark.parametrize("order", ["max", "min"])
+def test_a_checkpoint_before_the_first_evaluation_ranks_worst(tmp_path, order, caplog):
+    """The first checkpoint comes before any evaluation (no score): Tune alone logs an error listing every result key
+    and scores it -inf, which ``min`` ranks best, so ``num_to_keep: 1`` kept it over an evaluated one."""
+    from ray.train import Checkpoint, CheckpointConfig
+    from ray.train._internal.checkpoint_manager import _CheckpointManager
+    from ray.train._internal.session import _TrainingResult
+
+    from smac_rllib.cli.ranking import install_nested_score_ranking
+
+    install_nested_score_ranking()
+    attribute = "evaluation/env_runners/episode_return_mean"
+    manager = _CheckpointManager(
+        CheckpointConfig(num_to_keep=1, checkpoint_score_attribute=attribute, checkpoint_score_order=order)
+    )
+    results = [{}, {"evaluation": {"env_runners": {"episode_return_mean": 5.0}}}, {}]  # evaluated: the 2nd only
+    for i, extra in enumerate(results):
+        (tmp_path / f"checkpoint_{i:06d}").mkdir()
+        checkpoint = Checkpoint.from_directory(str(tmp_path / f"checkpoint_{i:06d}"))
+        manager.register_checkpoint(_TrainingResult(checkpoint, {"training_iteration": i + 1, **extra}))
+    assert manager.best_checkpoint_results[-1].checkpoint.path == str(tmp_path / "checkpoint_000001")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint_000001", "checkpoint_000002"]
+    assert "Result dict has no key" not in caplog.text

@@ -304,6 +304,11 @@ def _example_fix(name: str, expected: Any, value: Any = None) -> str:
     string ``"16"`` -> ``16``, the number ``16`` for a list -> ``[16]``), never the wrong value back."""
     key = name.split(".")[-1]
     if isinstance(value, list) and value and all(_matches(v, expected) is not False for v in value):
+        distinct = list({repr(v): v for v in value}.values())
+        if len(distinct) < len(value) and ("dim" in key or "hidden" in key):  # [256, 256]: RLlib's fcnet_hiddens
+            return f" ({key} is one width for every layer: `{key}: {value[0]!r}`)"
+        if len(distinct) < len(value):
+            return f" (a sweep lists each value once: `{key}: {{grid_search: {distinct!r}}}`)"
         return f" (a sweep over these values is `{key}: {{grid_search: {value!r}}}`)"  # the list the user meant
     args = [a for a in typing.get_args(expected) if a is not type(None)] or [expected]
     if typing.get_origin(expected) in (list, tuple):

@@ -58,8 +58,7 @@ def check_env(config: dict, algo_class: type, line_of) -> None:
     for key, value in env_config.items():
         if key not in ENV_CONFIG_KEYS:
             raise UserError(
-                f"unknown env_config key {key!r}{did_you_mean(key, ENV_CONFIG_KEYS)} (valid: "
-                f"{', '.join(ENV_CONFIG_KEYS)})",
+                f"unknown env_config key {key!r}{_dmc_key_hint(key)} (valid: {', '.join(ENV_CONFIG_KEYS)})",
                 line_of("env_config", key),
             )
         check_type(f"env_config.{key}", value, hints.get(key, Any), line_of("env_config", key), env_config, key)
@@ -67,6 +66,24 @@ def check_env(config: dict, algo_class: type, line_of) -> None:
     for env in env_options:
         check_env_config_values(env, env_config, algo_class, line_of)
     _check_env_seed(config, env_config, line_of)
+
+
+# Other suites' names for our env_config keys (DrQ/gym wrappers, dm_control's own suite.load arguments).
+DMC_KEY_SYNONYMS = {
+    **dict.fromkeys(("height", "width", "size", "img_size", "resolution", "image_height", "image_width"), "image_size"),
+    **dict.fromkeys(("frame_skip", "frameskip", "frame_repeat", "skip_frames", "repeat"), "action_repeat"),
+    **dict.fromkeys(("camera", "camera_name", "cam_id"), "camera_id"),
+    **dict.fromkeys(("pixels", "from_pixel", "use_pixels", "pixel_obs"), "from_pixels"),
+    **dict.fromkeys(("max_episode_steps", "episode_length", "max_steps", "task_kwargs"), "time_limit"),
+}
+
+
+def _dmc_key_hint(key) -> str:
+    """``; did you mean 'image_size'?`` from a synonym other suites use or a close spelling."""
+    if key in DMC_KEY_SYNONYMS:
+        unit = " (seconds of simulated time)" if DMC_KEY_SYNONYMS[key] == "time_limit" else ""
+        return f"; did you mean {DMC_KEY_SYNONYMS[key]!r}{unit}?"
+    return did_you_mean(key, ENV_CONFIG_KEYS)
 
 
 def _check_env_config_values(env_options: list[str], env_config: dict, line_of) -> None:

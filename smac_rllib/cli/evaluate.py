@@ -14,6 +14,7 @@ from __future__ import annotations
 import glob
 import os
 import pickle
+import shlex
 import shutil
 import statistics
 import sys
@@ -99,7 +100,7 @@ def resolve_checkpoint(path: str) -> tuple[str, list[str]]:
         names = ", ".join(os.path.relpath(t, path) for t in trials[:3]) + (", ..." if len(trials) > 3 else "")
         raise UserError(
             f"{path} holds the checkpoints of {len(trials)} trials ({names}): which one to evaluate is yours to say; "
-            f"pass a trial directory, e.g. rllib evaluate {trials[0]}"
+            f"pass a trial directory, e.g. rllib evaluate {shlex.quote(str(trials[0]))}"
         )
     found.sort(key=lambda p: (os.path.getmtime(os.path.join(p, "rllib_checkpoint.json")), p), reverse=True)
     skipped = []
@@ -123,7 +124,7 @@ def _refuse_inside_checkpoint(path: str) -> None:
         ):
             raise UserError(
                 f"{path} is a part of the checkpoint {parent} (one component's state); pass the checkpoint itself: "
-                f"rllib evaluate {parent}"
+                f"rllib evaluate {shlex.quote(str(parent))}"
             )
         parent = os.path.dirname(parent)
 

@@ -59,7 +59,9 @@ def parse_stop(stop: Any, where: str, *, custom_metrics: bool = False) -> dict[s
     for key, value in stop.items():
         if not is_real(value):
             raise UserError(
-                f"stop criterion {key!r}={value!r} must be a number (the run stops when the result reaches it)", where
+                f"stop criterion {key!r}={value!r} must be a number (the run stops when the result reaches it"
+                f"{'; it is in seconds, e.g. 3600' if str(key).startswith('time_') else ''})",
+                where,
             )
         check_finite(value, str(key), where, what="stop criterion ")
         key = modern_metric(key, "stop criterion", where)
@@ -272,6 +274,7 @@ LEGACY_EXPERIMENT_KEYS = {
     "checkpoint_freq": "checkpoint_config.checkpoint_frequency",
     "checkpoint_at_end": "checkpoint_config.checkpoint_at_end",
     "keep_checkpoints_num": "checkpoint_config.num_to_keep",
+    "checkpoint_score_attr": "checkpoint_config.checkpoint_score_attribute",  # Tune < 2.0
 }
 
 
@@ -291,10 +294,12 @@ def translate_legacy_keys(body: MarkedDict, path: str) -> MarkedDict:
         if (sub and isinstance(present, dict) and sub in present) or (not sub and top in out):
             raise UserError(f"{old} is Tune's older name of {new}, and {new} is set too; keep one ({new})", where)
         note(f"{where}: {old} is Tune's older name; read as {new} (write that to silence this note)")
-        value = out.pop(old)
+        value, extra = out.pop(old), {}
+        if old == "checkpoint_score_attr" and isinstance(value, str) and value.startswith("min-"):
+            value, extra = value[4:], {"checkpoint_score_order": "min"}  # Tune < 2.0 wrote the order as a prefix
         if sub:
             out.setdefault(top, {})
-            out[top] = {**out[top], sub: value}
+            out[top] = {**out[top], sub: value, **extra}
             out.key_lines.setdefault(top, out.key_lines.get(old))
         else:
             out[new] = value

@@ -19,6 +19,20 @@ FOREIGN_EXPERIMENT_KEYS = {  # other tools' ways to share settings, Tune keys RL
     "num_gpus_per_learner or num_cpus_for_main_process in config",
     "restore": "; a run continues from its newest checkpoint with `rllib train file X.yaml --resume` (same "
     "--storage-path); to evaluate a checkpoint: rllib evaluate CHECKPOINT",
+    "search_alg": "; a YAML experiment runs its grid_search points x num_samples: sweep with grid_search (seeds: "
+    "seed: {grid_search: [0, 1, 2]}); a Tune search algorithm (Optuna, HyperOpt) needs a Tuner in Python",
+    "sync_config": "; Tune 2.x writes straight to the storage path: for a bucket give --storage-path s3://bucket/runs "
+    "(or storage_path: in the file)",
+    "upload_dir": "; Tune 2.x writes straight to the storage path: give --storage-path s3://bucket/runs",
+    "time_budget_s": "; a time budget per trial is a stop criterion: stop: {time_total_s: 3600} (seconds)",
+    "fail_fast": "; a failed trial is retried max_failures times (default 2; max_failures: 0 ends it at once) while "
+    "the others go on, and the run exits non-zero; Tune's fail_fast is not read here",
+    "metric": "; the metric is named where it is used: stop, checkpoint_config.checkpoint_score_attribute or "
+    "scheduler: {metric: ...}",
+    "mode": "; the order is named where it is used: checkpoint_config.checkpoint_score_order or scheduler: {mode: ...}",
+    "resume": "; continue a run with `rllib train file X.yaml --resume` (same --storage-path)",
+    "name": "; the experiment's name is its top-level key in the file (and its directory under the storage path)",
+    "verbose": "; the progress lines are the CLI's (rllib train file ... -v shows Tune's tables and worker logs)",
     "extends": "; GitLab's extends: is not YAML: anchor the template (`.defaults: &defaults {...}`) and merge it "
     "with `<<: *defaults`",
 }

@@ -25,7 +25,7 @@ The arithmetic (closed form, no env is built; what an episode allows is ``cli/ep
 The rules (``check_horizon``: every grid point; the first contradiction is a one-line ``UserError``):
 
 1. ``num_samples > 1`` with a fixed ``seed`` (or a seed grid): identical trials; use a seed grid, num_samples 1.
-2. A return threshold in ``stop`` above the task's bound is never reached; nor is an episode length
+2. A return threshold in ``stop`` at or above the task's bound is (all but) never reached; nor is an episode length
    (``*episode_len_*``) above the task's episode (``episode_steps``). A return threshold at or below the lowest
    return (DMC: 0) is met by every episode: the run would stop at its first result.
 3. The stop's env steps never pass the warm-up: no gradient update. A deliberate warm-up-only run says
@@ -33,20 +33,18 @@ The rules (``check_horizon``: every grid point; the first contradiction is a one
 4. ``evaluation_interval`` above the stop's iterations: no evaluation.
 5. ``evaluation_duration`` in timesteps that completes no episode on any eval env (no return is reported), or an
    evaluation of more than ``EVALUATION_FACTOR`` times the env steps trained between two evaluations: an evaluation
-   step costs what a training step costs without its updates, so such an evaluation takes longer than the training
-   between evaluations unless the updates of one env step cost ~10 env steps (the tuned examples evaluate at most
-   1x what they train).
+   step costs a training step without its updates, so it takes longer than the training between evaluations unless
+   one env step's updates cost ~10 env steps (the tuned examples evaluate at most 1x what they train).
 6. The ASHA scheduler against the stop, and 7. the checkpoints against the stop and the evaluations:
    ``tune_horizon.py``.
 8. One update's batch (``train_batch_size_per_learner`` transitions; pixels: B x T sequence steps) above all the
    env steps the stop lets the run collect: every update replays the whole run's data several times over.
 9. A stop on a loss: Tune stops at result >= value, so it ends the run at once instead of when the loss falls.
-10. One sample request (``rollout_fragment_length`` x envs per runner) above the stop's env steps: the first
-    iteration samples past the stop.
+10. One sample request (``rollout_fragment_length`` x envs per runner) or one iteration's minimum
+    (``min_sample_timesteps_per_iteration``) above the stop's env steps: the first iteration samples past the stop.
 11. ``min_time_s_per_iteration`` of a minute or more on our loop (its iterations end on env steps).
 12. ``target_network_update_freq`` past the env steps the run updates in: the targets are never updated after the first;
     beside a soft ``tau`` (a DQN habit): the targets move less than half way to the critics over the whole run.
-Rule 2 also refuses a return threshold *at* the task's bound: only a perfect episode reaches it.
 """
 
 from __future__ import annotations
@@ -157,8 +155,7 @@ def _warn_dropped_stop(spec: ExperimentSpec) -> None:
     cap meant to be added would lengthen the run); a shorter ``--stop`` (the usual smoke test) says nothing."""
     if not spec.dropped_stop or not spec.configs:
         return
-    sooner = iterations_at_stop(spec.dropped_stop, spec.configs[0])
-    later = iterations_at_stop(spec.stop, spec.configs[0])
+    sooner, later = (iterations_at_stop(stop, spec.configs[0]) for stop in (spec.dropped_stop, spec.stop))
     if sooner is None or (later is not None and later <= sooner):
         return
     both = json.dumps({**spec.dropped_stop, **spec.stop})
@@ -181,14 +178,12 @@ def _warn_uncapped_stop(spec: ExperimentSpec) -> None:
 
 
 def check_seeds(spec: ExperimentSpec) -> None:
-    seed = spec.param_space.get("seed")
-    n = spec.num_samples
+    seed, n = spec.param_space.get("seed"), spec.num_samples
     if n <= 1 or seed is None:
         return
     where = spec.key_lines.get("seed", spec.source)
     if isinstance(seed, dict) and "grid_search" in seed:
-        seeds = list(seed["grid_search"])
-        more = list(range(len(seeds) * n))
+        seeds, more = list(seed["grid_search"]), list(range(len(seed["grid_search"]) * n))
         raise UserError(
             f"num_samples: {n} repeats each seed of seed: {{grid_search: {seeds}}}: {n} identical trials per seed "
             f"(an interval over seeds drawn from repeats); write seed: {{grid_search: {more}}} with num_samples: 1",
@@ -222,17 +217,22 @@ def _check_config(spec: ExperimentSpec, config) -> None:
 
 
 def _check_fragment(spec: ExperimentSpec, config) -> None:
-    """Rule 10: a sample request longer than the whole run the stop allows."""
+    """Rule 10: a sample request, or an iteration's minimum of env steps, longer than the whole run the stop allows."""
     stops = {key: spec.stop[key] for key in ENV_STEP_KEYS if key in spec.stop}
     fragment, envs = config.get_rollout_fragment_length(), config.num_envs_per_env_runner
-    if not stops or fragment * envs <= min(stops.values()):
+    minimum = int(config.min_sample_timesteps_per_iteration or 0)
+    if not stops or max(fragment * envs, minimum) <= min(stops.values()):
         return
     key, at = min(stops.items(), key=lambda item: item[1])
+    setting, fix = "min_sample_timesteps_per_iteration", f"lower it to <= {int(at):,}"
+    what = f"{setting}: {minimum:,} env steps per iteration"
+    if fragment * envs > at:
+        setting, fix = "rollout_fragment_length", f"lower rollout_fragment_length to <= {int(at) // envs:,}"
+        what = f"{setting}: {fragment:,} x {envs} env(s) per runner = {fragment * envs:,} env steps per sample request"
     raise UserError(
-        f"rollout_fragment_length: {fragment:,} x {envs} env(s) per runner = {fragment * envs:,} env steps per sample "
-        f"request, past the stop ({key}: {_num(at)}): the first iteration samples {fragment * envs / at:.3g}x the "
-        f"run; lower rollout_fragment_length to <= {int(at) // envs:,} or raise the stop",
-        spec.key_lines.get("rollout_fragment_length", spec.source),
+        f"{what}, past the stop ({key}: {_num(at)}): the first iteration samples "
+        f"{max(fragment * envs, minimum) / at:.3g}x the run; {fix} or raise the stop",
+        spec.key_lines.get(setting, spec.source),
     )
 
 

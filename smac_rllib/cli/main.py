@@ -66,6 +66,26 @@ def _wandb_logged_in() -> bool:
         return False
 
 
+# Flags of RLlib's own `rllib train` and of older Tune CLIs -> ours.
+FOREIGN_FLAGS = {
+    "--local-dir": "Tune's older name: write --storage-path DIR",
+    "--storage_path": "write --storage-path DIR",
+    "--checkpoint-freq": "write checkpoint_config: {checkpoint_frequency: N} in the file",
+    "--checkpoint-at-end": "write checkpoint_config: {checkpoint_at_end: true} in the file",
+    "--restore": "continue a run with --resume (same --storage-path); evaluate a checkpoint with rllib evaluate",
+    "--env": "the env is the file's env: key; to change it: --config '{\"env\": \"dmc/cheetah-run\"}'",
+    "--run": "the algorithm is the file's run: key",
+    "--algo": "the algorithm is the file's run: key",
+    "--framework": "every algorithm here runs on torch; drop it",
+    "--num-gpus": "write --config '{\"num_gpus_per_learner\": 1}'",
+    "--num-cpus": "Ray takes the machine's CPUs; a trial's come from its config (num_env_runners, ...)",
+    "--num-env-runners": "write --config '{\"num_env_runners\": N}'",
+    "--num-workers": "write --config '{\"num_env_runners\": N}'",
+    "--ray-address": "connect with RAY_ADDRESS=... in the environment (cluster/README.md)",
+    "--wandb-project": "W&B's project is the file's wandb: {project: NAME} (experiment key), with --wandb",
+}
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that reports a usage mistake as one line (and exit code 2), like every other mistake."""
 
@@ -266,7 +286,8 @@ def _value_options(parser: argparse.ArgumentParser) -> set[str]:
 
 
 def _other_forms(argv: list[str]) -> str | None:
-    """The fix for arguments other tools take here: several plot directories, RLlib's ``evaluate --env``."""
+    """The fix for arguments other tools take here: several plot directories or YAML files, RLlib's
+    ``evaluate --env``, other CLIs' flags (``FOREIGN_FLAGS``)."""
     values = {i + 1 for i, a in enumerate(argv) if a in ("--out", "--metric")}  # the options' own values
     positional = [a for i, a in enumerate(argv[1:], 1) if not a.startswith("-") and i not in values]
     if argv[:1] == ["plot"] and len(positional) > 1:
@@ -276,6 +297,16 @@ def _other_forms(argv: list[str]) -> str | None:
         )
     if argv[:1] == ["evaluate"] and any(a == "--env" or a.startswith("--env=") for a in argv):
         return "rllib evaluate runs the env the checkpoint was trained on (its config); it has no --env"
+    if argv[:2] == ["train", "file"]:
+        for arg in argv[2:]:
+            if arg.split("=")[0] in FOREIGN_FLAGS:
+                return f"rllib train file has no {arg.split('=')[0]}: {FOREIGN_FLAGS[arg.split('=')[0]]}"
+        files = [a for a in positional[1:] if a.endswith((".yaml", ".yml"))]
+        if len(files) > 1:  # `rllib train file a.yaml b.yaml`
+            return (
+                f"one YAML file per command (given: {' '.join(files)}): put the experiments in one file (each "
+                "top-level key is an experiment, all run in one command) or run one command per file"
+            )
     return None
 
 

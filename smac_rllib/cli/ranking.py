@@ -4,8 +4,9 @@ Tune 2.60's checkpoint manager (``ray.train._internal.checkpoint_manager._Checkp
 ranks a checkpoint by its score only when the attribute is a top-level key of the result it was saved with; RLlib's
 results are nested (``evaluation/env_runners/episode_return_mean`` is ``result["evaluation"]["env_runners"]...``), so
 every checkpoint was ranked by time alone and ``num_to_keep`` kept the newest, deleting the best. The wrapper below
-hands the manager the result with the attribute's value also under its flat name; a result without the value (an
-iteration that did not evaluate) is left as Tune handles it.
+hands the manager the result with the attribute's value also under its flat name. A result without the value (a
+checkpoint before the first evaluation) gets the worst score of the order: Tune would log an error listing every
+result key and score it -inf, which under ``checkpoint_score_order: min`` ranks it the *best*.
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ def install_nested_score_ranking() -> None:
         metrics = checkpoint_result.metrics or {}
         if attribute and attribute not in metrics:
             value = lookup(metrics, attribute)
-            if value is not None:
-                checkpoint_result = _TrainingResult(checkpoint_result.checkpoint, {**metrics, attribute: value})
+            if value is None:  # the worst of the order (not Tune's -inf, the best under "min")
+                value = float("-inf") if self._checkpoint_config.checkpoint_score_order == "max" else float("inf")
+            checkpoint_result = _TrainingResult(checkpoint_result.checkpoint, {**metrics, attribute: value})
         return original(self, checkpoint_result)
 
     register_checkpoint._ranks_nested_keys = True

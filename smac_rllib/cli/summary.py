@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import os
+import shlex
 import time
 
 from smac_rllib.cli import overdue
@@ -154,12 +155,12 @@ def print_summary(
         print(f"  ({planned - len(rows)} more trial(s) not started yet)")
     for line in best_eval_lines(best_evals):
         print(line)
-    print(f"Results:     {exp_dir}  (curves: rllib plot {exp_dir}; TensorBoard event files too)")
+    print(f"Results:     {exp_dir}  (curves: rllib plot {shlex.quote(exp_dir)}; TensorBoard event files too)")
     if curves:
         print(f"Curves:      {curves}")
     last_ckpt = next((r[6] for r in rows if r[6] != "-"), None)  # (label, status, iters, steps, ev, train, ckpt, ...)
     if last_ckpt:
-        print(f"Evaluate:    rllib evaluate {last_ckpt} --episodes 10 --video eval.mp4")
+        print(f"Evaluate:    rllib evaluate {shlex.quote(last_ckpt)} --episodes 10 --video eval.mp4")
     if interrupted is not None or any(r[1] == "ERROR" and (r[2] or r[6] != "-") for r in rows):
         how = "  # continues the interrupted trials from their checkpoints" if n_stopped else ""
         print(f"Resume:      {resume_hint}{how}")
@@ -189,7 +190,7 @@ def _run_facts(metrics: dict, path: str | None, repeat: int) -> dict[str, str]:
     if wandb_dir and os.path.isdir(wandb_dir):
         offline = any(name.startswith("offline-run-") for name in os.listdir(wandb_dir))
         wandb = f"\n        W&B run    {wandb_dir}" + (
-            f" (offline: upload with `wandb sync {wandb_dir}/offline-run-*`)" if offline else ""
+            f" (offline: upload with `wandb sync {shlex.quote(wandb_dir)}/offline-run-*`)" if offline else ""
         )
     return {"run": (", " + ", ".join(parts)) if parts else "", "wandb": wandb}
 

@@ -372,11 +372,17 @@ def _build_config(spec: ExperimentSpec, variant: dict):
             config.validate()
         except Exception as e:  # noqa: BLE001
             message = _RLLIB_SUPPRESS_HINT.sub("", one_line(e))  # not a fix to suggest
+            message += next((fix for text, fix in _RLLIB_FIXES.items() if text in message), "")
             raise UserError(message, line_of_message(spec, str(e))) from None
     return config
 
 
 _RLLIB_SUPPRESS_HINT = re.compile(r"\s*To suppress all validation errors.*$")
+# RLlib's messages that name no fix -> the fix.
+_RLLIB_FIXES = {
+    "`evaluation_duration=auto` not supported": " Set evaluation_duration to a number (e.g. 10 episodes), or "
+    "evaluation_parallel_to_training: true with evaluation_num_env_runners >= 1.",
+}
 
 
 # --------------------------------------------------------------------------------------------- helpers
