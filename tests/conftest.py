@@ -50,8 +50,12 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
-def _one_ray_per_session():
-    """Shuts down at the end of the session the Ray that ``ray_local`` started and kept."""
+def _one_ray_per_session(tmp_path_factory):
+    """Shuts down at the end of the session the Ray that ``ray_local`` started and kept. An algorithm built outside
+    Tune logs to a new directory under Tune's default storage path: the session's temporary one, not ~/ray_results."""
+    from ray.tune.trainable import trainable
+
+    trainable.DEFAULT_STORAGE_PATH = str(tmp_path_factory.mktemp("ray_results"))
     yield
     import ray
 
