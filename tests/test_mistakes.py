@@ -482,6 +482,40 @@ MISTAKES: dict[str, Mistake] = {
         expect="sets a key the file sweeps in every point of the sweep: its 2 trials would be 1 run(s) under 2 labels",
     ),
     "Tune's restore key": Mistake(exp("restore: /tmp/x"), expect="unknown experiment key 'restore'; a run continues"),
+    "key:value without a space": Mistake(
+        BASE.replace("    num_particles: 4", "    num_particles:4"), expect="`num_particles:4` needs a space after ':'"
+    ),
+    "a YAML !include tag": Mistake(cfg("env_config: !include env.yaml"), expect="the tag !include is not read here"),
+    "one experiment's keys at the top level": Mistake(
+        "run: SMAC\nenv: dmc/cartpole-balance\nstop: {training_iteration: 2}\n",
+        expect="the file's top level holds one experiment's keys (run, env, stop): put them under an experiment name",
+    ),
+    "--resume with Tune's resume mode": Mistake(args=("--resume", "AUTO"), expect="--resume takes no value (AUTO is"),
+    "--config naming a JSON file": Mistake(
+        args=("--config", "overrides.json"), expect="--config takes JSON text, not a file name (overrides.json)"
+    ),
+    "RLlib's rollout command": Mistake(command=("rollout", "{dir}"), expect="`rllib rollout` is RLlib's older command"),
+    "checkpoints ranked by iteration, min": Mistake(
+        exp("checkpoint_config: {checkpoint_score_attribute: training_iteration, checkpoint_score_order: min}"),
+        expect="checkpoint_config ranks training_iteration with checkpoint_score_order: min: num_to_keep: 2 keeps the "
+        "oldest checkpoints",
+    ),
+    "checkpoints ranked but none saved": Mistake(
+        exp(
+            "checkpoint_config: {checkpoint_frequency: 0, checkpoint_at_end: false, "
+            "checkpoint_score_attribute: env_runners/episode_return_mean}"
+        ),
+        expect="but none is saved (checkpoint_frequency: 0, checkpoint_at_end: false)",
+    ),
+    "ASHA's first rung inside the warm-up": Mistake(
+        exp(
+            "stop: {env_runners/num_env_steps_sampled_lifetime: 400}",
+            "scheduler: {type: ASHA, time_attr: env_runners/num_env_steps_sampled_lifetime, "
+            "metric: env_runners/episode_return_mean, mode: max, max_t: 400, grace_period: 50}",
+        ).replace("    num_particles: 4", "    num_particles: {grid_search: [2, 4]}"),
+        expect="scheduler grace_period=50 (env_runners/num_env_steps_sampled_lifetime) = 50 env steps is inside the "
+        "100-step uniform random warm-up",
+    ),
     "Tune's search_alg key": Mistake(
         exp("search_alg: {type: optuna}"), expect="unknown experiment key 'search_alg'; a YAML experiment runs its grid"
     ),

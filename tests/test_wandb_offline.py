@@ -3,6 +3,7 @@ instead of retrying for the whole run and logging nothing. No network is needed:
 
 from __future__ import annotations
 
+import os
 import socket
 import time
 
@@ -54,3 +55,31 @@ def test_the_summary_names_an_offline_run_and_how_to_upload_it(tmp_path):
         f"(offline: upload with `wandb sync {tmp_path}/wandb/offline-run-*`)"
         in _run_facts({}, str(tmp_path), 1)["wandb"]
     )
+
+
+def test_online_without_an_api_key_is_one_line_before_ray_and_offline_needs_none(tmp_path, monkeypatch):
+    """WANDB_MODE=online with no key (no WANDB_API_KEY, no ~/.netrc entry): Ray's callback raised a traceback in
+    Tune's setup; now one line before Ray. A run that logs offline (its own mode, or after an unreachable server)
+    sets up without a key even though the environment says online."""
+    import pytest
+
+    from smac_rllib.cli.errors import UserError
+
+    monkeypatch.setenv("WANDB_MODE", "online")
+    monkeypatch.delenv("WANDB_API_KEY", raising=False)
+    monkeypatch.setenv("NETRC", str(tmp_path / "no_netrc"))
+    path = tmp_path / "w.yaml"
+    path.write_text(exp("wandb: {project: p}"))
+    (spec,) = load_experiments(str(path))
+    with pytest.raises(UserError, match=r"W&B logs online \(WANDB_MODE=online\) but has no API key .*wandb login"):
+        wandb_logging.check_api_key(spec)
+    (tmp_path / "netrc").write_text("machine api.wandb.ai\n  login user\n  password k\n")
+    monkeypatch.setenv("NETRC", str(tmp_path / "netrc"))
+    wandb_logging.check_api_key(spec)  # logged in: fine
+    monkeypatch.setenv("NETRC", str(tmp_path / "no_netrc"))
+    path.write_text(exp("wandb: {project: p, mode: offline}"))
+    (spec,) = load_experiments(str(path))
+    wandb_logging.check_api_key(spec)
+    callback = wandb_logging.wandb_callback(spec)
+    callback.setup()  # Ray's own would raise "No WandB API key found"
+    assert os.environ["WANDB_MODE"] == "online"  # the environment is left as it was

@@ -132,6 +132,12 @@ def parse_checkpoint_config(block: Any, where: str, *, custom_metrics: bool = Fa
         error = result_key_error(attribute, "checkpoint_config.checkpoint_score_attribute", custom_metrics)
         if error:
             raise UserError(error, where)
+        if not ckpt["checkpoint_frequency"] and not ckpt["checkpoint_at_end"]:
+            raise UserError(
+                f"checkpoint_config ranks checkpoints by {attribute}, but none is saved (checkpoint_frequency: 0, "
+                "checkpoint_at_end: false); set checkpoint_frequency (e.g. 10) or checkpoint_at_end: true",
+                where,
+            )
         kept = f"num_to_keep: {ckpt['num_to_keep']} keeps" if ckpt.get("num_to_keep") else "Tune ranks first"
         check_direction(
             attribute, order, "checkpoint_config.checkpoint_score_order", f"{kept} the {{}} checkpoints", where
@@ -147,6 +153,9 @@ def check_direction(metric: Any, order: str | None, key: str, effect: str, where
         worst, better, good = "lowest-return (worst-policy)", "a higher return is better", "max"
     elif "loss" in name and order in (None, "max"):
         worst, better, good = "highest-loss", "a lower loss is better", "min"
+    elif key.startswith("checkpoint") and order == "min" and (name in COUNTING_STOP_KEYS or name.endswith("_lifetime")):
+        worst, good = "oldest", "max"  # a count or time only grows: min keeps the first checkpoints forever
+        better = "or leave checkpoint_score_attribute unset: the newest are kept"
     else:
         return
     given = f"{key.rsplit('.', 1)[-1]}: {order}" if order else f"{key.rsplit('.', 1)[-1]} unset (the default: max)"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 
 from smac_rllib.cli.errors import UserError
 from smac_rllib.cli.grids import deep_merge, num_grid_points
@@ -101,6 +102,11 @@ def json_arg(text: str, flag: str) -> dict:
         value = json.loads(text, object_pairs_hook=lambda pairs: _unique_keys(pairs, flag))
     except json.JSONDecodeError as e:
         example = '{"training_iteration": 5}' if flag == "--stop" else '{"num_particles": 8}'
+        if text.strip().endswith((".json", ".yaml", ".yml")) or os.path.isfile(text.strip()):
+            raise UserError(
+                f"{flag} takes JSON text, not a file name ({text.strip()}): write {flag} \"$(cat {text.strip()})\" "
+                f"for a JSON file, or put the settings in the YAML file; e.g. {flag} '{example}'"
+            ) from None
         raise UserError(
             f"{flag} is not valid JSON ({e.msg} at column {e.colno}); write e.g. {flag} '{example}'"
         ) from None

@@ -297,7 +297,17 @@ def _other_forms(argv: list[str]) -> str | None:
         )
     if argv[:1] == ["evaluate"] and any(a == "--env" or a.startswith("--env=") for a in argv):
         return "rllib evaluate runs the env the checkpoint was trained on (its config); it has no --env"
+    if argv[:1] == ["rollout"]:  # RLlib < 2.0
+        return (
+            "`rllib rollout` is RLlib's older command: rllib evaluate CHECKPOINT --episodes 10 (its env and algorithm)"
+        )
     if argv[:2] == ["train", "file"]:
+        after = argv[argv.index("--resume") + 1 :] if "--resume" in argv else []
+        if after and after[0].upper() in ("AUTO", "LOCAL", "REMOTE", "ERRORED_ONLY", "TRUE", "PROMPT"):
+            return (
+                f"--resume takes no value ({after[0]} is Tune's older resume= mode): --resume continues the run "
+                "under --storage-path, errored trials included"
+            )
         for arg in argv[2:]:
             if arg.split("=")[0] in FOREIGN_FLAGS:
                 return f"rllib train file has no {arg.split('=')[0]}: {FOREIGN_FLAGS[arg.split('=')[0]]}"

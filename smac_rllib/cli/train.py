@@ -51,7 +51,7 @@ from smac_rllib.cli.summary import print_summary
 
 # Runs started before wandb_logging.py split off pickled its callbacks as smac_rllib.cli.train.<name>: the names stay
 # importable here for --resume (as MetricStopper and trial_dirname, which every run pickles).
-from smac_rllib.cli.wandb_logging import _WandbCallback, wandb_callback  # noqa: F401
+from smac_rllib.cli.wandb_logging import _WandbCallback, check_api_key, wandb_callback  # noqa: F401
 from smac_rllib.cli.yaml_loader import load_experiments
 
 
@@ -64,6 +64,7 @@ def run_train(args) -> int:
         warn_asha_one_trial(spec)
         warn_algorithm(spec)
         resources.warn_small_requests(spec)
+        check_api_key(spec)  # online W&B without a key: one line, not Tune's traceback
     if args.resume:
         done = check_resume(specs, trust=getattr(args, "trust", False))
         specs = [spec for spec in specs if all(spec is not d for d in done)]

@@ -13,7 +13,7 @@ import urllib.parse
 import ray
 from ray.air.integrations.wandb import WandbLoggerCallback, _clean_log, _force_on_current_node, _QueueItem
 
-from smac_rllib.cli.errors import one_line, warn
+from smac_rllib.cli.errors import UserError, one_line, warn
 from smac_rllib.cli.experiment_spec import ExperimentSpec
 
 WANDB_UPLOAD_TIMEOUT_S = 30  # WandbLoggerCallback's default (1800 s) hangs a failed run (docs/design.md §5)
@@ -47,6 +47,29 @@ def wandb_callback(spec: ExperimentSpec, local_ray: bool = True):
     return _WandbCallback(
         config_keys=sorted(set(spec.param_space) | set(WANDB_CONFIG_KEYS)), inherit_key=local_ray, **kwargs
     )
+
+
+def check_api_key(spec: ExperimentSpec) -> None:
+    """Before Ray: online W&B without an API key fails in Tune's setup with a traceback (Ray's callback)."""
+    if not spec.wandb or (spec.wandb.get("mode") or os.environ.get("WANDB_MODE", "online")) != "online":
+        return
+    if os.environ.get(WANDB_KEY_VAR) or spec.wandb.get("api_key_file") or os.environ.get("WANDB_SETUP_API_KEY_HOOK"):
+        return
+    if logged_in():
+        return
+    raise UserError(
+        f"{spec.name}: W&B logs online (WANDB_MODE=online) but has no API key (no {WANDB_KEY_VAR}, no `wandb login` "
+        "in ~/.netrc): run `wandb login` or set WANDB_API_KEY, or log offline (unset WANDB_MODE; `wandb sync` later)"
+    )
+
+
+def logged_in() -> bool:
+    """``wandb login`` wrote a key for the W&B server (``WANDB_BASE_URL`` or api.wandb.ai) into ~/.netrc."""
+    try:
+        with open(os.environ.get("NETRC") or os.path.expanduser("~/.netrc"), encoding="utf-8") as f:
+            return wandb_server()[0] in f.read()
+    except OSError:
+        return False
 
 
 WANDB_PROBE_S = 3.0  # name lookup + TCP connect to the W&B server, before the run
@@ -100,6 +123,20 @@ class _WandbCallback(WandbLoggerCallback):
         super().__init__(*args, **kwargs)
         self.config_keys = list(config_keys)
         self.inherit_key = inherit_key
+
+    def setup(self, *args, **kwargs):
+        """Ray's, which asks for an API key unless the *environment's* WANDB_MODE is offline: this run's own mode
+        (the YAML's, or offline after an unreachable server) decides."""
+        mode, before = self.kwargs.get("mode"), os.environ.get("WANDB_MODE")
+        if mode in ("offline", "disabled"):
+            os.environ["WANDB_MODE"] = mode
+        try:
+            super().setup(*args, **kwargs)
+        finally:
+            if before is None:
+                os.environ.pop("WANDB_MODE", None)
+            else:
+                os.environ["WANDB_MODE"] = before
 
     def log_trial_result(self, iteration, trial, result):
         """Ray's, but the result is handed to the queue actor without waiting for it: ``Queue.put`` blocks until the

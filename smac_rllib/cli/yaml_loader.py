@@ -92,6 +92,12 @@ def load_experiments(path: str, overrides: Overrides | None = None, *, build: bo
             f"{path} holds only templates ({', '.join(map(str, doc))}: names starting with '.' or 'x-' are not run); "
             "add an experiment that merges one, e.g. `my-run: {<<: *defaults}`"
         )
+    if "run" in names and not isinstance(doc["run"], dict):  # one experiment's keys at the top level
+        raise UserError(
+            f"the file's top level holds one experiment's keys ({', '.join(map(str, names))}): put them under an "
+            "experiment name, e.g. `my-run:` on the first line and every key indented below it",
+            f"{path}:{doc.line_of('run')}",
+        )
     specs = [parse_experiment(name, doc[name], doc, path, overrides or Overrides()) for name in names]
     _check_distinct_experiments(specs, doc, path)
     if build:

@@ -260,6 +260,18 @@ def read_yaml(path: str) -> MarkedDict:
         )
         if "found undefined alias" in problem:
             hint = _undefined_alias(problem, text)
+        tag = re.search(r"for the tag '(![^']*)'", problem)  # !include, !Ref, ...: no constructor here
+        if tag and not tag.group(1).startswith(("!!python", "!reference")):  # those two have hints of their own
+            hint = (
+                f"the tag {tag.group(1)} is not read here (plain YAML only: numbers, strings, lists, mappings); "
+                "shared settings go in a template of this file (`.defaults: &defaults {...}`, merged with "
+                "`<<: *defaults`)"
+            )
+        glued = any(p in problem for p in ("expected ':'", "mapping values", "<block end>"))
+        if glued and (glued := _colon_without_space(text, mark.line if mark else None)):
+            line, key, value = glued
+            where = f"{path}:{line}"
+            hint = f"`{key}:{value}` needs a space after ':' (`{key}: {value}`): YAML reads it as one string"
         if hint is None:
             context = f" ({e.context})" if e.context and e.problem else ""
             hint = f"{problem}{context}; check the indentation, the ':' and the quoting there"
@@ -322,6 +334,18 @@ def _tuned_examples_hint(path: str) -> str:
         if names:
             return f"; tuned examples: {', '.join('tuned_examples/' + n for n in names)}"
     return ""
+
+
+def _colon_without_space(text: str, problem_line: int | None) -> tuple[int, str, str] | None:
+    """(line, key, value) of a ``key:value`` line (no space after ':') at or up to 3 lines above a syntax error."""
+    if problem_line is None:
+        return None
+    lines = text.splitlines()
+    for i in range(min(problem_line, len(lines) - 1), max(problem_line - 4, -1), -1):
+        match = re.match(r"^\s*(?:- )?([A-Za-z_][\w.\-/]*):([^\s/'\"#][^#]*?)\s*(?:#.*)?$", lines[i])
+        if match:
+            return i + 1, match.group(1), match.group(2)
+    return None
 
 
 def _undefined_alias(problem: str, text: str) -> str:
