@@ -187,7 +187,7 @@ _CPU_SETTINGS = {
 
 
 def _largest_cpu_setting(spec: ExperimentSpec) -> str:
-    """``num_learners=4 (4 of the 5 CPUs)``: the setting whose smallest value would save the trial most CPUs."""
+    """``num_env_runners (now 2; 0 saves 2 of the 4 CPUs)``: the setting whose smallest value saves the most CPUs."""
     config = max(spec.configs, key=lambda c: _cpus(spec, c))
     total, saved = _cpus(spec, config), {}
     for key, low in _CPU_SETTINGS.items():
@@ -200,7 +200,7 @@ def _largest_cpu_setting(spec: ExperimentSpec) -> str:
     if not saved or max(saved.values()) <= 0:
         return "num_env_runners"
     key = max(saved, key=saved.get)
-    return f"{key}={getattr(config, key)} ({saved[key]:g} of the {total:g} CPUs)"
+    return f"{key} (now {getattr(config, key)}; {_CPU_SETTINGS[key]} saves {saved[key]:g} of the {total:g} CPUs)"
 
 
 def _cpus(spec: ExperimentSpec, config) -> float:
