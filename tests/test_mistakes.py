@@ -513,8 +513,8 @@ MISTAKES: dict[str, Mistake] = {
             "scheduler: {type: ASHA, time_attr: env_runners/num_env_steps_sampled_lifetime, "
             "metric: env_runners/episode_return_mean, mode: max, max_t: 400, grace_period: 50}",
         ).replace("    num_particles: 4", "    num_particles: {grid_search: [2, 4]}"),
-        expect="scheduler grace_period=50 (env_runners/num_env_steps_sampled_lifetime) = 50 env steps is inside the "
-        "100-step uniform random warm-up",
+        expect="ASHA's first rung (scheduler grace_period=50 env_runners/num_env_steps_sampled_lifetime) compares "
+        "trials at 50 env steps, inside the 100-step uniform random warm-up",
     ),
     "Tune's search_alg key": Mistake(
         exp("search_alg: {type: optuna}"), expect="unknown experiment key 'search_alg'; a YAML experiment runs its grid"
@@ -1316,7 +1316,7 @@ def test_more_cpus_than_the_machine_names_the_setting_that_asks_for_them(key, tm
     code = run_cli(["train", "file", str(path), "--config", f'{{"{key}": {many}}}', "--strict-resources", "--dry-run"])
     err = capfd.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1, err
-    assert f"lower {key}={many} (" in err[0] and "or drop --strict-resources" in err[0], err
+    assert f"lower {key} (now {many};" in err[0] and "or drop --strict-resources" in err[0], err
 
 
 def test_a_bucket_that_does_not_answer_is_one_line_before_ray(tmp_path, capfd, monkeypatch, ray_never_starts):

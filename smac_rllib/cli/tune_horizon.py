@@ -75,25 +75,30 @@ def check_scheduler(spec: ExperimentSpec, config, iterations: int | None, steps:
             f"trials; lower grace_period to < {at} or drop the scheduler",
             spec.source,
         )
-    _check_first_rung_after_warm_up(spec, config, attr, grace, steps)
+    _check_first_rung_after_warm_up(spec, config, block, grace, steps)
     if attr == "training_iteration":
         _check_rungs_between_evaluations(spec, config, block, min(max_t, horizon))
 
 
-def _check_first_rung_after_warm_up(spec: ExperimentSpec, config, attr: str, grace: float, steps: int | None) -> None:
+def _check_first_rung_after_warm_up(spec: ExperimentSpec, config, block: dict, grace: float, steps: int | None) -> None:
     """Rule 6: ASHA's first rung at or before the end of the uniform random warm-up cuts trials on the returns of
-    random actions, before any gradient update."""
+    random actions, before any gradient update. On an ``evaluation/`` metric the rung waits for the first evaluation
+    (a result without the metric is passed over)."""
     if not hasattr(config, "async_learning") or len(spec.configs) * spec.num_samples < 2:
         return  # RLlib's own algorithms; one trial, which ASHA never stops (a warning of its own)
-    warm_up = config.resolved("num_steps_sampled_before_learning_starts")
-    per_unit = 1 if attr in ENV_STEP_KEYS else (steps if attr == "training_iteration" else None)
-    if not (per_unit and warm_up and grace * per_unit <= warm_up):
+    warm_up, attr = config.resolved("num_steps_sampled_before_learning_starts"), block.get("time_attr")
+    per_unit = 1 if attr in ENV_STEP_KEYS else (steps if attr in (None, "training_iteration") else None)
+    first = grace * per_unit if per_unit else None
+    if first and str(block.get("metric")).startswith("evaluation/") and config.evaluation_interval and steps:
+        first = max(first, config.evaluation_interval * steps)
+    if not (first and warm_up and first <= warm_up):
         return
     last = warm_up // per_unit  # the warm-up's end in attr units
     raise UserError(
-        f"scheduler grace_period={_num(grace)} ({attr}) = {_num(grace * per_unit)} env steps is inside the "
-        f"{warm_up:,}-step uniform random warm-up (num_steps_sampled_before_learning_starts): ASHA would cut trials "
-        f"on the returns of random actions, before any update; set grace_period above {last:,} (past the warm-up)",
+        f"ASHA's first rung (scheduler grace_period={_num(grace)} {attr or 'training_iteration'}) compares trials at "
+        f"{_num(first)} env steps, inside the {warm_up:,}-step uniform random warm-up "
+        "(num_steps_sampled_before_learning_starts): ASHA would cut trials on the returns of random actions, before "
+        f"any update; set grace_period above {last:,} (past the warm-up)",
         spec.source,
     )
 
