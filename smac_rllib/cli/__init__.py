@@ -28,6 +28,7 @@ Ray removed its own ``rllib`` CLI in 2.42; this one brings the tuned-example wor
   ray_output.py       what Ray and Tune print that the user cannot act on, kept in their logs
   interrupt.py        Ctrl-C: checkpoint every running trial at the end of its iteration, then stop
   wandb_logging.py    W&B logging (short config, offline without a key, the key out of Ray's logs)
+  wandb_key.py        where the W&B server is and whether `wandb login` stored a key for it (no Ray import)
   results.py          reading Tune's results (keys, result.json, params.json) and the shared number formats
   progress.py         one line per training iteration (live.py: the running iteration's); summary.py: the end
   checkpoints.py      atomic checkpoints and the ``--resume`` staging cleanup

@@ -26,6 +26,7 @@ import sys
 from collections.abc import Callable
 
 from smac_rllib import headless_gl
+from smac_rllib.cli import wandb_key
 from smac_rllib.cli.errors import EXIT_INTERRUPTED, EXIT_USER_ERROR, PROG, UserError, one_line, resume_command
 
 
@@ -36,7 +37,7 @@ def prepare_environment(address: str | None = None) -> None:
         os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # Ray 2.60 token auth: off for the local Ray we start
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, "1")  # torch on 1 thread per process (docs/design.md §3)
-    if not os.environ.get("WANDB_API_KEY") and not _wandb_logged_in():
+    if not os.environ.get("WANDB_API_KEY") and not wandb_key.logged_in():
         os.environ.setdefault("WANDB_MODE", "offline")  # no key: log locally, `wandb sync` later
     os.environ.setdefault("TUNE_DISABLE_STRICT_METRIC_CHECKING", "1")
     os.environ.setdefault("TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S", "0")
@@ -55,15 +56,6 @@ def check_gl_backend() -> None:
             f"({one_line(e, 160)}); unset both (egl, the default, renders headless on CPU and GPU) or install the "
             "backend's library (osmesa: apt install libosmesa6)"
         ) from None
-
-
-def _wandb_logged_in() -> bool:
-    netrc = os.path.expanduser("~/.netrc")
-    try:
-        with open(netrc, encoding="utf-8") as f:
-            return "api.wandb.ai" in f.read()
-    except OSError:
-        return False
 
 
 # Flags of RLlib's own `rllib train` and of older Tune CLIs -> ours.

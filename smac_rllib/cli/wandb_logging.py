@@ -8,13 +8,13 @@ import functools
 import os
 import socket
 import threading
-import urllib.parse
 
 import ray
 from ray.air.integrations.wandb import WandbLoggerCallback, _clean_log, _force_on_current_node, _QueueItem
 
 from smac_rllib.cli.errors import UserError, one_line, warn
 from smac_rllib.cli.experiment_spec import ExperimentSpec
+from smac_rllib.cli.wandb_key import logged_in, wandb_server  # noqa: F401 - wandb_server: tests
 
 WANDB_UPLOAD_TIMEOUT_S = 30  # WandbLoggerCallback's default (1800 s) hangs a failed run (docs/design.md §5)
 
@@ -63,23 +63,7 @@ def check_api_key(spec: ExperimentSpec) -> None:
     )
 
 
-def logged_in() -> bool:
-    """``wandb login`` wrote a key for the W&B server (``WANDB_BASE_URL`` or api.wandb.ai) into ~/.netrc."""
-    try:
-        with open(os.environ.get("NETRC") or os.path.expanduser("~/.netrc"), encoding="utf-8") as f:
-            return wandb_server()[0] in f.read()
-    except OSError:
-        return False
-
-
 WANDB_PROBE_S = 3.0  # name lookup + TCP connect to the W&B server, before the run
-
-
-def wandb_server() -> tuple[str, int]:
-    """(host, port) of the W&B server: ``WANDB_BASE_URL`` (a self-hosted server) or api.wandb.ai:443."""
-    url = os.environ.get("WANDB_BASE_URL") or "https://api.wandb.ai"
-    parsed = urllib.parse.urlparse(url if "://" in url else f"https://{url}")
-    return parsed.hostname or "api.wandb.ai", parsed.port or (80 if parsed.scheme == "http" else 443)
 
 
 @functools.lru_cache(maxsize=8)

@@ -1,0 +1,23 @@
+"""Where W&B's server is and whether ``wandb login`` stored a key for it: no Ray import, so ``main.py`` can ask
+before Ray loads (it sets WANDB_MODE=offline when there is no key)."""
+
+from __future__ import annotations
+
+import os
+import urllib.parse
+
+
+def wandb_server() -> tuple[str, int]:
+    """(host, port) of the W&B server: ``WANDB_BASE_URL`` (a self-hosted server) or api.wandb.ai:443."""
+    url = os.environ.get("WANDB_BASE_URL") or "https://api.wandb.ai"
+    parsed = urllib.parse.urlparse(url if "://" in url else f"https://{url}")
+    return parsed.hostname or "api.wandb.ai", parsed.port or (80 if parsed.scheme == "http" else 443)
+
+
+def logged_in() -> bool:
+    """``wandb login`` wrote a key for the W&B server (``WANDB_BASE_URL`` or api.wandb.ai) into ~/.netrc."""
+    try:
+        with open(os.environ.get("NETRC") or os.path.expanduser("~/.netrc"), encoding="utf-8") as f:
+            return wandb_server()[0] in f.read()
+    except OSError:
+        return False
