@@ -516,6 +516,28 @@ MISTAKES: dict[str, Mistake] = {
         expect="ASHA's first rung (scheduler grace_period=50 env_runners/num_env_steps_sampled_lifetime) compares "
         "trials at 50 env steps, inside the 100-step uniform random warm-up",
     ),
+    "algorithm: instead of run:": Mistake(
+        exp("algorithm: SMAC"), expect="the algorithm is the experiment's `run:` key"
+    ),
+    "RLlib's old API stack asked for": Mistake(
+        cfg("enable_rl_module_and_learner: false"), expect="asks for RLlib's old API stack; SMAC runs on the new API"
+    ),
+    "observation_filter of the old stack": Mistake(
+        cfg("observation_filter: MeanStdFilter"), expect="observation_filter='MeanStdFilter' is an RLlib old-API-stack"
+    ),
+    "a URL for the file": Mistake(
+        command=("train", "file", "https://example.com/smac_state.yaml"),
+        expect="rllib train file reads a local file, not a URL (https://example.com/smac_state.yaml); download it",
+    ),
+    "JSON with // comments": Mistake(
+        '{\n  // the tiny run\n  "tiny": {"run": "SMAC"}\n}\n',
+        expect="// and /* */ comments are neither JSON nor YAML; start a comment with # (YAML)",
+    ),
+    "W&B entity/project as the project": Mistake(
+        exp("wandb: {project: me/smac}"),
+        expect="wandb.project='me/smac': a W&B project name cannot hold /; the part before '/' is the entity: entity: "
+        "me, project: smac",
+    ),
     "Tune's search_alg key": Mistake(
         exp("search_alg: {type: optuna}"), expect="unknown experiment key 'search_alg'; a YAML experiment runs its grid"
     ),
@@ -1723,3 +1745,14 @@ def test_tunes_older_checkpoint_score_attr_is_read_with_its_min_prefix(tmp_path,
     assert "checkpoint_score_attr is Tune's older name; read as checkpoint_config.checkpoint_score_attribute" in (
         capfd.readouterr().err
     )
+
+
+def test_an_evaluation_time_limit_is_measured_as_the_evaluation_episode(tmp_path, capfd):
+    """``evaluation_config.env_config.time_limit: 100`` (seconds, meant as steps): the evaluation episodes are 100x the
+    training ones; the evaluation length is measured with the evaluation env's episode (a warning about the other task
+    comes first)."""
+    path = tmp_path / "eval.yaml"
+    path.write_text(cfg("evaluation_config: {explore: false, env_config: {time_limit: 100.0}}"))
+    assert run_cli(["train", "file", str(path), "--dry-run"]) == 2
+    err = capfd.readouterr().err
+    assert "evaluation_duration: 1 episodes = 10,000 env steps every 2 iteration(s) is more than 10x" in err, err

@@ -36,6 +36,12 @@ OLD_STACK_KEYS = {
     "num_gpus": "num_gpus_per_learner (a GPU learner: num_gpus_per_learner: 1)",
     "train_batch_size": "train_batch_size_per_learner (pixels: batch_size_B x batch_length_T)",
     "model": "the algorithm's own size settings (hidden_dim, latent_dim, pixel_hidden_dim, ...)",
+    "observation_filter": "nothing: the networks take the env's observations as they are (the paper's setting; the new "
+    "stack's MeanStdFilter is an env-to-module connector these algorithms do not build)",
+    "horizon": "the episode's limit in env_config: time_limit (DMC, seconds of simulated time) or max_episode_steps "
+    "(gymnasium)",
+    "exploration_config": "the algorithm's own exploration (the stochastic policy; explore: false in evaluation_config "
+    "for the deterministic one)",
 }
 
 
@@ -58,6 +64,12 @@ def unused_keys(config, written: dict) -> list[str]:
         for key, use in OLD_STACK_KEYS.items()
         if key in written
     ]
+    old_switches = [k for k in ("enable_rl_module_and_learner", "enable_env_runner_and_connector_v2") if k in written]
+    if any(written[k] is False for k in old_switches):
+        found.append(
+            f"{old_switches[0]}: false asks for RLlib's old API stack; {type(config).__name__.removesuffix('Config')} "
+            "runs on the new API stack only: remove enable_rl_module_and_learner and enable_env_runner_and_connector_v2"
+        )
     if "training_intensity" in written:
         found.append(
             f"training_intensity={written['training_intensity']!r} is RLlib SAC's replay ratio, which this loop "

@@ -4,6 +4,7 @@ checked against the result keys a run reports, every mistake a one-line ``UserEr
 from __future__ import annotations
 
 import inspect
+import os
 from typing import Any
 
 from ray.tune.schedulers import ASHAScheduler
@@ -186,7 +187,18 @@ def parse_wandb(block: Any, flag: bool | None, where: str) -> dict | None:
         raise UserError(f"wandb.upload_timeout={timeout!r} must be a number of seconds >= 0 (default 30)", where)
     if block.get("mode") not in (None, "online", "offline", "disabled"):
         raise UserError(f"wandb.mode={block['mode']!r}; use online, offline or disabled", where)
-    return {"project": DEFAULT_WANDB_PROJECT, **plain(block)}
+    project = block.get("project") or os.environ.get("WANDB_PROJECT") or DEFAULT_WANDB_PROJECT
+    bad = sorted(set(str(project)) & set("/\\#?%:"))
+    if bad:
+        given = "wandb.project" if block.get("project") else "WANDB_PROJECT"
+        entity, _, name = str(project).partition("/")
+        fix = f"entity: {entity}, project: {name} (or WANDB_ENTITY={entity} WANDB_PROJECT={name})" if name else ""
+        raise UserError(
+            f"{given}={project!r}: a W&B project name cannot hold {' '.join(bad)}; "
+            + (f"the part before '/' is the entity: {fix}" if fix else "remove them"),
+            where,
+        )
+    return {**plain(block), "project": project}
 
 
 def config_evaluates(config: dict) -> bool:

@@ -34,6 +34,15 @@ FOREIGN_EXPERIMENT_KEYS = {  # other tools' ways to share settings, Tune keys RL
     "resume": "; continue a run with `rllib train file X.yaml --resume` (same --storage-path)",
     "name": "; the experiment's name is its top-level key in the file (and its directory under the storage path)",
     "verbose": "; the progress lines are the CLI's (rllib train file ... -v shows Tune's tables and worker logs)",
+    **dict.fromkeys(
+        ("algorithm", "algo", "trainer", "run_or_experiment"),
+        "; the algorithm is the experiment's `run:` key (e.g. run: SMAC)",
+    ),
+    **dict.fromkeys(
+        ("environment", "env_name", "env_id"),
+        "; the env is the experiment's `env:` key (e.g. env: dmc/cartpole-swingup)",
+    ),
+    "export_formats": "; a checkpoint already holds the torch module (rllib evaluate CHECKPOINT reads it)",
     "extends": "; GitLab's extends: is not YAML: anchor the template (`.defaults: &defaults {...}`) and merge it "
     "with `<<: *defaults`",
 }

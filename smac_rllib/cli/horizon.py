@@ -364,11 +364,11 @@ def _check_evaluation_length(spec: ExperimentSpec, config, steps: int) -> None:
     interval, duration = config.evaluation_interval, config.evaluation_duration
     if not interval or not is_int(duration):
         return  # no evaluation, or "auto"
-    length = episode_steps(config.env, config.env_config)
+    eval_config = config.get_evaluation_config_object()  # its env_config may set another time limit
+    length = episode_steps(eval_config.env, eval_config.env_config)
     where = spec.key_lines.get("evaluation_duration", spec.source)
     unit = config.evaluation_duration_unit
     if unit == "timesteps":
-        eval_config = config.get_evaluation_config_object()
         envs = max(1, eval_config.num_env_runners or 0) * max(1, eval_config.num_envs_per_env_runner or 1)
         if length and eval_config.evaluation_force_reset_envs_before_iteration and -(-duration // envs) < length:
             raise UserError(

@@ -1,0 +1,102 @@
+"""What a YAML syntax error means, in the words of the fix: PyYAML's problem text mapped to a hint (``_YAML_HINTS``),
+and the mistakes whose error PyYAML reports elsewhere than where they are (``key:value`` without a space, a comment
+in ``//`` from JSONC, an alias before its anchor, a tag such as ``!include``)."""
+
+from __future__ import annotations
+
+import re
+
+import yaml
+
+
+def syntax_hint(e: yaml.MarkedYAMLError, text: str, path: str) -> tuple[str, str]:
+    """(the hint, ``path:line[:column]``) for the syntax error ``e`` in ``text``."""
+    mark = e.problem_mark or e.context_mark
+    where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else path
+    problem = e.problem or "invalid YAML"
+    hint = next((h or problem for pattern, h in _YAML_HINTS if pattern in problem or pattern in str(e.context)), None)
+    if "found undefined alias" in problem:
+        hint = _undefined_alias(problem, text)
+    tag = re.search(r"for the tag '(![^']*)'", problem)  # !include, !Ref, ...: no constructor here
+    if tag and not tag.group(1).startswith(("!!python", "!reference")):  # those two have hints of their own
+        hint = (
+            f"the tag {tag.group(1)} is not read here (plain YAML only: numbers, strings, lists, mappings); "
+            "shared settings go in a template of this file (`.defaults: &defaults {...}`, merged with "
+            "`<<: *defaults`)"
+        )
+    glued = any(p in problem for p in ("expected ':'", "mapping values", "<block end>"))
+    if glued and (glued := _colon_without_space(text, mark.line if mark else None)):
+        line, key, value = glued
+        where = f"{path}:{line}"
+        hint = f"`{key}:{value}` needs a space after ':' (`{key}: {value}`): YAML reads it as one string"
+    comment = re.search(r"^\s*(//|/\*)|,\s*//", text, re.M)
+    if hint is None and comment:  # JSONC: a .json file with comments, read as YAML (whose comments start with #)
+        line = text[: comment.start()].count("\n") + 1 + (text[comment.start()] == "\n")
+        hint, where = (
+            "// and /* */ comments are neither JSON nor YAML; start a comment with # (YAML)",
+            f"{path}:{line}",
+        )
+    if hint is None:
+        context = f" ({e.context})" if e.context and e.problem else ""
+        hint = f"{problem}{context}; check the indentation, the ':' and the quoting there"
+    return hint, where
+
+
+def _colon_without_space(text: str, problem_line: int | None) -> tuple[int, str, str] | None:
+    """(line, key, value) of a ``key:value`` line (no space after ':') at or up to 3 lines above a syntax error."""
+    if problem_line is None:
+        return None
+    lines = text.splitlines()
+    for i in range(min(problem_line, len(lines) - 1), max(problem_line - 4, -1), -1):
+        match = re.match(r"^\s*(?:- )?([A-Za-z_][\w.\-/]*):([^\s/'\"#][^#]*?)\s*(?:#.*)?$", lines[i])
+        if match:
+            return i + 1, match.group(1), match.group(2)
+    return None
+
+
+def _undefined_alias(problem: str, text: str) -> str:
+    """``*name`` with no ``&name`` before it: an anchor further down (YAML reads top to bottom), or none at all."""
+    match = re.search(r"undefined alias '?([^'\s]+)", problem)
+    name = match.group(1) if match else ""
+    lines = [i for i, row in enumerate(text.splitlines(), 1) if re.search(rf"&{re.escape(name)}\b", row.split("#")[0])]
+    if name and lines:
+        line = lines[0]
+        return (
+            f"alias *{name} is used before its anchor &{name} (line {line}): YAML reads top to bottom; move the "
+            f"anchored mapping above its first use (e.g. a `.{name}` template at the top, not run)"
+        )
+    if name:
+        return f"alias *{name} has no anchor &{name} in the file; define `x-{name}: &{name} {{...}}` above its use"
+    return "an undefined '*alias'; quote values that start with '*'"
+
+
+_YAML_HINTS = (
+    ("expected <block end>", "this line's indentation does not match the lines above it; align it with its siblings"),
+    (
+        "mapping values are not allowed",
+        "unexpected ':'; put a space after the key's ':' or quote a value that contains ': '",
+    ),
+    ("found character '\\t'", "tabs are not allowed in YAML; indent with spaces"),
+    ("could not find expected ':'", "a key without ':'; write `key: value`"),
+    ("found undefined alias", "an undefined '*alias'; quote values that start with '*'"),
+    ("duplicate key", None),  # the problem says it all
+    (
+        "for merging",
+        "`<<:` merges a mapping: write `<<: *name` after `name: &name {...}` (or `<<: [*a, *b]`), not a plain value",
+    ),
+    (
+        "tag '!reference'",
+        "GitLab's !reference tag is not YAML; anchor the mapping (`.defaults: &defaults {...}`) and merge it with "
+        "`<<: *defaults`",
+    ),
+    (
+        "could not determine a constructor for the tag",
+        "tags like !!python/... are not allowed in a tuned example; write "
+        "plain values (numbers, strings, lists, mappings)",
+    ),
+    (
+        "expected a single document",
+        "the file holds more than one YAML document (a '---' line); keep one YAML document, "
+        "with every experiment in it",
+    ),
+)
