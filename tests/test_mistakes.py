@@ -538,6 +538,9 @@ MISTAKES: dict[str, Mistake] = {
         expect="wandb.project='me/smac': a W&B project name cannot hold /; the part before '/' is the entity: entity: "
         "me, project: smac",
     ),
+    "RLlib's removed horizon": Mistake(
+        cfg("horizon: 200"), expect="unknown config key 'horizon' for SMAC; RLlib removed"
+    ),
     "Tune's search_alg key": Mistake(
         exp("search_alg: {type: optuna}"), expect="unknown experiment key 'search_alg'; a YAML experiment runs its grid"
     ),

@@ -38,8 +38,6 @@ OLD_STACK_KEYS = {
     "model": "the algorithm's own size settings (hidden_dim, latent_dim, pixel_hidden_dim, ...)",
     "observation_filter": "nothing: the networks take the env's observations as they are (the paper's setting; the new "
     "stack's MeanStdFilter is an env-to-module connector these algorithms do not build)",
-    "horizon": "the episode's limit in env_config: time_limit (DMC, seconds of simulated time) or max_episode_steps "
-    "(gymnasium)",
     "exploration_config": "the algorithm's own exploration (the stochastic policy; explore: false in evaluation_config "
     "for the deterministic one)",
 }

@@ -108,8 +108,9 @@ def check_config(config: dict, algo_class: type, line_of) -> None:
         if attr not in known and key not in known:
             _refuse_experiment_key(key, "config", line_of(key))
             public = sorted(k for k in known if not k.startswith("_"))
+            hint = f"; RLlib removed it: {REMOVED_KEYS[key]}" if key in REMOVED_KEYS else did_you_mean(key, public)
             raise UserError(
-                f"unknown config key {key!r} for {algo_class.__name__}{did_you_mean(key, public)}"
+                f"unknown config key {key!r} for {algo_class.__name__}{hint}"
                 f" (see {type(default).__name__}; all keys: {type(default).__name__}().to_dict())",
                 line_of(key),
             )
@@ -118,6 +119,14 @@ def check_config(config: dict, algo_class: type, line_of) -> None:
         check_choice(key if key in CHOICES else attr, config[key], line_of(key))
         if key == "evaluation_config" and isinstance(config[key], dict) and not is_grid(config[key]):
             _check_evaluation_config(config[key], algo_class, known, annotations, default, line_of)
+
+
+# Settings of older RLlib that 2.60 no longer has -> what sets the same now.
+REMOVED_KEYS = {
+    "horizon": "an episode's limit is env_config time_limit (DMC, seconds) or max_episode_steps (gymnasium)",
+    "soft_horizon": "an episode's limit is env_config time_limit (DMC, seconds) or max_episode_steps (gymnasium)",
+    "no_done_at_end": "time limits are truncations already (the target bootstraps there)",
+}
 
 
 def _expected_type(key: str, attr: str, annotations: dict[str, Any], default) -> Any:
