@@ -123,8 +123,10 @@ def check_config(config: dict, algo_class: type, line_of) -> None:
 
 # Settings of older RLlib that 2.60 no longer has -> what sets the same now.
 REMOVED_KEYS = {
-    "horizon": "an episode's limit is env_config time_limit (DMC, seconds) or max_episode_steps (gymnasium)",
-    "soft_horizon": "an episode's limit is env_config time_limit (DMC, seconds) or max_episode_steps (gymnasium)",
+    **dict.fromkeys(
+        ("horizon", "soft_horizon"),
+        "an episode's limit is env_config time_limit (DMC, seconds) or max_episode_steps (gymnasium)",
+    ),
     "no_done_at_end": "time limits are truncations already (the target bootstraps there)",
 }
 

@@ -111,9 +111,10 @@ def json_arg(text: str, flag: str) -> dict:
         value = json.loads(text, object_pairs_hook=lambda pairs: _unique_keys(pairs, flag))
     except json.JSONDecodeError as e:
         example = '{"training_iteration": 5}' if flag == "--stop" else '{"num_particles": 8}'
-        if text.strip().endswith((".json", ".yaml", ".yml")) or os.path.isfile(text.strip()):
+        name = text.strip()
+        if name.endswith((".json", ".yaml", ".yml")) or os.path.isfile(name):
             raise UserError(
-                f"{flag} takes JSON text, not a file name ({text.strip()}): write {flag} \"$(cat {text.strip()})\" "
+                f"{flag} takes JSON text, not a file name ({name}): write {flag} \"$(cat {name})\" "
                 f"for a JSON file, or put the settings in the YAML file; e.g. {flag} '{example}'"
             ) from None
         raise UserError(

@@ -37,7 +37,7 @@ def prepare_environment(address: str | None = None) -> None:
         os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # Ray 2.60 token auth: off for the local Ray we start
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, "1")  # torch on 1 thread per process (docs/design.md §3)
-    if not os.environ.get("WANDB_API_KEY") and not wandb_key.logged_in():
+    if not wandb_key.has_key():
         os.environ.setdefault("WANDB_MODE", "offline")  # no key: log locally, `wandb sync` later
     os.environ.setdefault("TUNE_DISABLE_STRICT_METRIC_CHECKING", "1")
     os.environ.setdefault("TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S", "0")
@@ -300,9 +300,9 @@ def _other_forms(argv: list[str]) -> str | None:
                 f"--resume takes no value ({after[0]} is Tune's older resume= mode): --resume continues the run "
                 "under --storage-path, errored trials included"
             )
-        for arg in argv[2:]:
-            if arg.split("=")[0] in FOREIGN_FLAGS:
-                return f"rllib train file has no {arg.split('=')[0]}: {FOREIGN_FLAGS[arg.split('=')[0]]}"
+        for flag in (arg.split("=")[0] for arg in argv[2:]):
+            if flag in FOREIGN_FLAGS:
+                return f"rllib train file has no {flag}: {FOREIGN_FLAGS[flag]}"
         files = [a for a in positional[1:] if a.endswith((".yaml", ".yml"))]
         if len(files) > 1:  # `rllib train file a.yaml b.yaml`
             return (

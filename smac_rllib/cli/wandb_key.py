@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import urllib.parse
 
+WANDB_KEY_VAR = "WANDB_API_KEY"
+
 
 def wandb_server() -> tuple[str, int]:
     """(host, port) of the W&B server: ``WANDB_BASE_URL`` (a self-hosted server) or api.wandb.ai:443."""
@@ -21,3 +23,13 @@ def logged_in() -> bool:
             return wandb_server()[0] in f.read()
     except OSError:
         return False
+
+
+def has_key() -> bool:
+    """An API key in the environment or stored by ``wandb login``."""
+    return bool(os.environ.get(WANDB_KEY_VAR)) or logged_in()
+
+
+def requested_mode(block: dict) -> str:
+    """The W&B mode a run asks for: the YAML's ``wandb.mode``, else ``WANDB_MODE`` (W&B's own default: online)."""
+    return block.get("mode") or os.environ.get("WANDB_MODE", "online")

@@ -14,7 +14,7 @@ from ray.air.integrations.wandb import WandbLoggerCallback, _clean_log, _force_o
 
 from smac_rllib.cli.errors import UserError, one_line, warn
 from smac_rllib.cli.experiment_spec import ExperimentSpec
-from smac_rllib.cli.wandb_key import logged_in, wandb_server  # noqa: F401 - wandb_server: tests
+from smac_rllib.cli.wandb_key import WANDB_KEY_VAR, has_key, requested_mode, wandb_server
 
 WANDB_UPLOAD_TIMEOUT_S = 30  # WandbLoggerCallback's default (1800 s) hangs a failed run (docs/design.md §5)
 
@@ -34,7 +34,7 @@ def wandb_callback(spec: ExperimentSpec, local_ray: bool = True):
     kwargs.setdefault("group", spec.name)
     kwargs.setdefault("log_config", False)  # True would repeat the config in every logged result
     kwargs.setdefault("upload_timeout", WANDB_UPLOAD_TIMEOUT_S)
-    kwargs.setdefault("mode", os.environ.get("WANDB_MODE", "online"))
+    kwargs["mode"] = requested_mode(kwargs)
     if kwargs["mode"] == "online":
         host, port = wandb_server()
         why = unreachable(host, port)
@@ -51,11 +51,9 @@ def wandb_callback(spec: ExperimentSpec, local_ray: bool = True):
 
 def check_api_key(spec: ExperimentSpec) -> None:
     """Before Ray: online W&B without an API key fails in Tune's setup with a traceback (Ray's callback)."""
-    if not spec.wandb or (spec.wandb.get("mode") or os.environ.get("WANDB_MODE", "online")) != "online":
+    if not spec.wandb or requested_mode(spec.wandb) != "online":
         return
-    if os.environ.get(WANDB_KEY_VAR) or spec.wandb.get("api_key_file") or os.environ.get("WANDB_SETUP_API_KEY_HOOK"):
-        return
-    if logged_in():
+    if has_key() or spec.wandb.get("api_key_file") or os.environ.get("WANDB_SETUP_API_KEY_HOOK"):
         return
     raise UserError(
         f"{spec.name}: W&B logs online (WANDB_MODE=online) but has no API key (no {WANDB_KEY_VAR}, no `wandb login` "
@@ -83,9 +81,6 @@ def unreachable(host: str, port: int, timeout_s: float = WANDB_PROBE_S) -> str |
     thread.start()
     thread.join(timeout_s)
     return outcome[0] if outcome else f"no answer in {timeout_s:g} s"
-
-
-WANDB_KEY_VAR = "WANDB_API_KEY"
 
 
 class _WandbCallback(WandbLoggerCallback):

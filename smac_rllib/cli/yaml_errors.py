@@ -24,14 +24,14 @@ def syntax_hint(e: yaml.MarkedYAMLError, text: str, path: str) -> tuple[str, str
             "shared settings go in a template of this file (`.defaults: &defaults {...}`, merged with "
             "`<<: *defaults`)"
         )
-    glued = any(p in problem for p in ("expected ':'", "mapping values", "<block end>"))
-    if glued and (glued := _colon_without_space(text, mark.line if mark else None)):
+    near_a_colon = any(p in problem for p in ("expected ':'", "mapping values", "<block end>"))
+    if near_a_colon and (glued := _colon_without_space(text, mark.line if mark else None)):
         line, key, value = glued
         where = f"{path}:{line}"
         hint = f"`{key}:{value}` needs a space after ':' (`{key}: {value}`): YAML reads it as one string"
-    comment = re.search(r"^\s*(//|/\*)|,\s*//", text, re.M)
+    comment = re.search(r"^[ \t]*(?://|/\*)|,[ \t]*//", text, re.M)
     if hint is None and comment:  # JSONC: a .json file with comments, read as YAML (whose comments start with #)
-        line = text[: comment.start()].count("\n") + 1 + (text[comment.start()] == "\n")
+        line = text.count("\n", 0, comment.start()) + 1
         hint, where = (
             "// and /* */ comments are neither JSON nor YAML; start a comment with # (YAML)",
             f"{path}:{line}",
