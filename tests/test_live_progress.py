@@ -107,7 +107,9 @@ def test_a_long_iteration_prints_progress_lines_through_the_cli(tmp_path):
         assert old in text
         text = text.replace(old, new)
     (tmp_path / "slow.yaml").write_text(text)
-    env = dict(os.environ, SMAC_LIVE_PROGRESS_S="1", MUJOCO_GL="egl", RAY_AUTH_MODE="disabled")
+    # A record every 0.2 s (Tune's loop calls the watcher every ~0.1 s): the iteration lasts 2 s on a fast machine
+    # (260 updates/s), ~10 records; a 1 s period gave one line there, so the count no longer rests on the speed.
+    env = dict(os.environ, SMAC_LIVE_PROGRESS_S="0.2", MUJOCO_GL="egl", RAY_AUTH_MODE="disabled")
     rllib = str(Path(sys.executable).parent / "rllib")
     out = subprocess.run(
         [
