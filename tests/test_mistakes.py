@@ -1120,6 +1120,37 @@ MISTAKES: dict[str, Mistake] = {
         SAC_PENDULUM.replace("Pendulum-v1", "Hopper-v5") + "    env_config: {healthy_z_range: [0.7]}\n",
         expect="env 'Hopper-v5' with env_config {'healthy_z_range': [0.7]} fails at its first step: not enough values",
     ),
+    "a module size in evaluation_config (the evaluation runs the trained weights)": Mistake(
+        cfg("evaluation_config: {explore: false, hidden_dim: 32}"),
+        expect="evaluation_config: hidden_dim=32 (training: 16) builds the evaluation's module with other weight "
+        "shapes",
+    ),
+    "SpinningUp's polyak coefficient written as RLlib's tau": Mistake(
+        cfg("tau: 0.995"), expect="tau=0.995 moves the target networks 99.5% of the way to the online ones"
+    ),
+    "a smoothing window longer than the run under a training-return stop": Mistake(
+        _set_line(
+            exp("stop: {env_runners/episode_return_mean: 99, env_runners/num_env_steps_sampled_lifetime: 400}"),
+            "    ",
+            "metrics_num_episodes_for_smoothing: 1000",
+            "  config:\n",
+        ),
+        expect="metrics_num_episodes_for_smoothing=1000 is more than the 4 episodes this run collects",
+    ),
+    "remote_worker_envs, which the new stack's env runners never read": Mistake(
+        cfg("remote_worker_envs: true"), expect="remote_worker_envs=True is an RLlib old-API-stack setting"
+    ),
+    "--seed and a seed in --config that disagree": Mistake(
+        args=("--seed", "2", "--config", '{"seed": 1}'), expect="--seed 2 and --config seed 1 disagree"
+    ),
+    "a flag pasted with an en dash": Mistake(
+        args=("\u2013-stop", '{"training_iteration": 1}'),
+        expect="'\u2013-stop' starts with a typographic dash (U+2013",
+    ),
+    "one grid tied to two keys by a YAML alias (Tune crosses them)": Mistake(
+        cfg("actor_lr: &lr {grid_search: [0.0001, 0.0003]}\n    critic_lr: *lr"),
+        expect="critic_lr and actor_lr share one grid_search (a YAML alias): Tune crosses the two into 2 x 2 trials",
+    ),
     "fp16 autocast (the reference's GPU precision) on a CPU learner": Mistake(
         lambda: PIXELS_QUICK.read_text().replace("    env_config:\n", "    autocast: fp16\n    env_config:\n", 1),
         expect="autocast: fp16 on a CPU learner (num_gpus_per_learner: 0): half precision is a GPU setting",
@@ -1759,3 +1790,57 @@ def test_an_evaluation_time_limit_is_measured_as_the_evaluation_episode(tmp_path
     assert run_cli(["train", "file", str(path), "--dry-run"]) == 2
     err = capfd.readouterr().err
     assert "evaluation_duration: 1 episodes = 10,000 env steps every 2 iteration(s) is more than 10x" in err, err
+
+
+def test_where_ray_and_wandb_write_is_checked_before_ray(tmp_path, capfd, monkeypatch, ray_never_starts):
+    """RAY_TMPDIR (Ray's sessions and sockets) and WANDB_DIR (W&B's runs, honoured) that cannot be written: one line."""
+    path = tmp_path / "t.yaml"
+    path.write_text(BASE)
+    monkeypatch.setenv("RAY_TMPDIR", "/proc/no_ray_here")
+    assert run_cli(["train", "file", str(path), "--dry-run"]) == 2
+    assert (
+        "Ray's temp dir /proc/no_ray_here/ray (RAY_TMPDIR=/proc/no_ray_here) cannot be made" in capfd.readouterr().err
+    )
+    monkeypatch.setenv("RAY_TMPDIR", "/tmp/" + "r" * 60)
+    assert run_cli(["train", "file", str(path), "--dry-run"]) == 2
+    assert "is too long for its sockets" in capfd.readouterr().err
+    monkeypatch.delenv("RAY_TMPDIR")
+    monkeypatch.setenv("WANDB_DIR", "/proc/no_wandb_here")
+    monkeypatch.setenv("WANDB_MODE", "offline")  # disabled (the suite's) writes nothing: not checked
+    assert run_cli(["train", "file", str(path), "--wandb", "--dry-run"]) == 2
+    assert "WANDB_DIR=/proc/no_wandb_here cannot be made" in capfd.readouterr().err
+    _dry_run(tmp_path, capfd, BASE)  # W&B off: WANDB_DIR is not W&B's concern
+
+
+def test_a_module_env_id_of_a_file_here_names_pythonpath_and_runs_with_it(tmp_path, capfd, monkeypatch):
+    """gymnasium's ``module:EnvId`` with the module a file of the current directory: the fix (PYTHONPATH), and with it
+    the env is registered by the import and the dry run passes; a module that registers no such id says so."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my_test_envs.py").write_text(
+        "import gymnasium\ngymnasium.register(id='MyTestPendulum-v0', "
+        "entry_point='gymnasium.envs.classic_control.pendulum:PendulumEnv', max_episode_steps=100)\n"
+    )
+    text = exp("env: my_test_envs:MyTestPendulum-v0").replace("env_config: {time_limit: 1.0}", "env_config: {}")
+    path = tmp_path / "m.yaml"
+    path.write_text(text)
+    assert run_cli(["train", "file", str(path), "--dry-run"]) == 2
+    err = capfd.readouterr().err
+    assert "imports my_test_envs, which is ./my_test_envs.py in this directory" in err and "PYTHONPATH=" in err, err
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _dry_run(tmp_path, capfd, text)
+    path.write_text(text.replace("MyTestPendulum-v0", "MyOtherPendulum-v0"))
+    assert run_cli(["train", "file", str(path), "--dry-run"]) == 2
+    assert "importing my_test_envs registers no env 'MyOtherPendulum-v0'" in capfd.readouterr().err
+
+
+def test_json_schema_annotations_at_the_top_are_for_the_editor(tmp_path, capfd):
+    import json
+
+    import yaml
+
+    doc = {"$schema": "https://example.invalid/rllib.json", "$comment": "editor only", **yaml.safe_load(BASE)}
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(doc))
+    code = run_cli(["train", "file", str(path), "--dry-run"])
+    out, err = capfd.readouterr()
+    assert code == 0 and "tiny: SMAC on dmc/cartpole-balance, 1 trial(s)" in out, err

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from smac_rllib.cli import grids, same_trials, trial_check, trial_envs
+from smac_rllib.cli import grids, same_trials, trial_check, trial_envs, trial_module
 from smac_rllib.cli.errors import UserError
 from smac_rllib.cli.yaml_loader import load_experiments
 from tests.test_mistakes import cfg
@@ -45,11 +45,11 @@ def test_a_whole_mapping_grid_value_is_still_checked_key_by_key(tmp_path):
 
 def test_identical_trials_are_built_once_and_env_spaces_once_per_env_config(tmp_path, monkeypatch):
     builds, modules = [], []
-    real_build, real_module = trial_envs._build, trial_check.check_module_spaces
+    real_build, real_module = trial_envs._build, trial_module.check_module_spaces
     monkeypatch.setattr(trial_envs, "_SPACES", {})
     monkeypatch.setattr(trial_envs, "_build", lambda env, env_config: builds.append(env) or real_build(env, env_config))
     monkeypatch.setattr(
-        trial_check,
+        trial_module,
         "check_module_spaces",
         lambda config, *spaces: modules.append(config) or real_module(config, *spaces),
     )

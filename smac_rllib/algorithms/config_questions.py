@@ -38,6 +38,9 @@ OLD_STACK_KEYS = {
     "model": "the algorithm's own size settings (hidden_dim, latent_dim, pixel_hidden_dim, ...)",
     "observation_filter": "nothing: the networks take the env's observations as they are (the paper's setting; the new "
     "stack's MeanStdFilter is an env-to-module connector these algorithms do not build)",
+    "remote_worker_envs": "gym_env_vectorize_mode: async with num_envs_per_env_runner > 1 (each env in its own "
+    "process; the new stack's env runners vectorize with gymnasium)",
+    "remote_env_batch_wait_ms": "nothing: the new stack's env runners step their gymnasium vector env in lockstep",
     "exploration_config": "the algorithm's own exploration (the stochastic policy; explore: false in evaluation_config "
     "for the deterministic one)",
 }

@@ -15,7 +15,8 @@ Ray removed its own ``rllib`` CLI in 2.42; this one brings the tuned-example wor
                       asked through ``smac_rllib.algorithms.config_questions``: cli/ names no algorithm)
   grids.py            ``grid_search`` at any depth: every point expanded and counted
   trial_check.py      each distinct trial as it will run: nested keys, its envs built once (trial_envs.py, with
-                      what follows from their spaces), its module on meta; same_trials.py: no two trials of a sweep
+                      what follows from their spaces), its module on meta (trial_module.py, the evaluation's
+                      module against the trained one); same_trials.py: no two trials of a sweep
                       the same run (automatic values, switched-off keys, RLlib's evaluation keys without evaluation)
   horizon.py          settings measured against the stop and the task (warm-up, evaluation, batch, returns);
                       tune_horizon.py: the ASHA scheduler and the checkpoints against the stop and the evaluations

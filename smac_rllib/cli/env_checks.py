@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 import importlib.util
+import os
 import re
 import typing
 from typing import Any
@@ -165,6 +166,14 @@ def _check_env_name(env: str, where: str) -> None:
             f"unknown env {env!r}; did you mean 'dmc/{env}'? (DMC tasks are named dmc/<domain>-<task>)", where
         )
     module, colon, env_id = env.partition(":")
+    if colon and module and _imports_from_here(module, where):
+        if env_id in gym.registry:
+            return
+        raise UserError(
+            f"env {env!r}: importing {module} registers no env {env_id!r} (gymnasium's module:EnvId imports the "
+            "module, which must call gymnasium.register(id=...) for it); register it there or fix the id",
+            where,
+        )
     if colon and module and importlib.util.find_spec(module.split(".")[0]) is None:  # gymnasium's "module:EnvId"
         raise UserError(
             f"env {env!r} registers {env_id!r} from the Python package {module!r}, which is not installed here; "
@@ -175,6 +184,28 @@ def _check_env_name(env: str, where: str) -> None:
     close = difflib.get_close_matches(env, names, n=1) or difflib.get_close_matches("dmc/" + env, names, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     raise UserError(f"unknown env {env!r}{hint} (DMC tasks: python -m smac_rllib.envs --list)", where)
+
+
+def _imports_from_here(module: str, where: str) -> bool:
+    """gymnasium's ``module:EnvId`` imports the module (in every env runner): True once imported here; a module that is
+    only a file of the current directory (``python train.py`` would find it, ``rllib`` and Ray's workers do not) is
+    refused with the fix."""
+    top = module.split(".")[0]
+    if importlib.util.find_spec(top) is None:
+        local = next((p for p in (f"{top}.py", os.path.join(top, "__init__.py")) if os.path.isfile(p)), None)
+        if local is None:
+            return False
+        raise UserError(
+            f"env '{module}:...' imports {module}, which is ./{local} in this directory: `rllib` and Ray's workers do "
+            f"not import from the current directory; run with PYTHONPATH={os.getcwd()} (a local Ray's workers inherit "
+            "it; on a cluster, install the module on every node)",
+            where,
+        )
+    try:
+        importlib.import_module(module)
+    except Exception as e:  # noqa: BLE001 - the user's module fails on import: its own words
+        raise UserError(f"env '{module}:...': importing {module} fails: {one_line(e)}; fix the module", where) from None
+    return True
 
 
 def check_modalities(config: dict, line_of) -> None:

@@ -128,3 +128,28 @@ def check_episode_stops(spec: ExperimentSpec, config) -> None:
                 f"<= {_num(bound)}",
                 spec.source,
             )
+    _check_smoothing_window(spec, config)
+
+
+def _check_smoothing_window(spec: ExperimentSpec, config) -> None:
+    """A training-return stop averages the last ``metrics_num_episodes_for_smoothing`` episodes: a window the user set
+    longer than the run's episodes averages them all, the warm-up's random-action episodes included, to the end."""
+    from smac_rllib.cli.horizon import env_steps_at_stop  # horizon.py imports this module
+
+    window = getattr(config, "metrics_num_episodes_for_smoothing", None)
+    if RETURN_KEYS[0] not in spec.stop or "metrics_num_episodes_for_smoothing" not in spec.param_space:
+        return
+    steps, length = env_steps_at_stop(spec.stop, config), episode_steps(config.env, config.env_config)
+    resolved = getattr(config, "resolved", None)
+    warm_up = resolved("num_steps_sampled_before_learning_starts") if callable(resolved) else 0
+    if not (steps and length and is_int(window)) or warm_up < length:
+        return
+    episodes = steps // length
+    if window >= episodes:
+        raise UserError(
+            f"metrics_num_episodes_for_smoothing={window} is more than the {episodes} episodes this run collects "
+            f"({steps:,} env steps of {length}-step episodes): the stop's {RETURN_KEYS[0]} is then the mean of every "
+            f"episode so far, the warm-up's {warm_up // length} random-action ones included; lower the window (e.g. "
+            f"{max(1, episodes // 4)}) or stop on {RETURN_KEYS[1]}",
+            spec.key_lines.get("metrics_num_episodes_for_smoothing", spec.source),
+        )

@@ -66,6 +66,11 @@ class Overrides:
         stop, config = json_args(args.stop, "--stop"), json_args(args.config, "--config")
         if args.num_samples is not None and args.num_samples < 1:
             raise UserError(f"--num-samples {args.num_samples} must be >= 1")
+        if args.seed is not None and config and "seed" in config and config["seed"] != args.seed:
+            raise UserError(  # argparse would not say which wins: --seed does, silently
+                f"--seed {args.seed} and --config seed {json.dumps(config['seed'])} disagree: give the seed once "
+                "(--seed N, or sweep it in --config with grid_search)"
+            )
         return cls(stop, config, args.num_samples, args.storage_path, args.seed, args.wandb)
 
 

@@ -165,3 +165,26 @@ def deep_merge(base: dict, override: dict) -> dict:
         else:
             out[key] = copy.deepcopy(value)
     return out
+
+
+def check_shared_grids(config: dict, where_of) -> None:
+    """One ``grid_search`` mapping at two keys (a YAML alias, ``actor_lr: &lr {grid_search: ...}`` then
+    ``critic_lr: *lr``) reads as "these move together", but Tune crosses every grid: N x N trials, most of them
+    mixing the values. ``where_of(top_key)`` names the line."""
+    seen: dict[int, str] = {}
+    stack: list[tuple[str, str, Any]] = [(str(k), str(k), v) for k, v in config.items()]
+    while stack:
+        top, name, value = stack.pop(0)
+        if is_grid(value):
+            if id(value) in seen:
+                n = len(grid_options(value))
+                raise UserError(
+                    f"{name} and {seen[id(value)]} share one grid_search (a YAML alias): Tune crosses the two into "
+                    f"{n} x {n} trials, {n * n - n} of them with different values, not {n} trials that move together; "
+                    "to tie them, run one experiment per value (merge a template with <<: *defaults); to cross them, "
+                    "write the list at both keys",
+                    where_of(top),
+                )
+            seen[id(value)] = name
+        elif isinstance(value, dict):
+            stack += [(top, f"{name}.{k}", v) for k, v in value.items()]

@@ -277,9 +277,20 @@ def _value_options(parser: argparse.ArgumentParser) -> set[str]:
     return found
 
 
+# Dashes that web pages and word processors put where a command had "--" or "-" (en, em, figure dash, minus).
+TYPOGRAPHIC_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
+
+
 def _other_forms(argv: list[str]) -> str | None:
-    """The fix for arguments other tools take here: several plot directories or YAML files, RLlib's
-    ``evaluate --env``, other CLIs' flags (``FOREIGN_FLAGS``)."""
+    """The fix for arguments other tools take here: typographic dashes, several plot directories or YAML files,
+    RLlib's ``evaluate --env``, other CLIs' flags (``FOREIGN_FLAGS``)."""
+    for arg in argv:
+        if arg[:1] in TYPOGRAPHIC_DASHES:
+            flag = "--" + arg.lstrip(TYPOGRAPHIC_DASHES + "-").split("=")[0]
+            return (
+                f"{arg.split('=')[0]!r} starts with a typographic dash (U+{ord(arg[0]):04X}, pasted from a web page "
+                f"or a document?), not '-'; type it as {flag}"
+            )
     values = {i + 1 for i, a in enumerate(argv) if a in ("--out", "--metric")}  # the options' own values
     positional = [a for i, a in enumerate(argv[1:], 1) if not a.startswith("-") and i not in values]
     if argv[:1] == ["plot"] and len(positional) > 1:

@@ -135,6 +135,13 @@ def config_errors(config) -> list[str]:
             f"dropped before the first update; raise the capacity to >= {warm_up!r} or lower the warm-up"
         )
     errors += _batch_past_warm_up(config, batch, what, warm_up)
+    tau = getattr(config, "tau", None)
+    if is_real(tau) and 0.9 <= tau < 1:
+        errors.append(
+            f"tau={tau!r} moves the target networks {tau:.1%} of the way to the online ones at every update: "
+            "RLlib's tau is the online weight (target <- tau*online + (1-tau)*target), 1 - SpinningUp's polyak; "
+            f"write tau: {1 - tau:.3g} (paper: 0.005), or tau: 1 for a plain copy"
+        )
     if getattr(config, "gamma", None) == 1 and isinstance(config.env, str) and config.env.startswith("dmc/"):
         errors.append(
             f"gamma=1 on {config.env}: a DMC episode ends only at its time limit, where the TD target bootstraps "

@@ -52,6 +52,7 @@ def start_ray(args, specs: list[ExperimentSpec]) -> None:
         resources.warn_impractical(specs)  # e.g. paper-size pixels on this CPU: hours per 10k frames
         num_cpus = resources.local_cpus_needed(specs, strict=args.strict_resources)
         bind_to_loopback()
+        check_temp_dir()
         ray.init(
             num_cpus=num_cpus,
             resources=resources.local_custom_resources(specs),
@@ -133,6 +134,35 @@ def check_before_ray(args, specs: list[ExperimentSpec]) -> None:
     resources.warn_impractical(specs)
     resources.local_cpus_needed(specs, strict=args.strict_resources)
     resources.local_custom_resources(specs)
+    check_temp_dir()
+
+
+# A local Ray's longest socket path below its temp dir (AF_UNIX paths hold at most 107 bytes on Linux)
+SOCKET_TAIL = "session_2026-01-01_00-00-00_000000_4194304/sockets/plasma_store"
+MAX_SOCKET_PATH = 107
+
+
+def check_temp_dir() -> None:
+    """A local Ray puts its sessions, logs and sockets under ``$RAY_TMPDIR/ray`` (else ``$TMPDIR/ray``, else
+    /tmp/ray); a directory it cannot make or write, or a path too long for its sockets, fails inside ``ray.init``
+    with a traceback."""
+    from ray._common.utils import get_default_ray_temp_dir
+
+    path = get_default_ray_temp_dir()
+    var = next((v for v in ("RAY_TMPDIR", "TMPDIR") if v in os.environ), None)
+    origin = f"{var}={os.environ[var]}" if var else "the default"
+    fix = "export RAY_TMPDIR=DIR naming a writable directory with a short path (e.g. /tmp)"
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise UserError(f"Ray's temp dir {path} ({origin}) cannot be made: {e.strerror}; {fix}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise UserError(f"Ray's temp dir {path} ({origin}) is not writable by this user; {fix}")
+    if len(os.path.join(path, SOCKET_TAIL).encode()) > MAX_SOCKET_PATH:
+        raise UserError(
+            f"Ray's temp dir {path} ({origin}) is too long for its sockets (a socket path holds at most "
+            f"{MAX_SOCKET_PATH} bytes, {len(SOCKET_TAIL) + 1} of them below that dir); {fix}"
+        )
 
 
 def worker_env_vars() -> dict[str, str]:

@@ -14,6 +14,7 @@ from smac_rllib.cli import overdue
 from smac_rllib.cli.errors import one_line
 from smac_rllib.cli.plot import group_trials
 from smac_rllib.cli.progress import last_error_line
+from smac_rllib.cli.wandb_key import runs_dir
 from smac_rllib.cli.results import (
     EVAL_RETURN,
     TRAIN_RETURN,
@@ -185,7 +186,7 @@ def _run_facts(metrics: dict, path: str | None, repeat: int) -> dict[str, str]:
         updates = finite(metrics.get("num_updates_lifetime"))
         if updates:
             parts.append(f"{updates / wall:.1f} updates/s")
-    wandb_dir = os.path.join(path, "wandb") if path else None
+    wandb_dir = runs_dir(path) if path else None
     wandb = ""
     if wandb_dir and os.path.isdir(wandb_dir):
         offline = any(name.startswith("offline-run-") for name in os.listdir(wandb_dir))

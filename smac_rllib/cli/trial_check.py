@@ -21,11 +21,8 @@ import dataclasses
 import functools
 import inspect
 import re
-import traceback
 from typing import Any
 
-import gymnasium as gym
-import torch
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 from ray.rllib.utils import replay_buffers
 
@@ -33,18 +30,17 @@ from smac_rllib.algorithms import config_questions
 from smac_rllib.core.values import is_real
 from smac_rllib.cli.checks import check_config, check_type, type_of_default
 from smac_rllib.cli.env_checks import check_env, check_modalities
-from smac_rllib.cli.errors import UserError, did_you_mean, one_line, warn
+from smac_rllib.cli.errors import UserError, did_you_mean, warn
 from smac_rllib.cli.experiment_spec import ExperimentSpec
 from smac_rllib.cli.grids import is_grid
 from smac_rllib.cli.horizon import env_steps_at_stop
 from smac_rllib.cli.ray_output import quiet
 from smac_rllib.cli.results import action_repeat
 from smac_rllib.cli.same_trials import check_same_trials
+from smac_rllib.cli.trial_module import _algo, _evaluation_overrides_env, check_envs_and_module
 from smac_rllib.cli.trial_envs import (
     TrialError,
     check_return_stop_after_warm_up,
-    check_target_entropy,
-    env_spaces,
     env_values,
 )
 
@@ -126,11 +122,6 @@ def _after_location(message: str, text: str) -> str:
     match = re.match(r"^(\S+:\d+|\S+\.ya?ml(?: \([^)]*\))?): ", message)
     where, rest = (match.group(1) + ": ", message[match.end() :]) if match else ("", message)
     return f"{where}{text}{rest}"
-
-
-def _evaluation_overrides_env(config) -> bool:
-    overrides = config.evaluation_config if config.evaluation_interval else None
-    return isinstance(overrides, dict) and ("env" in overrides or "env_config" in overrides)
 
 
 def _check_evaluation_env(spec: ExperimentSpec, config) -> None:
@@ -244,10 +235,6 @@ def _check_type(name: str, value: Any, expected: Any, key: str) -> None:
         raise TrialError(str(e), key) from None
 
 
-def _algo(config) -> str:
-    return type(config).__name__.removesuffix("Config")
-
-
 def replay_keys(config) -> dict[str, Any]:
     """{replay_buffer_config key the algorithm reads: its type}: the algorithm's own answer, else the keys of the
     buffer class RLlib builds (its constructor's named arguments; RLlib passes the rest on, unread)."""
@@ -286,105 +273,3 @@ def model_keys(config) -> dict[str, Any]:
     for key, value in (own or {}).items():
         known.setdefault(key, type_of_default(value))
     return {k: (Any if isinstance(v, str) else v) for k, v in known.items()}  # string annotations: cannot tell
-
-
-# --------------------------------------------------------------------------------------------- envs and module
-
-
-def check_envs_and_module(config):
-    """Every env the trial makes (training; evaluation where it differs) built once, the module built for it.
-    Returns the evaluation's config where its env or env_config differs from training's, else None."""
-    spaces = env_spaces(config.env, config.env_config)
-    other = None
-    if _evaluation_overrides_env(config):
-        with quiet():
-            evaluation = config.get_evaluation_config_object()
-        if (evaluation.env, evaluation.env_config) != (config.env, config.env_config):
-            try:
-                evaluated = env_spaces(evaluation.env, evaluation.env_config)
-            except TrialError as e:
-                raise TrialError(f"evaluation_config: the evaluation {e}", "evaluation_config") from None
-            _check_same_spaces(config.env, spaces, evaluation.env, evaluated)
-            other = evaluation
-    if spaces is not None:
-        check_module_spaces(config, *spaces)
-        check_target_entropy(config, spaces[1])
-    return other
-
-
-def _check_same_spaces(env: Any, spaces: tuple | None, evaluated_env: Any, evaluated: tuple | None) -> None:
-    """The evaluation runs the trained module (its weights synced to the evaluation runners): its env's observation
-    and action spaces are the training env's, else the first evaluation fails after a whole interval of training."""
-    if spaces is None or evaluated is None or tuple(spaces) == tuple(evaluated):
-        return
-    raise TrialError(
-        f"evaluation_config: the evaluation env {evaluated_env!r} (observations {evaluated[0]}, actions "
-        f"{evaluated[1]}) has other spaces than the training env {env!r} (observations {spaces[0]}, actions "
-        f"{spaces[1]}): the evaluation runs the trained module; evaluate on an env with the same spaces (e.g. "
-        "another task of the same domain) or make a separate experiment",
-        "evaluation_config",
-    )
-
-
-_MODULES: set[str] = set()  # module specs already built (a seed grid builds its module once)
-
-
-def check_module_spaces(config, observation_space, action_space) -> None:
-    """The algorithm's RLModule built for these spaces on the meta device (exact shapes, nothing allocated), once per
-    distinct (algorithm, spaces, model_config): all its module spec is built from."""
-    try:
-        with quiet():
-            key = repr((type(config), observation_space, action_space, config.model_config))
-            if key in _MODULES:
-                return
-            config = config.copy(copy_frozen=False).environment(
-                observation_space=observation_space, action_space=action_space
-            )
-            with torch.device("meta"):
-                config.get_rl_module_spec().build()
-            _MODULES.add(key)
-    except Exception as raised:  # noqa: BLE001 - the module's own words name what it needs
-        e = _module_error(raised, config, action_space)
-        pixels = len(getattr(observation_space, "shape", ()) or ()) == 3
-        named = [k for k, v in (config._model_config or {}).items() if f"({v})" in str(e) or repr(v) in str(e)]
-        fix = (
-            f"fix model_config.{named[0]} (the module reads it as written)"
-            if named
-            else "drop from_pixels (this algorithm learns from states) or run an algorithm that learns from pixels"
-            if pixels
-            else "use an env whose observations and actions this algorithm takes"
-        )
-        if named:
-            raise TrialError(
-                f"model_config.{named[0]}: {_algo(config)}'s module: {one_line(e)}; {fix}", "_model_config"
-            ) from None
-        raise TrialError(
-            f"{_algo(config)}'s module cannot be built for {config.env!r} (observations {observation_space}, "
-            f"actions {action_space}): {one_line(e)}; {fix}",
-            "env_config" if pixels else "env",
-        ) from None
-
-
-def _module_error(raised: Exception, config, action_space) -> Exception:
-    """The module's own error: RLlib re-raises any error of a module's constructor as a notice that the old
-    constructor is deprecated, so the first error of the chain that is not such a notice. A catalog that reads
-    ``action_space.n`` (gymnasium's count of discrete actions: DQN's Q-head, one output per action) on an action space
-    without one is RLlib's rule that the algorithm takes discrete actions only: refused as such."""
-    chain: list[BaseException] = []
-    error: BaseException | None = raised
-    while error is not None and error not in chain:
-        chain.append(error)
-        error = error.__cause__ or error.__context__
-    own = [c for c in chain if "has been deprecated" not in str(c)]
-    for c in own:
-        frames = traceback.extract_tb(c.__traceback__)
-        if isinstance(c, AttributeError) and frames and "action_space.n" in (frames[-1].line or ""):
-            if not isinstance(action_space, gym.spaces.Discrete):
-                kind = "continuous actions" if isinstance(action_space, gym.spaces.Box) else "actions"
-                raise TrialError(
-                    f"{_algo(config)} takes discrete actions only (its module has one output per action, "
-                    f"action_space.n); {config.env} has {kind} {action_space}; use SAC/SMAC (continuous) or a "
-                    "discrete env",
-                    "env",
-                ) from None
-    return own[0] if own else raised

@@ -33,3 +33,13 @@ def has_key() -> bool:
 def requested_mode(block: dict) -> str:
     """The W&B mode a run asks for: the YAML's ``wandb.mode``, else ``WANDB_MODE`` (W&B's own default: online)."""
     return block.get("mode") or os.environ.get("WANDB_MODE", "online")
+
+
+def user_dir() -> str | None:
+    """``WANDB_DIR``, where the user asked W&B to write (``<WANDB_DIR>/wandb/<run>``); None: each trial's dir."""
+    return os.path.abspath(os.path.expanduser(os.environ["WANDB_DIR"])) if os.environ.get("WANDB_DIR") else None
+
+
+def runs_dir(trial_dir: str) -> str:
+    """The directory that holds a trial's W&B runs (``offline-run-*``, ``run-*``)."""
+    return os.path.join(user_dir() or trial_dir, "wandb")

@@ -14,7 +14,7 @@ from ray.air.integrations.wandb import WandbLoggerCallback, _clean_log, _force_o
 
 from smac_rllib.cli.errors import UserError, one_line, warn
 from smac_rllib.cli.experiment_spec import ExperimentSpec
-from smac_rllib.cli.wandb_key import WANDB_KEY_VAR, has_key, requested_mode, wandb_server
+from smac_rllib.cli.wandb_key import WANDB_KEY_VAR, has_key, requested_mode, runs_dir, user_dir, wandb_server
 
 WANDB_UPLOAD_TIMEOUT_S = 30  # WandbLoggerCallback's default (1800 s) hangs a failed run (docs/design.md §5)
 
@@ -40,8 +40,8 @@ def wandb_callback(spec: ExperimentSpec, local_ray: bool = True):
         why = unreachable(host, port)
         if why:  # W&B would retry for the whole run and log nothing: log offline, to be synced later
             warn(
-                f"W&B: cannot reach {host}:{port} ({why}); logging offline into each trial's wandb/ directory: "
-                "upload later with `wandb sync <trial dir>/wandb/offline-run-*`"
+                f"W&B: cannot reach {host}:{port} ({why}); logging offline into {runs_dir('<trial dir>')}: upload "
+                f"later with `wandb sync {runs_dir('<trial dir>')}/offline-run-*`"
             )
             kwargs["mode"] = "offline"
     return _WandbCallback(
@@ -50,7 +50,10 @@ def wandb_callback(spec: ExperimentSpec, local_ray: bool = True):
 
 
 def check_api_key(spec: ExperimentSpec) -> None:
-    """Before Ray: online W&B without an API key fails in Tune's setup with a traceback (Ray's callback)."""
+    """Before Ray: online W&B without an API key fails in Tune's setup with a traceback (Ray's callback); so does a
+    ``WANDB_DIR`` that cannot be written (in every trial's logging actor)."""
+    if spec.wandb and requested_mode(spec.wandb) != "disabled" and user_dir():
+        _check_dir(user_dir())
     if not spec.wandb or requested_mode(spec.wandb) != "online":
         return
     if has_key() or spec.wandb.get("api_key_file") or os.environ.get("WANDB_SETUP_API_KEY_HOOK"):
@@ -59,6 +62,16 @@ def check_api_key(spec: ExperimentSpec) -> None:
         f"{spec.name}: W&B logs online (WANDB_MODE=online) but has no API key (no {WANDB_KEY_VAR}, no `wandb login` "
         "in ~/.netrc): run `wandb login` or set WANDB_API_KEY, or log offline (unset WANDB_MODE; `wandb sync` later)"
     )
+
+
+def _check_dir(path: str) -> None:
+    fix = "set WANDB_DIR to a directory you can write, or unset it (W&B then writes into each trial's dir)"
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise UserError(f"WANDB_DIR={os.environ['WANDB_DIR']} cannot be made ({e.strerror}); {fix}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise UserError(f"WANDB_DIR={os.environ['WANDB_DIR']} is not writable by this user; {fix}")
 
 
 WANDB_PROBE_S = 3.0  # name lookup + TCP connect to the W&B server, before the run
@@ -134,8 +147,9 @@ class _WandbCallback(WandbLoggerCallback):
             # W&B writes straight into the trial dir under --storage-path. By default it writes into Tune's driver
             # staging dir (under Ray's session dir), whose copy to the trial dir is taken before W&B finishes: the
             # trial dir then held a 7-byte offline run (measured), and `wandb sync` on it synced nothing.
+            # A WANDB_DIR the user set is where they asked W&B to write (checked before Ray: check_api_key).
             os.makedirs(trial_dir, exist_ok=True)
-            wandb_init_kwargs.setdefault("dir", trial_dir)
+            wandb_init_kwargs.setdefault("dir", user_dir() or trial_dir)
         key = os.environ.pop(WANDB_KEY_VAR, None) if getattr(self, "inherit_key", True) else None
         if not self._remote_logger_class:
             # Ray declares the logging actor with max_restarts=-1, and its core worker then prints an error-level

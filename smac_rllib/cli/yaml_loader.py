@@ -72,7 +72,7 @@ from smac_rllib.cli.experiment_spec import EXPERIMENT_KEYS, FOREIGN_EXPERIMENT_K
 from smac_rllib.cli.grids import MAX_GRID_POINTS, check_grids, deep_merge, grid_variants, num_grid_points
 from smac_rllib.cli.ranges import check_finite, config_errors
 from smac_rllib.cli.ray_output import quiet
-from smac_rllib.cli import trial_check
+from smac_rllib.cli import grids, trial_check
 from smac_rllib.cli.storage import resolve_storage_path
 from smac_rllib.cli.same_trials import trial_labels, variant_key
 from smac_rllib.cli.trial_check import check_trials, in_trial, line_of_message
@@ -148,6 +148,7 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
             f"`config:` must be a mapping of config keys, got {type_name(config)}", _where(path, body, "config")
         )
     marked_config, config_lines = config, {k: _where(path, config, k) for k in config}
+    grids.check_shared_grids(config, config_lines.get)
     config = plain(config)
     if "env" in body and "env" in config and config["env"] != body["env"]:
         raise UserError(

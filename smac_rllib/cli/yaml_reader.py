@@ -52,10 +52,14 @@ class _LimitError(yaml.MarkedYAMLError):
     """A file beyond MAX_YAML_DEPTH / MAX_YAML_VALUES, or with a key that is not a plain value."""
 
 
+# JSON Schema's annotations at the top of a JSON/YAML file (editors read "$schema" to complete and check the file)
+SCHEMA_ANNOTATIONS = ("$schema", "$id", "$comment")
+
+
 def is_template(name: Any) -> bool:
     """A top-level ``.name`` (GitLab CI's hidden job) or ``x-name`` (compose's extension field): anchors to merge
-    from, not an experiment."""
-    return isinstance(name, str) and name.startswith((".", "x-"))
+    from, not an experiment; so is a JSON Schema annotation (``SCHEMA_ANNOTATIONS``), which is for the editor."""
+    return isinstance(name, str) and (name.startswith((".", "x-")) or name in SCHEMA_ANNOTATIONS)
 
 
 class _Loader(yaml.SafeLoader):
