@@ -1799,7 +1799,8 @@ def test_where_ray_and_wandb_write_is_checked_before_ray(tmp_path, capfd, monkey
     monkeypatch.setenv("RAY_TMPDIR", "/proc/no_ray_here")
     assert run_cli(["train", "file", str(path), "--dry-run"]) == 2
     assert (
-        "Ray's temp dir /proc/no_ray_here/ray (RAY_TMPDIR=/proc/no_ray_here) cannot be made" in capfd.readouterr().err
+        "Ray's temp dir /proc/no_ray_here/ray (RAY_TMPDIR=/proc/no_ray_here) cannot be made or written"
+        in capfd.readouterr().err
     )
     monkeypatch.setenv("RAY_TMPDIR", "/tmp/" + "r" * 60)
     assert run_cli(["train", "file", str(path), "--dry-run"]) == 2
@@ -1808,7 +1809,7 @@ def test_where_ray_and_wandb_write_is_checked_before_ray(tmp_path, capfd, monkey
     monkeypatch.setenv("WANDB_DIR", "/proc/no_wandb_here")
     monkeypatch.setenv("WANDB_MODE", "offline")  # disabled (the suite's) writes nothing: not checked
     assert run_cli(["train", "file", str(path), "--wandb", "--dry-run"]) == 2
-    assert "WANDB_DIR=/proc/no_wandb_here cannot be made" in capfd.readouterr().err
+    assert "WANDB_DIR=/proc/no_wandb_here cannot be made or written" in capfd.readouterr().err
     _dry_run(tmp_path, capfd, BASE)  # W&B off: WANDB_DIR is not W&B's concern
 
 

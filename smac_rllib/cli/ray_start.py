@@ -17,6 +17,7 @@ import smac_rllib
 from smac_rllib.cli import gcs_probe, resources
 from smac_rllib.cli.errors import UserError, one_line
 from smac_rllib.cli.experiment_spec import ExperimentSpec
+from smac_rllib.cli.storage import unwritable
 
 
 def start_ray(args, specs: list[ExperimentSpec]) -> None:
@@ -152,12 +153,8 @@ def check_temp_dir() -> None:
     var = next((v for v in ("RAY_TMPDIR", "TMPDIR") if v in os.environ), None)
     origin = f"{var}={os.environ[var]}" if var else "the default"
     fix = "export RAY_TMPDIR=DIR naming a writable directory with a short path (e.g. /tmp)"
-    try:
-        os.makedirs(path, exist_ok=True)
-    except OSError as e:
-        raise UserError(f"Ray's temp dir {path} ({origin}) cannot be made: {e.strerror}; {fix}") from None
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise UserError(f"Ray's temp dir {path} ({origin}) is not writable by this user; {fix}")
+    if why := unwritable(path):
+        raise UserError(f"Ray's temp dir {path} ({origin}) cannot be made or written: {why}; {fix}")
     if len(os.path.join(path, SOCKET_TAIL).encode()) > MAX_SOCKET_PATH:
         raise UserError(
             f"Ray's temp dir {path} ({origin}) is too long for its sockets (a socket path holds at most "

@@ -101,6 +101,17 @@ def local_path_of(uri: str, where: str | None) -> str:
     return os.path.normpath(urllib.parse.unquote(parts.path))
 
 
+def unwritable(path: str) -> str | None:
+    """Why a directory cannot be made at ``path`` or written in, else None. A directory is made and removed there:
+    ``os.access`` says yes to root even on a read-only filesystem."""
+    try:
+        os.makedirs(path, exist_ok=True)
+        os.rmdir(tempfile.mkdtemp(prefix=".rllib-write-test-", dir=path))
+    except OSError as e:
+        return e.strerror or type(e).__name__
+    return None
+
+
 def check_storage_path(storage_path: str, where: str | None) -> None:
     """A local storage path must be (or be creatable as) a writable directory, before Ray or Tune start."""
     if "://" in storage_path:

@@ -14,6 +14,7 @@ from ray.air.integrations.wandb import WandbLoggerCallback, _clean_log, _force_o
 
 from smac_rllib.cli.errors import UserError, one_line, warn
 from smac_rllib.cli.experiment_spec import ExperimentSpec
+from smac_rllib.cli.storage import unwritable
 from smac_rllib.cli.wandb_key import WANDB_KEY_VAR, has_key, requested_mode, runs_dir, user_dir, wandb_server
 
 WANDB_UPLOAD_TIMEOUT_S = 30  # WandbLoggerCallback's default (1800 s) hangs a failed run (docs/design.md §5)
@@ -65,13 +66,11 @@ def check_api_key(spec: ExperimentSpec) -> None:
 
 
 def _check_dir(path: str) -> None:
-    fix = "set WANDB_DIR to a directory you can write, or unset it (W&B then writes into each trial's dir)"
-    try:
-        os.makedirs(path, exist_ok=True)
-    except OSError as e:
-        raise UserError(f"WANDB_DIR={os.environ['WANDB_DIR']} cannot be made ({e.strerror}); {fix}") from None
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise UserError(f"WANDB_DIR={os.environ['WANDB_DIR']} is not writable by this user; {fix}")
+    if why := unwritable(path):
+        raise UserError(
+            f"WANDB_DIR={os.environ['WANDB_DIR']} cannot be made or written ({why}); set WANDB_DIR to a directory you "
+            "can write, or unset it (W&B then writes into each trial's dir)"
+        )
 
 
 WANDB_PROBE_S = 3.0  # name lookup + TCP connect to the W&B server, before the run
