@@ -84,7 +84,7 @@ def _fixed_length(env: Any) -> bool:
     return isinstance(env, str) and env.startswith(PREFIX) and "lqr" not in env
 
 
-def check_episode_stops(spec: ExperimentSpec, config) -> None:
+def check_episode_stops(spec: ExperimentSpec, config, steps_at_stop: int | None) -> None:
     """``cli/horizon.py``'s rule 2: a return threshold above the task's bound (or at it: only a perfect episode reaches
     it), an episode length above the task's episode, or at most it on a DMC task (its episodes never end early)."""
     for key, value in spec.stop.items():
@@ -128,18 +128,16 @@ def check_episode_stops(spec: ExperimentSpec, config) -> None:
                 f"<= {_num(bound)}",
                 spec.source,
             )
-    _check_smoothing_window(spec, config)
+    _check_smoothing_window(spec, config, steps_at_stop)
 
 
-def _check_smoothing_window(spec: ExperimentSpec, config) -> None:
+def _check_smoothing_window(spec: ExperimentSpec, config, steps: int | None) -> None:
     """A training-return stop averages the last ``metrics_num_episodes_for_smoothing`` episodes: a window the user set
     longer than the run's episodes averages them all, the warm-up's random-action episodes included, to the end."""
-    from smac_rllib.cli.horizon import env_steps_at_stop  # horizon.py imports this module
-
     window = getattr(config, "metrics_num_episodes_for_smoothing", None)
     if RETURN_KEYS[0] not in spec.stop or "metrics_num_episodes_for_smoothing" not in spec.param_space:
         return
-    steps, length = env_steps_at_stop(spec.stop, config), episode_steps(config.env, config.env_config)
+    length = episode_steps(config.env, config.env_config)
     resolved = getattr(config, "resolved", None)
     warm_up = resolved("num_steps_sampled_before_learning_starts") if callable(resolved) else 0
     if not (steps and length and is_int(window)) or warm_up < length:

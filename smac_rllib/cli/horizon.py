@@ -198,7 +198,7 @@ def check_seeds(spec: ExperimentSpec) -> None:
 
 def _check_config(spec: ExperimentSpec, config) -> None:
     stop = spec.stop
-    check_episode_stops(spec, config)
+    check_episode_stops(spec, config, env_steps_at_stop(stop, config))
     iterations, steps = iterations_at_stop(stop, config), steps_per_iteration(config)
     at_stop = _describe_stop(stop, iterations, steps)
     if steps:
