@@ -1137,6 +1137,9 @@ MISTAKES: dict[str, Mistake] = {
         ),
         expect="metrics_num_episodes_for_smoothing=1000 is more than the 4 episodes this run collects",
     ),
+    "a learning rate whose exponent lost its sign": Mistake(
+        cfg("critic_lr: 3e4"), expect="critic_lr=30000.0: Adam moves each weight by up to ~30000.0 per update"
+    ),
     "remote_worker_envs, which the new stack's env runners never read": Mistake(
         cfg("remote_worker_envs: true"), expect="remote_worker_envs=True is an RLlib old-API-stack setting"
     ),

@@ -135,6 +135,12 @@ def config_errors(config) -> list[str]:
             f"dropped before the first update; raise the capacity to >= {warm_up!r} or lower the warm-up"
         )
     errors += _batch_past_warm_up(config, batch, what, warm_up)
+    for key, value in sorted(vars(config).items()):
+        if (key == "lr" or key.endswith("_lr")) and is_real(value) and not isinstance(value, bool) and value >= 1:
+            errors.append(
+                f"{key}={value!r}: Adam moves each weight by up to ~{value!r} per update, so the networks diverge at "
+                f"once (a sign lost from an exponent, 3e4 for 3e-4?); write e.g. {key}: 0.0003 (paper: 3e-4)"
+            )
     tau = getattr(config, "tau", None)
     if is_real(tau) and 0.9 <= tau < 1:
         errors.append(
