@@ -1140,6 +1140,38 @@ MISTAKES: dict[str, Mistake] = {
     "a learning rate whose exponent lost its sign": Mistake(
         cfg("critic_lr: 3e4"), expect="critic_lr=30000.0: Adam moves each weight by up to ~30000.0 per update"
     ),
+    "a return stop above what a gymnasium task's episode can return (InvertedPendulum: 1 per step)": Mistake(
+        SAC_PENDULUM.replace("Pendulum-v1", "InvertedPendulum-v5").replace(
+            "stop: {training_iteration: 1}", "stop: {env_runners/episode_return_mean: 1500}"
+        ),
+        expect="an episode of InvertedPendulum-v5 returns at most 1000 (1000 steps x a reward in [0, 1])",
+    ),
+    "max_episode_steps: null meant as 'no time limit' on a gymnasium env": Mistake(
+        SAC_PENDULUM + "    env_config: {max_episode_steps: null}\n",
+        expect="env_config.max_episode_steps=null does not lift Pendulum-v1's time limit: gymnasium reads None as the "
+        "registered limit (200 steps)",
+    ),
+    "the paper's Latent-SAC as a run name": Mistake(
+        exp("run: LatentSAC"), expect="unknown run 'LatentSAC'; Latent-SAC is run: SMAC with num_particles: 0"
+    ),
+    "--config JSON whose quotes the shell dropped": Mistake(
+        args=("--config", "{num_particles:", "8}"),
+        expect="--config {num_particles: 8}: the shell dropped the JSON's quotes or split it at its spaces",
+    ),
+    "several seeds after --seed": Mistake(
+        args=("--seed", "0", "1", "2"), expect="--seed takes one seed (given: 0 1 2); for several, sweep it"
+    ),
+    "RLlib's older --ray-num-cpus": Mistake(
+        args=("--ray-num-cpus", "2"), expect="rllib train file has no --ray-num-cpus: the local Ray gets the CPUs"
+    ),
+    "rllib evaluate --deterministic (it is already)": Mistake(
+        command=("evaluate", "{dir}"),
+        args=("--deterministic",),
+        expect="rllib evaluate has no --deterministic: rllib evaluate runs the deterministic policy already",
+    ),
+    "the file read from stdin": Mistake(
+        command=("train", "file", "-"), expect="rllib train file reads a file path, not stdin ('-')"
+    ),
     "remote_worker_envs, which the new stack's env runners never read": Mistake(
         cfg("remote_worker_envs: true"), expect="remote_worker_envs=True is an RLlib old-API-stack setting"
     ),
@@ -1848,3 +1880,18 @@ def test_json_schema_annotations_at_the_top_are_for_the_editor(tmp_path, capfd):
     code = run_cli(["train", "file", str(path), "--dry-run"])
     out, err = capfd.readouterr()
     assert code == 0 and "tiny: SMAC on dmc/cartpole-balance, 1 trial(s)" in out, err
+
+
+def test_a_target_entropy_far_below_minus_the_action_dimension_warns(tmp_path, capfd):
+    """target_entropy -6 (cheetah's -|A|) on cartpole (|A| = 1): runnable, so a warning before Ray, not a refusal;
+    -2 (twice the usual) passes without one."""
+    for target, warned in ((-6, True), (-2, False)):
+        path = tmp_path / "t.yaml"
+        path.write_text(cfg(f"target_entropy: {target}"))
+        code = run_cli(["train", "file", str(path), "--dry-run"])
+        err = capfd.readouterr().err
+        assert code == 0, err
+        says = (
+            f"target_entropy: {target} is far below -|A| = -1, the usual target for dmc/cartpole-balance's 1-D action"
+        )
+        assert (says in err) == warned, err

@@ -51,6 +51,14 @@ def check_env_config_values(env: str, env_config: dict, algo_class: type, line_o
             )
     if env.startswith("dmc/"):
         _check_time_limit(env, env_config, line_of)
+    elif "max_episode_steps" in env_config and env_config["max_episode_steps"] is None:
+        limit = _registered_limit(env)
+        raise UserError(
+            f"env_config.max_episode_steps=null does not lift {env}'s time limit: gymnasium reads None as the "
+            f"registered limit ({limit} steps); write a number of steps (a very long episode delays every return and "
+            "evaluation) or remove the key",
+            line_of("env_config", "max_episode_steps"),
+        )
     else:
         _check_gym_kwarg_types(env, env_config, line_of)
 
@@ -72,6 +80,13 @@ def _check_time_limit(env: str, env_config: dict, line_of) -> None:
             "their returns and any evaluation may never end; set env_config.time_limit (simulated seconds, e.g. 10)",
             line_of("env_config"),
         )
+
+
+def _registered_limit(env: str) -> Any:
+    try:
+        return gym.spec(env).max_episode_steps
+    except Exception:  # noqa: BLE001 - not a registered id: said by the name check
+        return "its registered"
 
 
 @functools.lru_cache(maxsize=64)

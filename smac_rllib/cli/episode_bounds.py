@@ -48,7 +48,12 @@ def episode_stop_steps(stop: dict, config) -> int | None:
 
 # Per-step reward ranges of gymnasium envs whose reward is bounded (others: unknown, nothing is checked).
 # Pendulum-v1: -(theta^2 + 0.1 theta_dot^2 + 0.001 u^2), |theta| <= pi, |theta_dot| <= 8, |u| <= 2.
-GYM_STEP_REWARDS = {"Pendulum-v1": (-(math.pi**2 + 0.1 * 8**2 + 0.001 * 2**2), 0.0)}
+# InvertedPendulum: 1 per step while the pole is up (v5: int(not terminated); v4: 1).
+GYM_STEP_REWARDS = {
+    "Pendulum-v1": (-(math.pi**2 + 0.1 * 8**2 + 0.001 * 2**2), 0.0),
+    "InvertedPendulum-v4": (0.0, 1.0),
+    "InvertedPendulum-v5": (0.0, 1.0),
+}
 
 
 def episode_return_range(env: Any, env_config: dict | None) -> tuple[float, float, str] | None:

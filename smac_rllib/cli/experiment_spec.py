@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 
 from smac_rllib.cli.errors import UserError
 from smac_rllib.cli.grids import deep_merge, num_grid_points
@@ -140,3 +141,19 @@ def _unique_keys(pairs: list, flag: str) -> dict:
             )
         seen[key] = value
     return seen
+
+
+# The paper's names of its baselines that are a setting of one of our run: names (docs/baselines.md); keys lowercase,
+# without '-', '_' and spaces.
+PAPER_RUN_NAMES = {
+    "latentsac": "Latent-SAC is run: SMAC with num_particles: 0 (tuned_examples/latent_sac_pixels.yaml)",
+    **dict.fromkeys(("flow2", "flow4", "sacflow2", "sacflow4"), "Flow2/Flow4 are run: SACFlow, flow_blocks: 2 or 4"),
+    **dict.fromkeys(("moe5", "moe10", "pmoe", "sacmoe5", "sacmoe10"), "MOE5/MOE10 are run: SACMoE, num_experts: 5|10"),
+    **dict.fromkeys(("dreamerv1", "dreamer1"), "the paper's Dreamer (DreamerV1) is run: Dreamer"),
+}
+
+
+def paper_run_hint(run: str) -> str:
+    """``"Latent-SAC is run: SMAC with num_particles: 0 ...; "`` for a paper's baseline name, else ``""``."""
+    hint = PAPER_RUN_NAMES.get(re.sub(r"[-_ ]", "", run.lower()), "")
+    return f"{hint}; " if hint else ""

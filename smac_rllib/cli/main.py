@@ -27,6 +27,7 @@ from collections.abc import Callable
 
 from smac_rllib import headless_gl
 from smac_rllib.cli import wandb_key
+from smac_rllib.cli.other_forms import other_forms, other_train_forms, repeated_option
 from smac_rllib.cli.errors import EXIT_INTERRUPTED, EXIT_USER_ERROR, PROG, UserError, one_line, resume_command
 
 
@@ -56,26 +57,6 @@ def check_gl_backend() -> None:
             f"({one_line(e, 160)}); unset both (egl, the default, renders headless on CPU and GPU) or install the "
             "backend's library (osmesa: apt install libosmesa6)"
         ) from None
-
-
-# Flags of RLlib's own `rllib train` and of older Tune CLIs -> ours.
-FOREIGN_FLAGS = {
-    "--local-dir": "Tune's older name: write --storage-path DIR",
-    "--storage_path": "write --storage-path DIR",
-    "--checkpoint-freq": "write checkpoint_config: {checkpoint_frequency: N} in the file",
-    "--checkpoint-at-end": "write checkpoint_config: {checkpoint_at_end: true} in the file",
-    "--restore": "continue a run with --resume (same --storage-path); evaluate a checkpoint with rllib evaluate",
-    "--env": "the env is the file's env: key; to change it: --config '{\"env\": \"dmc/cheetah-run\"}'",
-    "--run": "the algorithm is the file's run: key",
-    "--algo": "the algorithm is the file's run: key",
-    "--framework": "every algorithm here runs on torch; drop it",
-    "--num-gpus": "write --config '{\"num_gpus_per_learner\": 1}'",
-    "--num-cpus": "Ray takes the machine's CPUs; a trial's come from its config (num_env_runners, ...)",
-    "--num-env-runners": "write --config '{\"num_env_runners\": N}'",
-    "--num-workers": "write --config '{\"num_env_runners\": N}'",
-    "--ray-address": "connect with RAY_ADDRESS=... in the environment (cluster/README.md)",
-    "--wandb-project": "W&B's project is the file's wandb: {project: NAME} (experiment key), with --wandb",
-}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -250,91 +231,10 @@ def _plot(args) -> int:
     return run_plot(args)
 
 
-def _other_train_forms(argv: list[str]) -> str | None:
-    """The fix for RLlib's other ``rllib train`` forms (``-f FILE``; ``--algo X --env Y`` without a file)."""
-    if argv[:1] != ["train"] or len(argv) < 2 or argv[1] == "file":
-        return None
-    if argv[1] in ("-f", "--config-file") or argv[1].startswith("--config-file="):
-        path = argv[1].partition("=")[2] or (argv[2] if len(argv) > 2 else "X.yaml")
-        return f"`rllib train {argv[1].partition('=')[0]} FILE` is RLlib's older form; write: rllib train file {path}"
-    if argv[1].split("=")[0] in ("--algo", "--run", "--env"):
-        return (
-            "this rllib trains from a YAML file only (`rllib train file X.yaml`; one-line overrides with --config "
-            "and --stop); write the algorithm and env in a file, e.g. a copy of tuned_examples/smac_state_quick.yaml"
-        )
-    return None
-
-
-def _value_options(parser: argparse.ArgumentParser) -> set[str]:
-    """The ``--options`` of every subcommand that take one value (``--seed 3``; not ``--config``, which merges)."""
-    found: set[str] = set()
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for sub in action.choices.values():
-                found |= _value_options(sub)
-        elif type(action) is argparse._StoreAction:
-            found.update(o for o in action.option_strings if o.startswith("--"))
-    return found
-
-
-# Dashes that web pages and word processors put where a command had "--" or "-" (en, em, figure dash, minus).
-TYPOGRAPHIC_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
-
-
-def _other_forms(argv: list[str]) -> str | None:
-    """The fix for arguments other tools take here: typographic dashes, several plot directories or YAML files,
-    RLlib's ``evaluate --env``, other CLIs' flags (``FOREIGN_FLAGS``)."""
-    for arg in argv:
-        if arg[:1] in TYPOGRAPHIC_DASHES:
-            flag = "--" + arg.lstrip(TYPOGRAPHIC_DASHES + "-").split("=")[0]
-            return (
-                f"{arg.split('=')[0]!r} starts with a typographic dash (U+{ord(arg[0]):04X}, pasted from a web page "
-                f"or a document?), not '-'; type it as {flag}"
-            )
-    values = {i + 1 for i, a in enumerate(argv) if a in ("--out", "--metric")}  # the options' own values
-    positional = [a for i, a in enumerate(argv[1:], 1) if not a.startswith("-") and i not in values]
-    if argv[:1] == ["plot"] and len(positional) > 1:
-        return (
-            "rllib plot takes one directory; it plots every experiment under it, so put the runs to compare under "
-            "one parent (e.g. one --storage-path) and pass that"
-        )
-    if argv[:1] == ["evaluate"] and any(a == "--env" or a.startswith("--env=") for a in argv):
-        return "rllib evaluate runs the env the checkpoint was trained on (its config); it has no --env"
-    if argv[:1] == ["rollout"]:  # RLlib < 2.0
-        return (
-            "`rllib rollout` is RLlib's older command: rllib evaluate CHECKPOINT --episodes 10 (its env and algorithm)"
-        )
-    if argv[:2] == ["train", "file"]:
-        after = argv[argv.index("--resume") + 1 :] if "--resume" in argv else []
-        if after and after[0].upper() in ("AUTO", "LOCAL", "REMOTE", "ERRORED_ONLY", "TRUE", "PROMPT"):
-            return (
-                f"--resume takes no value ({after[0]} is Tune's older resume= mode): --resume continues the run "
-                "under --storage-path, errored trials included"
-            )
-        for flag in (arg.split("=")[0] for arg in argv[2:]):
-            if flag in FOREIGN_FLAGS:
-                return f"rllib train file has no {flag}: {FOREIGN_FLAGS[flag]}"
-        files = [a for a in positional[1:] if a.endswith((".yaml", ".yml"))]
-        if len(files) > 1:  # `rllib train file a.yaml b.yaml`
-            return (
-                f"one YAML file per command (given: {' '.join(files)}): put the experiments in one file (each "
-                "top-level key is an experiment, all run in one command) or run one command per file"
-            )
-    return None
-
-
-def _repeated_option(parser: argparse.ArgumentParser, argv: list[str]) -> str | None:
-    """argparse keeps the last of ``--seed 0 --seed 1`` silently; a value option given twice is a mistake."""
-    for option in sorted(_value_options(parser)):
-        if sum(a == option or a.startswith(option + "=") for a in argv) > 1:
-            return f"{option} is given twice; it takes one value (the last would silently win): give it once"
-    return None
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    if fix := _other_train_forms(argv) or _other_forms(argv) or _repeated_option(parser, argv):
+    if fix := other_train_forms(argv) or other_forms(argv) or repeated_option(parser, argv):
         print(f"{PROG}: error: {fix}", file=sys.stderr, flush=True)
         return EXIT_USER_ERROR
     args = parser.parse_args(argv)

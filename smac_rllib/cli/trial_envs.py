@@ -9,7 +9,7 @@ from typing import Any
 import gymnasium as gym
 
 from smac_rllib.cli.episode_bounds import episode_return_range, episode_steps
-from smac_rllib.cli.errors import one_line
+from smac_rllib.cli.errors import one_line, warn
 from smac_rllib.cli.ray_output import quiet
 from smac_rllib.core.values import is_real
 from smac_rllib.envs.registry import make_env
@@ -107,8 +107,18 @@ def check_target_entropy(config, action_space) -> None:
             f"below {most:.3g}",
             "target_entropy",
         )
+    usual = -action_space.shape[0]
+    if target <= 2 * usual - 1 and (config.env, target) not in _WARNED_TARGETS:
+        _WARNED_TARGETS.add((config.env, target))
+        copied = f" (a value copied from a {-int(target)}-D task?)" if float(target).is_integer() else ""
+        warn(
+            f"target_entropy: {target} is far below -|A| = {usual}, the usual target for {config.env}'s "
+            f"{-usual}-D action{copied}: alpha shrinks until the policy is near deterministic; write "
+            "target_entropy: auto (-|A|) unless a low target is the experiment"
+        )
 
 
+_WARNED_TARGETS: set = set()
 RANDOM_EPISODE_CAP = 10_000  # agent steps: a longer episode is not rolled out (its return stays unknown)
 _RANDOM_RETURNS: dict[str, float | None] = {}
 

@@ -72,7 +72,7 @@ from smac_rllib.cli.experiment_spec import EXPERIMENT_KEYS, FOREIGN_EXPERIMENT_K
 from smac_rllib.cli.grids import MAX_GRID_POINTS, check_grids, deep_merge, grid_variants, num_grid_points
 from smac_rllib.cli.ranges import check_finite, config_errors
 from smac_rllib.cli.ray_output import quiet
-from smac_rllib.cli import grids, trial_check
+from smac_rllib.cli import experiment_spec, grids, trial_check
 from smac_rllib.cli.storage import resolve_storage_path
 from smac_rllib.cli.same_trials import trial_labels, variant_key
 from smac_rllib.cli.trial_check import check_trials, in_trial, line_of_message
@@ -315,7 +315,7 @@ def algorithm_class(run: Any, where: str) -> type:
     text = str(run)
     lower = {n.lower(): n for n in names}
     close = [lower[text.lower()]] if text.lower() in lower else difflib.get_close_matches(text, names, n=1, cutoff=0.5)
-    hint = f"did you mean {close[0]!r}? " if close else ""
+    hint = experiment_spec.paper_run_hint(text) or (f"did you mean {close[0]!r}? " if close else "")
     raise UserError(f"unknown run {run!r}; {hint}(available: {', '.join(names)})", where)
 
 

@@ -1,0 +1,173 @@
+"""Arguments other tools take, answered with ours before argparse sees them: RLlib's and Tune's older flags
+(``FOREIGN_FLAGS``, ``FOREIGN_EVALUATE_FLAGS``), RLlib's other ``rllib train`` forms, typographic dashes pasted from
+a page, values the shell split (unquoted JSON, several seeds), stdin as the file, and a value option given twice.
+No Ray import: ``main.py`` asks before anything loads."""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+
+# Flags of RLlib's own `rllib train` and of older Tune CLIs -> ours.
+FOREIGN_FLAGS = {
+    "--local-dir": "Tune's older name: write --storage-path DIR",
+    "--storage_path": "write --storage-path DIR",
+    "--checkpoint-freq": "write checkpoint_config: {checkpoint_frequency: N} in the file",
+    "--checkpoint-at-end": "write checkpoint_config: {checkpoint_at_end: true} in the file",
+    "--restore": "continue a run with --resume (same --storage-path); evaluate a checkpoint with rllib evaluate",
+    "--env": "the env is the file's env: key; to change it: --config '{\"env\": \"dmc/cheetah-run\"}'",
+    "--run": "the algorithm is the file's run: key",
+    "--algo": "the algorithm is the file's run: key",
+    "--framework": "every algorithm here runs on torch; drop it",
+    "--num-gpus": "write --config '{\"num_gpus_per_learner\": 1}'",
+    "--num-cpus": "Ray takes the machine's CPUs; a trial's come from its config (num_env_runners, ...)",
+    "--num-env-runners": "write --config '{\"num_env_runners\": N}'",
+    "--num-workers": "write --config '{\"num_env_runners\": N}'",
+    "--ray-address": "connect with RAY_ADDRESS=... in the environment (cluster/README.md)",
+    "--wandb-project": "W&B's project is the file's wandb: {project: NAME} (experiment key), with --wandb",
+    "--wandb-key": "W&B reads WANDB_API_KEY from the environment or `wandb login`; then --wandb",
+    "--wandb-run-name": "W&B names each run after its trial; the group is the file's wandb: {group: NAME}",
+    **dict.fromkeys(
+        ("--ray-num-cpus", "--ray-num-gpus", "--ray-num-nodes", "--ray-object-store-memory", "--ray-ui"),
+        "the local Ray gets the CPUs and GPUs the experiments ask for (num_env_runners, num_gpus_per_learner, ...); "
+        "a cluster is joined with --address",
+    ),
+    "--upload-dir": "write --storage-path s3://bucket/dir (or gs://...)",
+    **dict.fromkeys(("--scheduler", "--scheduler-config"), "write scheduler: {type: ASHA, ...} in the file"),
+    **dict.fromkeys(
+        ("--keep-checkpoints-num", "--checkpoint-score-attr"),
+        "write checkpoint_config: {num_to_keep: N, checkpoint_score_attribute: KEY} in the file",
+    ),
+    "--max-failures": "write max_failures: N in the file (experiment key)",
+    "--experiment-name": "the experiment's name is its top-level key in the file",
+    **dict.fromkeys(("--torch", "--eager", "--trace"), "every algorithm here runs on torch; drop it"),
+    "--local-mode": "Ray's local mode is gone; --config '{\"num_env_runners\": 0}' samples in the trial process",
+    "--vv": "write -v (--verbose)",
+    "--export-formats": "a checkpoint already holds the torch module (rllib evaluate CHECKPOINT reads it)",
+}
+# Flags of RLlib's older `rllib evaluate` / `rllib rollout` -> ours.
+FOREIGN_EVALUATE_FLAGS = {
+    **dict.fromkeys(
+        ("--deterministic", "--explore", "--no-explore"),
+        "rllib evaluate runs the deterministic policy already (the mean action, explore: false); drop it",
+    ),
+    **dict.fromkeys(("--render", "--video-dir", "--no-render"), "record the first episode with --video OUT.mp4"),
+    "--steps": "evaluation counts whole episodes: --episodes N",
+    "--out": "rllib evaluate prints the returns; --video OUT.mp4 records an episode",
+    "--run": "the algorithm is the checkpoint's own",
+    "--config": "the checkpoint's config is used as it was trained",
+}
+
+
+def other_train_forms(argv: list[str]) -> str | None:
+    """The fix for RLlib's other ``rllib train`` forms (``-f FILE``; ``--algo X --env Y`` without a file)."""
+    if argv[:1] != ["train"] or len(argv) < 2 or argv[1] == "file":
+        return None
+    if argv[1] in ("-f", "--config-file") or argv[1].startswith("--config-file="):
+        path = argv[1].partition("=")[2] or (argv[2] if len(argv) > 2 else "X.yaml")
+        return f"`rllib train {argv[1].partition('=')[0]} FILE` is RLlib's older form; write: rllib train file {path}"
+    if argv[1].split("=")[0] in ("--algo", "--run", "--env"):
+        return (
+            "this rllib trains from a YAML file only (`rllib train file X.yaml`; one-line overrides with --config "
+            "and --stop); write the algorithm and env in a file, e.g. a copy of tuned_examples/smac_state_quick.yaml"
+        )
+    return None
+
+
+def _value_options(parser: argparse.ArgumentParser) -> set[str]:
+    """The ``--options`` of every subcommand that take one value (``--seed 3``; not ``--config``, which merges)."""
+    found: set[str] = set()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found |= _value_options(sub)
+        elif type(action) is argparse._StoreAction:
+            found.update(o for o in action.option_strings if o.startswith("--"))
+    return found
+
+
+# Dashes that web pages and word processors put where a command had "--" or "-" (en, em, figure dash, minus).
+TYPOGRAPHIC_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
+
+
+def other_forms(argv: list[str]) -> str | None:
+    """The fix for arguments other tools take here: typographic dashes, several plot directories or YAML files,
+    RLlib's ``evaluate --env``, other CLIs' flags (``FOREIGN_FLAGS``)."""
+    for arg in argv:
+        if arg[:1] in TYPOGRAPHIC_DASHES:
+            flag = "--" + arg.lstrip(TYPOGRAPHIC_DASHES + "-").split("=")[0]
+            return (
+                f"{arg.split('=')[0]!r} starts with a typographic dash (U+{ord(arg[0]):04X}, pasted from a web page "
+                f"or a document?), not '-'; type it as {flag}"
+            )
+    values = {i + 1 for i, a in enumerate(argv) if a in ("--out", "--metric")}  # the options' own values
+    positional = [a for i, a in enumerate(argv[1:], 1) if not a.startswith("-") and i not in values]
+    if argv[:1] == ["plot"] and len(positional) > 1:
+        return (
+            "rllib plot takes one directory; it plots every experiment under it, so put the runs to compare under "
+            "one parent (e.g. one --storage-path) and pass that"
+        )
+    if argv[:1] == ["evaluate"] and any(a == "--env" or a.startswith("--env=") for a in argv):
+        return "rllib evaluate runs the env the checkpoint was trained on (its config); it has no --env"
+    for flag in (arg.split("=")[0] for arg in argv[1:] if argv[:1] == ["evaluate"]):
+        if flag in FOREIGN_EVALUATE_FLAGS:
+            return f"rllib evaluate has no {flag}: {FOREIGN_EVALUATE_FLAGS[flag]}"
+    if argv[:1] == ["rollout"]:  # RLlib < 2.0
+        return (
+            "`rllib rollout` is RLlib's older command: rllib evaluate CHECKPOINT --episodes 10 (its env and algorithm)"
+        )
+    if argv[:2] == ["train", "file"]:
+        if fix := _split_values(argv):
+            return fix
+        after = argv[argv.index("--resume") + 1 :] if "--resume" in argv else []
+        if after and after[0].upper() in ("AUTO", "LOCAL", "REMOTE", "ERRORED_ONLY", "TRUE", "PROMPT"):
+            return (
+                f"--resume takes no value ({after[0]} is Tune's older resume= mode): --resume continues the run "
+                "under --storage-path, errored trials included"
+            )
+        for flag in (arg.split("=")[0] for arg in argv[2:]):
+            if flag in FOREIGN_FLAGS:
+                return f"rllib train file has no {flag}: {FOREIGN_FLAGS[flag]}"
+        files = [a for a in positional[1:] if a.endswith((".yaml", ".yml"))]
+        if len(files) > 1:  # `rllib train file a.yaml b.yaml`
+            return (
+                f"one YAML file per command (given: {' '.join(files)}): put the experiments in one file (each "
+                "top-level key is an experiment, all run in one command) or run one command per file"
+            )
+    return None
+
+
+EXAMPLES = {"--config": '{"num_particles": 8}', "--stop": '{"training_iteration": 10}'}
+
+
+def _split_values(argv: list[str]) -> str | None:
+    """Values the shell split or that were meant for stdin: ``--config {"k": 1}`` unquoted (the shell drops the
+    quotes and splits at the space), ``--seed 0 1 2``, ``file -``."""
+    if argv[2:3] == ["-"]:
+        return "rllib train file reads a file path, not stdin ('-'): save the YAML (e.g. cat > run.yaml) and pass it"
+    for i, arg in enumerate(argv[:-1]):
+        value, rest = argv[i + 1], list(itertools.takewhile(lambda a: not a.startswith("-"), argv[i + 2 :]))
+        if arg in ("--config", "--stop") and value.startswith("{") and (rest or '"' not in value):
+            try:
+                json.loads(value)
+            except json.JSONDecodeError:
+                return (
+                    f"{arg} {' '.join([value, *rest])}: the shell dropped the JSON's quotes or split it at its spaces; "
+                    f"wrap it in single quotes, e.g. {arg} '{EXAMPLES[arg]}'"
+                )
+        if arg == "--seed" and rest and all(a.isdigit() for a in [value, *rest]):
+            seeds = ", ".join([value, *rest])
+            return (
+                f"--seed takes one seed (given: {value} {' '.join(rest)}); for several, sweep it: "
+                f"--config '{{\"seed\": {{\"grid_search\": [{seeds}]}}}}'"
+            )
+    return None
+
+
+def repeated_option(parser: argparse.ArgumentParser, argv: list[str]) -> str | None:
+    """argparse keeps the last of ``--seed 0 --seed 1`` silently; a value option given twice is a mistake."""
+    for option in sorted(_value_options(parser)):
+        if sum(a == option or a.startswith(option + "=") for a in argv) > 1:
+            return f"{option} is given twice; it takes one value (the last would silently win): give it once"
+    return None
