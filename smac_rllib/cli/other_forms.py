@@ -148,7 +148,7 @@ def _split_values(argv: list[str]) -> str | None:
         return "rllib train file reads a file path, not stdin ('-'): save the YAML (e.g. cat > run.yaml) and pass it"
     for i, arg in enumerate(argv[:-1]):
         value, rest = argv[i + 1], list(itertools.takewhile(lambda a: not a.startswith("-"), argv[i + 2 :]))
-        if arg in ("--config", "--stop") and value.startswith("{") and (rest or '"' not in value):
+        if arg in ("--config", "--stop") and value.startswith("{") and rest:  # one argument: json_args says why
             try:
                 json.loads(value)
             except json.JSONDecodeError:
