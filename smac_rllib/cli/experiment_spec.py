@@ -154,6 +154,6 @@ PAPER_RUN_NAMES = {
 
 
 def paper_run_hint(run: str) -> str:
-    """``"Latent-SAC is run: SMAC with num_particles: 0 ...; "`` for a paper's baseline name, else ``""``."""
+    """``"Latent-SAC is run: SMAC with num_particles: 0 .... "`` for a paper's baseline name, else ``""``."""
     hint = PAPER_RUN_NAMES.get(re.sub(r"[-_ ]", "", run.lower()), "")
-    return f"{hint}; " if hint else ""
+    return f"{hint}. " if hint else ""
