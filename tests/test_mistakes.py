@@ -1172,6 +1172,37 @@ MISTAKES: dict[str, Mistake] = {
     "the file read from stdin": Mistake(
         command=("train", "file", "-"), expect="rllib train file reads a file path, not stdin ('-')"
     ),
+    "a project name given to --wandb": Mistake(
+        args=("--wandb", "smac-project"), expect="--wandb takes no value (given: smac-project); the W&B project is"
+    ),
+    "--name for the experiment's name": Mistake(
+        args=("--name", "cartpole-k4"), expect="rllib train file has no --name: the experiment's name is its top-level"
+    ),
+    "Python's None in YAML": Mistake(
+        cfg("evaluation_interval: None"), expect="(YAML's None is null: `evaluation_interval: null`)"
+    ),
+    "SB3's 'auto' as the initial temperature": Mistake(
+        cfg("initial_alpha: auto"),
+        expect="initial_alpha='auto' has the wrong type: expected a number, got the string "
+        "'auto' (write e.g. `initial_alpha: 0.1`, its default)",
+    ),
+    "CleanRL's autotune switch": Mistake(
+        cfg("autotune: false"), expect="unknown config key 'autotune' for SMAC; the temperature alpha is always learned"
+    ),
+    "a nested mapping on one YAML line": Mistake(
+        exp("stop: training_iteration: 2"),
+        expect="`stop: training_iteration: 2` nests a mapping on one line, which YAML needs in braces: "
+        "`stop: {training_iteration: 2}`",
+    ),
+    "an end checkpoint ranked by an evaluation it never had": Mistake(
+        exp(
+            "stop: {training_iteration: 3}",
+            "checkpoint_config: {checkpoint_at_end: true, num_to_keep: 1, checkpoint_score_attribute: "
+            "evaluation/env_runners/episode_return_mean}",
+        ),
+        expect="saves at the end (iteration 3, the stop), which does not evaluate (evaluation every 2): that "
+        "checkpoint carries iteration 2's score",
+    ),
     "remote_worker_envs, which the new stack's env runners never read": Mistake(
         cfg("remote_worker_envs: true"), expect="remote_worker_envs=True is an RLlib old-API-stack setting"
     ),
@@ -1895,3 +1926,46 @@ def test_a_target_entropy_far_below_minus_the_action_dimension_warns(tmp_path, c
             f"target_entropy: {target} is far below -|A| = -1, the usual target for dmc/cartpole-balance's 1-D action"
         )
         assert (says in err) == warned, err
+
+
+def test_files_that_are_not_an_experiment_file_name_what_to_do(tmp_path, capfd, ray_never_starts):
+    """A Python script given as the file, and ``file.yaml:experiment`` (a selection other tools have)."""
+    (tmp_path / "train.py").write_text("from smac_rllib.algorithms import SMACConfig\n")
+    assert run_cli(["train", "file", str(tmp_path / "train.py"), "--dry-run"]) == 2
+    assert "train.py is a Python script: rllib train file reads a YAML (or JSON)" in capfd.readouterr().err
+    (tmp_path / "two.yaml").write_text(BASE)
+    assert run_cli(["train", "file", f"{tmp_path / 'two.yaml'}:tiny", "--dry-run"]) == 2
+    err = capfd.readouterr().err
+    assert "two.yaml exists, and rllib train file runs every experiment in it (no ':tiny' selection)" in err, err
+
+
+def test_an_experiment_name_with_spaces_is_a_directory_like_any_other(tmp_path, capfd):
+    out = _dry_run(tmp_path, capfd, BASE.replace("\ntiny:\n", "\nsmac quick test:\n"))
+    assert "smac quick test: SMAC on dmc/cartpole-balance, 1 trial(s)" in out
+    path = tmp_path / "slash.yaml"
+    path.write_text(BASE.replace("\ntiny:\n", "\na/b:\n"))
+    assert run_cli(["train", "file", str(path), "--dry-run"]) == 2
+    assert "experiment name 'a/b' names a directory: no '/'" in capfd.readouterr().err
+
+
+def test_an_evaluation_that_ends_no_episode_names_the_timeout():
+    """Evaluations cut by evaluation_sample_timeout_s report no episode metrics: the overdue line names the cause."""
+    from smac_rllib.cli.overdue import overdue_message
+    from smac_rllib.cli.results import EVAL_MARKER
+
+    result = {
+        "training_iteration": 2,
+        "evaluation": {"env_runners": {}},
+        "config": {"evaluation_sample_timeout_s": 0.5},
+    }
+    section, _, leaf = EVAL_MARKER.rpartition("/")
+    node = result
+    for part in section.split("/"):
+        node = node.setdefault(part, {})
+    node[leaf] = 1
+    message = overdue_message("evaluation/env_runners/episode_return_mean", "stop criterion", result, 2)
+    assert "no evaluation episode ended: evaluation_sample_timeout_s=0.5 s cuts each evaluation" in message
+    result["config"] = {}
+    assert "evaluation_duration_unit: episodes" in overdue_message(
+        "evaluation/env_runners/episode_return_mean", "stop criterion", result, 2
+    )

@@ -21,6 +21,7 @@ from typing import Any
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 
 from smac_rllib.core.values import is_int, is_real
+from smac_rllib.cli.other_forms import OTHER_LIBRARY_KEYS
 from smac_rllib.cli.errors import UserError, did_you_mean, type_name
 from smac_rllib.cli.experiment_spec import EXPERIMENT_KEYS
 from smac_rllib.cli.grids import is_grid
@@ -109,12 +110,16 @@ def check_config(config: dict, algo_class: type, line_of) -> None:
             _refuse_experiment_key(key, "config", line_of(key))
             public = sorted(k for k in known if not k.startswith("_"))
             hint = f"; RLlib removed it: {REMOVED_KEYS[key]}" if key in REMOVED_KEYS else did_you_mean(key, public)
+            hint = f"; {OTHER_LIBRARY_KEYS[key]}" if key in OTHER_LIBRARY_KEYS else hint
             raise UserError(
                 f"unknown config key {key!r} for {algo_class.__name__}{hint}"
                 f" (see {type(default).__name__}; all keys: {type(default).__name__}().to_dict())",
                 line_of(key),
             )
-        check_type(key, config[key], _expected_type(key, attr, annotations, default), line_of(key), config, key)
+        expected = _expected_type(key, attr, annotations, default)
+        own = attr in getattr(default, "ALL_FIELDS", {})  # our field tables: None may stand for a per-run value
+        value = default.resolved(attr) if own else getattr(default, attr, None)
+        check_type(key, config[key], expected, line_of(key), config, key, value)
         check_range(key, attr, config[key], line_of(key), algo_class=algo_class)
         check_choice(key if key in CHOICES else attr, config[key], line_of(key))
         if key == "evaluation_config" and isinstance(config[key], dict) and not is_grid(config[key]):
@@ -217,7 +222,9 @@ def type_of_default(value: Any) -> Any:
     return Any
 
 
-def check_type(name: str, value: Any, expected: Any, where: str, container: dict, key: Any) -> None:
+def check_type(
+    name: str, value: Any, expected: Any, where: str, container: dict, key: Any, default: Any = None
+) -> None:
     """Raise a UserError when ``value`` (or any of its grid_search options) cannot be ``expected``.
 
     Integer-valued floats for integer settings (``1e6``) are converted in place.
@@ -225,13 +232,19 @@ def check_type(name: str, value: Any, expected: Any, where: str, container: dict
     if is_grid(value):
         options = value["grid_search"]
         for i, option in enumerate(options):
-            check_type(name, option, expected, where, options, i)
+            check_type(name, option, expected, where, options, i, default)
         return
     verdict = _matches(value, expected)
     if verdict is False:
+        fix = _example_fix(name, expected, value)
+        generic = isinstance(value, str) and fix == _example_fix(name, expected, "")  # not the user's own value
+        if generic and is_real(default) and not isinstance(default, bool):  # initial_alpha: 0.1, not 0.0003
+            fix = f" (write e.g. `{name.split('.')[-1]}: {default!r}`, its default)"
+        if isinstance(value, str) and value.strip().lower() in ("none", "nil", "undefined"):
+            allowed = _matches(None, expected) is not False
+            fix = f" (YAML's None is null: `{name.split('.')[-1]}: null`)" if allowed else f"; it takes no null{fix}"
         raise UserError(
-            f"{name}={value!r} has the wrong type: expected {_describe(expected)}, got {type_name(value)}"
-            f"{_example_fix(name, expected, value)}",
+            f"{name}={value!r} has the wrong type: expected {_describe(expected)}, got {type_name(value)}{fix}",
             where,
         )
     if verdict == "int" and isinstance(value, float):

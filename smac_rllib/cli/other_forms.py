@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 
 # Flags of RLlib's own `rllib train` and of older Tune CLIs -> ours.
 FOREIGN_FLAGS = {
@@ -40,7 +41,10 @@ FOREIGN_FLAGS = {
         "write checkpoint_config: {num_to_keep: N, checkpoint_score_attribute: KEY} in the file",
     ),
     "--max-failures": "write max_failures: N in the file (experiment key)",
-    "--experiment-name": "the experiment's name is its top-level key in the file",
+    **dict.fromkeys(
+        ("--experiment-name", "--name", "--exp-name", "--run-name"),
+        "the experiment's name is its top-level key in the file (results go to <storage-path>/<name>)",
+    ),
     **dict.fromkeys(("--torch", "--eager", "--trace"), "every algorithm here runs on torch; drop it"),
     "--local-mode": "Ray's local mode is gone; --config '{\"num_env_runners\": 0}' samples in the trial process",
     "--vv": "write -v (--verbose)",
@@ -138,6 +142,16 @@ def other_forms(argv: list[str]) -> str | None:
     return None
 
 
+YAML_SUFFIXES = (".yaml", ".yml", ".json")
+# rllib train file's switches (no value) -> where the value a user gives them goes instead
+SWITCHES = {
+    "--wandb": "the W&B project is the file's wandb: {project: NAME} or WANDB_PROJECT=NAME",
+    "--no-wandb": "",
+    "--dry-run": "",
+    "--no-plot": "",
+    "--strict-resources": "",
+    "--verbose": "",
+}
 EXAMPLES = {"--config": '{"num_particles": 8}', "--stop": '{"training_iteration": 10}'}
 
 
@@ -156,6 +170,10 @@ def _split_values(argv: list[str]) -> str | None:
                     f"{arg} {' '.join([value, *rest])}: the shell dropped the JSON's quotes or split it at its spaces; "
                     f"wrap it in single quotes, e.g. {arg} '{EXAMPLES[arg]}'"
                 )
+        a_file = value.endswith(YAML_SUFFIXES) or os.path.exists(value)  # the experiment file after the switch
+        if arg in SWITCHES and not value.startswith("-") and not a_file:
+            more = f"; {SWITCHES[arg]}" if SWITCHES[arg] else ""
+            return f"{arg} takes no value (given: {value}){more}"
         if arg == "--seed" and rest and all(a.isdigit() for a in [value, *rest]):
             seeds = ", ".join([value, *rest])
             return (
@@ -171,3 +189,31 @@ def repeated_option(parser: argparse.ArgumentParser, argv: list[str]) -> str | N
         if sum(a == option or a.startswith(option + "=") for a in argv) > 1:
             return f"{option} is given twice; it takes one value (the last would silently win): give it once"
     return None
+
+
+_TEMPERATURE = (
+    "the temperature alpha is always learned here, toward target_entropy (auto: -|A|), from initial_alpha "
+    "(default 0.1); there is no fixed-alpha switch"
+)
+# Config keys of other SAC codebases (CleanRL, Stable-Baselines3, SpinningUp) -> what sets the same here.
+OTHER_LIBRARY_KEYS = {
+    "autotune": _TEMPERATURE,
+    "alpha": _TEMPERATURE,
+    "ent_coef": _TEMPERATURE,
+    "learning_starts": "write num_steps_sampled_before_learning_starts",
+    "start_steps": "write num_steps_sampled_before_learning_starts",
+    "buffer_size": "write replay_buffer_config: {capacity: N}",
+    "replay_size": "write replay_buffer_config: {capacity: N}",
+    "batch_size": "write train_batch_size_per_learner",
+    "policy_lr": "write actor_lr",
+    "pi_lr": "write actor_lr",
+    "q_lr": "write critic_lr",
+    "learning_rate": "write actor_lr and critic_lr (and alpha_lr for the temperature)",
+    "polyak": "write tau: 1 - polyak (polyak 0.995 -> tau: 0.005)",
+    "total_timesteps": "the run's length is the stop: stop: {env_runners/num_env_steps_sampled_lifetime: N}",
+    "gradient_steps": "write updates_per_env_step (gradient updates per env step stored)",
+    "train_freq": "write updates_per_env_step (gradient updates per env step stored)",
+    "update_every": "write updates_per_env_step (gradient updates per env step stored)",
+    "utd_ratio": "write updates_per_env_step (gradient updates per env step stored)",
+    "target_network_frequency": "write target_network_update_freq",
+}

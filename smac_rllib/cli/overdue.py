@@ -88,11 +88,35 @@ def overdue_message(key: str, what: str, result: dict, missed: int, where: str |
         "; use a key of the trial's result.json (a/b = result['a']['b']), e.g. training_iteration"
     )
     iteration = result.get("training_iteration", "?")
+    if key.startswith("evaluation/env_runners/") and not lookup(result, "evaluation/env_runners/num_episodes_lifetime"):
+        message = (
+            f"{what} {key!r} is in none of the trial's {missed} results that evaluated (up to iteration {iteration}): "
+            f"{_no_evaluation_episode(result)}; stopped the run"
+        )
+        return " ".join(f"{where}: {message}".split()) if where else " ".join(message.split())
     message = (
         f"{what} {key!r} is in none of the trial's {missed} results {words} (up to iteration {iteration}), so it "
         f"would never {EFFECTS.get(what, 'trigger')}: stopped the run{hint}"
     )
     return " ".join(f"{where}: {message}".split()) if where else " ".join(message.split())
+
+
+RLLIB_EVALUATION_TIMEOUT_S = 120.0  # AlgorithmConfig.evaluation_sample_timeout_s's default
+
+
+def _no_evaluation_episode(result: dict) -> str:
+    """Why the evaluations ended no episode (their episode metrics come from ended episodes only)."""
+    config = result.get("config") if isinstance(result.get("config"), dict) else {}
+    timeout = config.get("evaluation_sample_timeout_s")
+    if isinstance(timeout, (int, float)) and timeout < RLLIB_EVALUATION_TIMEOUT_S:
+        return (
+            f"no evaluation episode ended: evaluation_sample_timeout_s={timeout:g} s cuts each evaluation before its "
+            f"first episode does; raise it or remove it (RLlib's default: {RLLIB_EVALUATION_TIMEOUT_S:g} s)"
+        )
+    return (
+        "no evaluation episode ended (each evaluation stops before an episode does: evaluation_duration in timesteps "
+        "shorter than an episode? write evaluation_duration_unit: episodes)"
+    )
 
 
 class KeyWatch:

@@ -142,7 +142,7 @@ def load_trials(results_dir: str, metric: str | None = None) -> tuple[str, list[
             if not metric and candidate != EVAL_RETURN:
                 note(
                     f"no trial under {results_dir} has an evaluation result (no evaluation_interval in its config, "
-                    "or no evaluation yet): plotting the training return instead"
+                    "no evaluation yet, or none that ended an episode): plotting the training return instead"
                 )
             return candidate, trials
     if metric:

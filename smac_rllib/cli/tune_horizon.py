@@ -177,6 +177,16 @@ def _check_ranked_between_evaluations(spec: ExperimentSpec, config, iterations: 
     every, score, interval = ckpt.get("checkpoint_frequency") or 0, ckpt.get("checkpoint_score_attribute"), None
     if isinstance(score, str) and score.startswith("evaluation/"):
         interval = config.evaluation_interval
+    end = ckpt.get("checkpoint_at_end") and interval and iterations > interval and iterations % interval
+    if end and not (every and iterations % every == 0):  # the end checkpoint, of an iteration that did not evaluate
+        raise UserError(
+            f"checkpoint_config ranks on {score} and saves at the end (iteration {iterations}, the stop), which does "
+            f"not evaluate (evaluation every {interval}): that checkpoint carries iteration "
+            f"{iterations // interval * interval}'s score and may displace the one evaluated; make the stop a multiple "
+            f"of {interval} iterations (e.g. training_iteration: {-(-iterations // interval) * interval}) or set "
+            "evaluation_interval: 1",
+            spec.source,
+        )
     if not (every and interval and every % interval):
         return
     stale = [i for i in range(every, iterations + 1, every) if i % interval and i >= interval]

@@ -29,6 +29,14 @@ def syntax_hint(e: yaml.MarkedYAMLError, text: str, path: str) -> tuple[str, str
         line, key, value = glued
         where = f"{path}:{line}"
         hint = f"`{key}:{value}` needs a space after ':' (`{key}: {value}`): YAML reads it as one string"
+    row = text.splitlines()[mark.line] if mark and mark.line < len(text.splitlines()) else ""
+    nested = re.match(r"^(\s*)([\w./-]+):\s+([\w./-]+):\s+(\S.*?)\s*$", row.split(" #")[0])
+    if "mapping values" in problem and nested:  # `stop: training_iteration: 2`: a mapping inside a line
+        _, key, sub, value = nested.groups()
+        hint = (
+            f"`{key}: {sub}: {value}` nests a mapping on one line, which YAML needs in braces: "
+            f"`{key}: {{{sub}: {value}}}` (or `{sub}: {value}` on its own line below, indented under {key}:)"
+        )
     comment = re.search(r"^[ \t]*(?://|/\*)|,[ \t]*//", text, re.M)
     if hint is None and comment:  # JSONC: a .json file with comments, read as YAML (whose comments start with #)
         line = text.count("\n", 0, comment.start()) + 1

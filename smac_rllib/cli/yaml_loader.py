@@ -125,9 +125,9 @@ def _check_distinct_experiments(specs: list[ExperimentSpec], doc: MarkedDict, pa
 
 def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overrides) -> ExperimentSpec:
     where = f"{path}:{doc.line_of(name)}"
-    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.\-]+", name):
+    if not isinstance(name, str) or not re.fullmatch(r"[^/\\\x00-\x1f]+", name) or name != name.strip():
         raise UserError(
-            f"experiment name {name!r} must be letters, digits, '_', '-' or '.' (it names a directory)", where
+            f"experiment name {name!r} names a directory: no '/', '\\', control characters or edge spaces", where
         )
     if not isinstance(body, dict):
         raise UserError(f"experiment {name!r} must be a mapping with run, env, stop and config", where)

@@ -289,8 +289,18 @@ def _read_text(path: str) -> str:
             f"'{path}') and pass {name}"
         )
     if not os.path.exists(path):
-        hint = _tuned_examples_hint(path)
-        raise UserError(f"no such file: {path}{hint}")
+        file, _, name = path.rpartition(":")
+        if file and os.path.isfile(file):  # `two.yaml:smac-k8`, as some tools select one entry of a file
+            raise UserError(
+                f"no such file: {path}; {file} exists, and rllib train file runs every experiment in it (no "
+                f"':{name}' selection): put {name} in a file of its own, or keep the others as templates ('.' names)"
+            )
+        raise UserError(f"no such file: {path}{_tuned_examples_hint(path)}")
+    if path.endswith(".py") and os.path.isfile(path):
+        raise UserError(
+            f"{path} is a Python script: rllib train file reads a YAML (or JSON) experiment file; run the script "
+            "with python, or write the experiment as YAML (e.g. a copy of tuned_examples/smac_state_quick.yaml)"
+        )
     if os.path.isdir(path):
         raise UserError(f"{path} is a directory; pass a YAML file, e.g. {os.path.join(path, 'smac_state.yaml')}")
     try:
