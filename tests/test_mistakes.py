@@ -1203,6 +1203,33 @@ MISTAKES: dict[str, Mistake] = {
         expect="saves at the end (iteration 3, the stop), which does not evaluate (evaluation every 2): that "
         "checkpoint carries iteration 2's score",
     ),
+    "RLlib's old SAC network configs": Mistake(
+        cfg("q_model_config: {fcnet_hiddens: [512, 512]}"),
+        expect="q_model_config={'fcnet_hiddens': [512, 512]} is an RLlib old-API-stack setting this algorithm never",
+    ),
+    "--config env_config null (replace or reset?)": Mistake(
+        args=("--config", '{"env_config": null}'),
+        expect='--config {"env_config": null} replaces the file\'s env_config with nothing: write {"env_config": {}}',
+    ),
+    "an evaluation-return stop written as a normalized score": Mistake(
+        exp("stop: {evaluation/env_runners/episode_return_mean: 0.9, training_iteration: 4}"),
+        expect="stop criterion evaluation/env_runners/episode_return_mean=0.9 is met by an episode of uniform random "
+        "actions",
+    ),
+    "pixel noise in gray levels": Mistake(
+        without_state_keys(envc("pixel_noise_std: 12.75, from_pixels: true")),
+        expect="pixel_noise_std=12.75 is wider than the whole [0, 1] pixel range",
+    ),
+    "rllib train --file": Mistake(
+        command=("train", "--file", "{yaml}"), expect="`rllib train --file FILE` is RLlib's older form; write: rllib"
+    ),
+    "checkpoints ranked by a DMC episode length (always the same)": Mistake(
+        exp(
+            "checkpoint_config: {checkpoint_frequency: 2, num_to_keep: 1, checkpoint_score_attribute: "
+            "env_runners/episode_len_mean}"
+        ),
+        expect="checkpoint_config ranks on env_runners/episode_len_mean, which is the same for every checkpoint",
+    ),
     "remote_worker_envs, which the new stack's env runners never read": Mistake(
         cfg("remote_worker_envs: true"), expect="remote_worker_envs=True is an RLlib old-API-stack setting"
     ),
@@ -1969,3 +1996,16 @@ def test_an_evaluation_that_ends_no_episode_names_the_timeout():
     assert "evaluation_duration_unit: episodes" in overdue_message(
         "evaluation/env_runners/episode_return_mean", "stop criterion", result, 2
     )
+
+
+def test_asha_without_a_metric_says_its_default_and_its_max_t_may_be_the_stop(tmp_path, capfd):
+    """ASHA with no metric ranks on the return (said in a note); ASHA's max_t alone ends every trial (no stop:)."""
+    path = tmp_path / "a.yaml"
+    path.write_text(
+        exp("scheduler: {type: ASHA, max_t: 2, grace_period: 1}").replace("  stop: {training_iteration: 2}\n", "")
+    )
+    code = run_cli(["train", "file", str(path), "--dry-run"])
+    out, err = capfd.readouterr()
+    assert code == 0, err
+    assert "stop {'training_iteration': 2}" in out, out
+    assert "ASHA ranks the trials on evaluation/env_runners/episode_return_mean (max), the default" in err, err

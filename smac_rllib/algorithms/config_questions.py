@@ -36,6 +36,8 @@ OLD_STACK_KEYS = {
     "num_gpus": "num_gpus_per_learner (a GPU learner: num_gpus_per_learner: 1)",
     "train_batch_size": "train_batch_size_per_learner (pixels: batch_size_B x batch_length_T)",
     "model": "the algorithm's own size settings (hidden_dim, latent_dim, pixel_hidden_dim, ...)",
+    "q_model_config": "the algorithm's own size settings (critic_hidden_dim, num_hidden_layers, ...)",
+    "policy_model_config": "the algorithm's own size settings (hidden_dim, num_hidden_layers, ...)",
     "observation_filter": "nothing: the networks take the env's observations as they are (the paper's setting; the new "
     "stack's MeanStdFilter is an env-to-module connector these algorithms do not build)",
     "remote_worker_envs": "gym_env_vectorize_mode: async with num_envs_per_env_runner > 1 (each env in its own "

@@ -42,6 +42,8 @@ def check_env(config: dict, algo_class: type, line_of) -> None:
         if not isinstance(env, str):
             raise UserError(f"env must be a name like 'dmc/cheetah-run', got {type_name(env)}", line_of("env"))
         _check_env_name(env, line_of("env"))
+    if "env_config" in config and config["env_config"] is None:  # `env_config: null`: no settings, as RLlib's {}
+        config["env_config"] = {}
     env_config = config.get("env_config")
     if env_config is not None and not isinstance(env_config, dict):
         raise UserError(f"env_config must be a mapping, got {type_name(env_config)}", line_of("env_config"))

@@ -84,7 +84,7 @@ def _control_steps(env: str, env_config: dict) -> int | None:
         return None
 
 
-def _fixed_length(env: Any) -> bool:
+def fixed_length(env: Any) -> bool:
     """A DMC task whose episodes always run to the time limit (the LQR tasks end at the origin)."""
     return isinstance(env, str) and env.startswith(PREFIX) and "lqr" not in env
 
@@ -120,7 +120,7 @@ def check_episode_stops(spec: ExperimentSpec, config, steps_at_stop: int | None)
                 f"threshold below it (e.g. {_num(round(low + 0.9 * (bound - low), 6))}) or stop on training_iteration",
                 spec.source,
             )
-        if key not in RETURN_KEYS and bound is not None and value <= bound and _fixed_length(env.env):
+        if key not in RETURN_KEYS and bound is not None and value <= bound and fixed_length(env.env):
             raise UserError(
                 f"stop criterion {key}={_num(value)} is met by every episode: {env.env}'s episodes never end early, "
                 f"each lasts {_num(bound)} agent steps, so the run would stop at its first result; stop on a return "

@@ -207,6 +207,14 @@ def config_evaluates(config: dict) -> bool:
     return all(is_int(v) and v >= 1 for v in options)
 
 
+NOTES: list[str] = []  # notes of the files read, printed by ``print_notes`` once every check passed
+
+
+def print_notes() -> None:
+    while NOTES:
+        note(NOTES.pop(0))
+
+
 def parse_scheduler(block: Any, where: str, *, evaluates: bool = False, custom_metrics: bool = False) -> dict | None:
     """``{"type": "ASHA", ...}`` or None (FIFO); the default metric is the evaluation return when ``evaluates``."""
     if block is None:
@@ -243,13 +251,26 @@ def parse_scheduler(block: Any, where: str, *, evaluates: bool = False, custom_m
             "return)",
             where,
         )
-    options.setdefault("metric", EVAL_RETURN if evaluates else TRAIN_RETURN)
+    if "metric" not in options:  # Tune's ASHA needs one: ours by default, said (the user named none)
+        options["metric"] = EVAL_RETURN if evaluates else TRAIN_RETURN
+        NOTES.append(  # said once every check passed (train.py), not before a refusal's line
+            f"{where}: ASHA ranks the trials on {options['metric']} ({options.get('mode', 'max')}), the default; set "
+            "the scheduler's metric and mode to rank on another result key"
+        )
     check_direction(
         options["metric"], options.get("mode"), "scheduler.mode", "ASHA would stop all but the {} trials", where
     )
     options.setdefault("mode", "max")
     options.setdefault("time_attr", "training_iteration")
     return {"type": "ASHA", **options}
+
+
+def asha_stop(block: Any) -> dict | None:
+    """``{time_attr: max_t}`` of an ASHA scheduler block that gives ``max_t``: Tune's ASHA stops every trial there, so
+    an experiment without ``stop:`` still ends (None otherwise)."""
+    if not isinstance(block, dict) or str(block.get("type", "")).lower() != "asha" or "max_t" not in block:
+        return None
+    return {block.get("time_attr") or "training_iteration": block["max_t"]}
 
 
 def _check_asha_values(options: dict, where: str) -> None:

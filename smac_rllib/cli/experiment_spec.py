@@ -67,6 +67,11 @@ class Overrides:
         stop, config = json_args(args.stop, "--stop"), json_args(args.config, "--config")
         if args.num_samples is not None and args.num_samples < 1:
             raise UserError(f"--num-samples {args.num_samples} must be >= 1")
+        if config and "env_config" in config and config["env_config"] is None:  # replace the file's, or reset it?
+            raise UserError(
+                '--config {"env_config": null} replaces the file\'s env_config with nothing: write {"env_config": {}} '
+                "for the env's defaults, or leave env_config out of --config to keep the file's"
+            )
         if args.seed is not None and config and "seed" in config and config["seed"] != args.seed:
             raise UserError(  # argparse would not say which wins: --seed does, silently
                 f"--seed {args.seed} and --config seed {json.dumps(config['seed'])} disagree: give the seed once "

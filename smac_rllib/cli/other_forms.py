@@ -68,7 +68,7 @@ def other_train_forms(argv: list[str]) -> str | None:
     """The fix for RLlib's other ``rllib train`` forms (``-f FILE``; ``--algo X --env Y`` without a file)."""
     if argv[:1] != ["train"] or len(argv) < 2 or argv[1] == "file":
         return None
-    if argv[1] in ("-f", "--config-file") or argv[1].startswith("--config-file="):
+    if argv[1] in ("-f", "--config-file", "--file") or argv[1].startswith(("--config-file=", "--file=")):
         path = argv[1].partition("=")[2] or (argv[2] if len(argv) > 2 else "X.yaml")
         return f"`rllib train {argv[1].partition('=')[0]} FILE` is RLlib's older form; write: rllib train file {path}"
     if argv[1].split("=")[0] in ("--algo", "--run", "--env"):

@@ -23,7 +23,7 @@ from ray.tune.schedulers import ASHAScheduler
 from ray.tune.stopper import Stopper
 
 import smac_rllib
-from smac_rllib.cli import checkpoints, ranking, resources
+from smac_rllib.cli import checkpoints, experiment_parts, ranking, resources
 from smac_rllib.cli.errors import (
     EXIT_INTERRUPTED,
     EXIT_TRIAL_ERROR,
@@ -58,6 +58,7 @@ from smac_rllib.cli.yaml_loader import load_experiments
 def run_train(args) -> int:
     """``args.overrides``: the command line's values, read by ``main.py`` (``Overrides.from_args``) before Ray."""
     smac_rllib.register()
+    experiment_parts.NOTES.clear()  # an earlier read in this process (tests) said nothing yet
     specs = load_experiments(args.path, args.overrides)
     for spec in specs:
         check_horizon(spec)  # settings against the stop and the task (one-line UserError)
@@ -65,6 +66,7 @@ def run_train(args) -> int:
         warn_algorithm(spec)
         resources.warn_small_requests(spec)
         check_api_key(spec)  # online W&B without a key: one line, not Tune's traceback
+    experiment_parts.print_notes()  # what the files left to defaults, once nothing was refused
     if args.resume:
         done = check_resume(specs, trust=getattr(args, "trust", False))
         specs = [spec for spec in specs if all(spec is not d for d in done)]

@@ -118,6 +118,23 @@ def check_target_entropy(config, action_space) -> None:
         )
 
 
+def _check_evaluation_return_stop(stop: dict, config, random_return: float | None) -> None:
+    key = "evaluation/env_runners/episode_return_mean"
+    threshold, returns = stop.get(key), episode_return_range(config.env, config.env_config)
+    if not is_real(threshold) or random_return is None or random_return < threshold:
+        return
+    if returns is not None and threshold <= returns[0]:
+        return  # met by every episode: the stop rules say so (cli/episode_bounds.py)
+    scale = (
+        f" (its returns lie in [{returns[0]:.4g}, {returns[1]:.4g}]: 90% is {0.9 * returns[1]:.4g})" if returns else ""
+    )
+    raise TrialError(
+        f"stop criterion {key}={threshold:g} is met by an episode of uniform random actions ({config.env} at random "
+        f"returned {random_return:.4g}), so the run would stop at its first evaluation; raise the threshold{scale}",
+        "stop",
+    )
+
+
 _WARNED_TARGETS: set = set()
 RANDOM_EPISODE_CAP = 10_000  # agent steps: a longer episode is not rolled out (its return stays unknown)
 _RANDOM_RETURNS: dict[str, float | None] = {}
@@ -152,9 +169,12 @@ def _roll_random(env: Any, env_config: dict) -> float | None:
 
 def check_return_stop_after_warm_up(stop: dict, config) -> None:
     """A training-return stop that the warm-up's uniform random episodes already meet ends the run before its first
-    update (our loops act uniformly at random until ``num_steps_sampled_before_learning_starts``)."""
+    update (our loops act uniformly at random until ``num_steps_sampled_before_learning_starts``); an evaluation-return
+    stop that a random episode meets ends it at its first evaluation."""
     key = "env_runners/episode_return_mean"
     threshold = stop.get(key)
+    if not is_real(threshold) and is_real(stop.get(f"evaluation/{key}")):
+        _check_evaluation_return_stop(stop, config, random_episode_return(config.env, config.env_config))
     if not is_real(threshold) or not hasattr(config, "async_learning"):  # not one of our loops
         return
     episode = episode_steps(config.env, config.env_config)
@@ -164,6 +184,7 @@ def check_return_stop_after_warm_up(stop: dict, config) -> None:
     if returns is not None and threshold <= returns[0]:
         return  # met by every episode: the stop rules say so (cli/episode_bounds.py)
     random_return = random_episode_return(config.env, config.env_config)
+    _check_evaluation_return_stop(stop, config, random_return)
     if random_return is not None and random_return >= threshold:
         raise TrialError(
             f"stop criterion {key}={threshold:g} is met by the warm-up's uniform random actions (an episode of "

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 
+from smac_rllib.cli.episode_bounds import fixed_length
 from smac_rllib.cli.errors import UserError
 from smac_rllib.cli.errors import yaml_number as _num
 from smac_rllib.cli.experiment_spec import ExperimentSpec
@@ -149,6 +150,14 @@ def _scheduler_horizon(stop: dict, attr: str, iterations: int | None, steps: int
 
 def check_checkpoints(spec: ExperimentSpec, config, iterations: int, at_stop: str) -> None:
     ckpt = spec.checkpoint_config
+    score = ckpt.get("checkpoint_score_attribute")
+    if isinstance(score, str) and score.endswith("episode_len_mean") and fixed_length(config.env):
+        raise UserError(
+            f"checkpoint_config ranks on {score}, which is the same for every checkpoint: {config.env}'s episodes "
+            "always run to the time limit, so the ranking keeps an arbitrary one; rank on a return "
+            "(checkpoint_score_attribute: evaluation/env_runners/episode_return_mean)",
+            spec.source,
+        )
     every, at_end = ckpt.get("checkpoint_frequency") or 0, ckpt.get("checkpoint_at_end")
     _check_ranked_between_evaluations(spec, config, iterations)
     if at_end or not every:

@@ -33,12 +33,11 @@ too; ``yaml_reader.py``)::
     smac-k8:  {<<: *smac, config: {<<: *config, num_particles: 8}}
     smac-k32: {<<: *smac, config: {<<: *config, num_particles: 32}}
 
- Numbers like ``3e-4`` are floats (YAML 1.1 would read a string).
-Everything is checked before Ray starts (``checks.py``): value ranges, NaN/inf, env_config, every grid point
-(up to ``MAX_GRID_POINTS`` trials; each distinct one as it will run, its envs and module built: ``trial_check.py``),
-stop/scheduler/checkpoint result keys, the storage path. A file must be
-UTF-8 (``yaml_reader.py``), at most ``MAX_YAML_BYTES``, nested at most ``MAX_YAML_DEPTH`` levels and expand to at most
-``MAX_YAML_VALUES`` values through its aliases; mapping keys are plain names or numbers.
+Numbers like ``3e-4`` are floats (YAML 1.1 would read a string). Everything is checked before Ray starts
+(``checks.py``): value ranges, NaN/inf, env_config, every grid point (up to ``MAX_GRID_POINTS`` trials; each distinct
+one as it will run, its envs and module built: ``trial_check.py``), stop/scheduler/checkpoint result keys, the storage
+path. A file must be UTF-8 (``yaml_reader.py``), at most ``MAX_YAML_BYTES``, nested at most ``MAX_YAML_DEPTH`` levels
+and expand to at most ``MAX_YAML_VALUES`` values through its aliases; mapping keys are plain names or numbers.
 """
 
 from __future__ import annotations
@@ -72,7 +71,7 @@ from smac_rllib.cli.experiment_spec import EXPERIMENT_KEYS, FOREIGN_EXPERIMENT_K
 from smac_rllib.cli.grids import MAX_GRID_POINTS, check_grids, deep_merge, grid_variants, num_grid_points
 from smac_rllib.cli.ranges import check_finite, config_errors
 from smac_rllib.cli.ray_output import quiet
-from smac_rllib.cli import experiment_spec, grids, trial_check
+from smac_rllib.cli import experiment_parts, experiment_spec, grids, trial_check
 from smac_rllib.cli.storage import resolve_storage_path
 from smac_rllib.cli.same_trials import trial_labels, variant_key
 from smac_rllib.cli.trial_check import check_trials, in_trial, line_of_message
@@ -185,7 +184,8 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
     check_config(config, algo_class, line_of)
 
     custom = any(str(k).startswith("callbacks") for k in config)  # callbacks may report metrics of their own
-    stop, dropped = parse_stops(plain(body.get("stop")), ov.stop, _where(path, body, "stop"), custom_metrics=custom)
+    block = plain(body.get("stop")) or experiment_parts.asha_stop(body.get("scheduler"))  # ASHA's max_t ends trials
+    stop, dropped = parse_stops(block, ov.stop, _where(path, body, "stop"), custom_metrics=custom)
     if not stop:
         raise UserError(
             f"experiment {name!r} has no stop criterion; add e.g. `stop: {{training_iteration: 100}}` or pass --stop",

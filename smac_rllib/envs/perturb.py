@@ -14,11 +14,16 @@ __all__ = ["validate_perturbations", "gaussian_noise", "sensor_missing", "pertur
 
 
 def validate_perturbations(pixel_noise_std: float, sensor_missing_prob: float) -> None:
-    """Raise a ValueError naming the fix for a noise std < 0 or a probability outside [0, 1]."""
+    """Raise a ValueError naming the fix for a noise std outside [0, 1] or a probability outside [0, 1]."""
     if not (math.isfinite(pixel_noise_std) and pixel_noise_std >= 0.0):
         raise ValueError(
             f"pixel_noise_std={pixel_noise_std!r} must be a finite std >= 0 in units of the [0, 1] pixel range "
             "(paper Table 1 uses 0.01 and 0.05; 0 disables the noise)"
+        )
+    if pixel_noise_std > 1.0:  # a std wider than the whole range: noise frames, the scene gone
+        raise ValueError(
+            f"pixel_noise_std={pixel_noise_std!r} is wider than the whole [0, 1] pixel range (gray levels are divided "
+            f"by 255: {pixel_noise_std:g} levels is {pixel_noise_std / 255:.3g}); paper Table 1 uses 0.01 and 0.05"
         )
     if not (0.0 <= sensor_missing_prob <= 1.0):
         raise ValueError(
