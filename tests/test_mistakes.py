@@ -1230,6 +1230,22 @@ MISTAKES: dict[str, Mistake] = {
         ),
         expect="checkpoint_config ranks on env_runners/episode_len_mean, which is the same for every checkpoint",
     ),
+    "PPO's epochs and minibatches on an off-policy loop": Mistake(
+        cfg("num_epochs: 10"), expect="num_epochs=10 is an on-policy setting (epochs of minibatches over a sampled"
+    ),
+    "-c for --config": Mistake(
+        args=("-c", '{"num_particles": 4}'), expect="rllib train file has no -c: write --config"
+    ),
+    "the evaluation's env runners written inside evaluation_config": Mistake(
+        cfg("evaluation_config: {explore: false, num_env_runners: 2}"),
+        expect="evaluation_config.num_env_runners: the evaluation's env runners are evaluation_num_env_runners",
+    ),
+    "rllib plot --metrics": Mistake(
+        command=("plot", "{dir}"), args=("--metrics", "a", "b"), expect="rllib plot has no --metrics: --metric KEY"
+    ),
+    "a Windows storage path": Mistake(
+        args=("--storage-path", "C:\\Users\\me\\ray_results"), expect="is a Windows path; this machine's paths"
+    ),
     "remote_worker_envs, which the new stack's env runners never read": Mistake(
         cfg("remote_worker_envs: true"), expect="remote_worker_envs=True is an RLlib old-API-stack setting"
     ),

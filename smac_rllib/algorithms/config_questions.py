@@ -73,6 +73,13 @@ def unused_keys(config, written: dict) -> list[str]:
             f"{old_switches[0]}: false asks for RLlib's old API stack; {type(config).__name__.removesuffix('Config')} "
             "runs on the new API stack only: remove enable_rl_module_and_learner and enable_env_runner_and_connector_v2"
         )
+    found += [
+        f"{key}={written[key]!r} is an on-policy setting (epochs of minibatches over a sampled batch) that this "
+        f"off-policy loop never reads; each update draws train_batch_size_per_learner transitions from the replay, "
+        "updates_per_env_step sets how many"
+        for key in ("num_epochs", "minibatch_size", "shuffle_batch_per_epoch")
+        if key in written
+    ]
     if "training_intensity" in written:
         found.append(
             f"training_intensity={written['training_intensity']!r} is RLlib SAC's replay ratio, which this loop "

@@ -176,6 +176,13 @@ def _check_evaluation_config(
         attr = AlgorithmConfig._translate_special_keys(key, warn_deprecated=False)
         if key in ("env", "env_config") or attr in ("env", "env_config"):
             continue
+        if attr in ("num_env_runners", "num_workers"):  # the evaluation's runners are counted at the top
+            raise UserError(
+                f"evaluation_config.{key}: the evaluation's env runners are evaluation_num_env_runners, at the top of "
+                f"config (num_env_runners inside evaluation_config is never read); write evaluation_num_env_runners: "
+                f"{overrides[key]!r} next to evaluation_config",
+                line_of("evaluation_config", key),
+            )
         if attr in EVALUATION_ONLY_AT_TOP or attr.startswith("evaluation_"):
             raise UserError(
                 f"evaluation_config.{key}: RLlib reads {attr} only at the top of config, never inside "

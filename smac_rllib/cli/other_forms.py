@@ -48,7 +48,17 @@ FOREIGN_FLAGS = {
     **dict.fromkeys(("--torch", "--eager", "--trace"), "every algorithm here runs on torch; drop it"),
     "--local-mode": "Ray's local mode is gone; --config '{\"num_env_runners\": 0}' samples in the trial process",
     "--vv": "write -v (--verbose)",
+    "-c": "write --config '{\"num_particles\": 8}' (JSON; given twice, merged in order)",
+    "-s": "write --stop '{\"training_iteration\": 10}'",
     "--export-formats": "a checkpoint already holds the torch module (rllib evaluate CHECKPOINT reads it)",
+}
+# Flags other plotting tools take -> ours.
+FOREIGN_PLOT_FLAGS = {
+    "--metrics": "--metric KEY plots one result key (default: the evaluation return); one command per key",
+    "--y": "--metric KEY",
+    "--x": "the x axis is the env steps (frames with action repeat); it has no switch",
+    "--output": "--out curves.png",
+    "-o": "--out curves.png",
 }
 # Flags of RLlib's older `rllib evaluate` / `rllib rollout` -> ours.
 FOREIGN_EVALUATE_FLAGS = {
@@ -105,6 +115,8 @@ def other_forms(argv: list[str]) -> str | None:
                 f"{arg.split('=')[0]!r} starts with a typographic dash (U+{ord(arg[0]):04X}, pasted from a web page "
                 f"or a document?), not '-'; type it as {flag}"
             )
+    if argv[:1] == ["plot"] and (flag := next((a for a in argv if a.split("=")[0] in FOREIGN_PLOT_FLAGS), None)):
+        return f"rllib plot has no {flag.split('=')[0]}: {FOREIGN_PLOT_FLAGS[flag.split('=')[0]]}"
     values = {i + 1 for i, a in enumerate(argv) if a in ("--out", "--metric")}  # the options' own values
     positional = [a for i, a in enumerate(argv[1:], 1) if not a.startswith("-") and i not in values]
     if argv[:1] == ["plot"] and len(positional) > 1:

@@ -117,6 +117,12 @@ def check_storage_path(storage_path: str, where: str | None) -> None:
     if "://" in storage_path:
         _check_uri(storage_path, where)
         return
+    if re.match(r"^[A-Za-z]:[\\/]", storage_path) or "\\" in storage_path:  # C:\Users\me: a directory named so here
+        raise UserError(
+            f"storage path {storage_path} is a Windows path; this machine's paths are POSIX (/home/me/ray_results, "
+            "~/ray_results): a backslash would be part of one directory's name",
+            where,
+        )
     existing = storage_path
     while not os.path.exists(existing):
         if os.path.islink(existing):  # a link whose target is gone: makedirs would fail after Ray started

@@ -312,7 +312,7 @@ def algorithm_class(run: Any, where: str) -> type:
         with quiet():
             return ALGORITHMS[run]()[0]
     names = list(OUR_ALGORITHMS) + sorted(ALGORITHMS)
-    text = str(run)
+    text = str(run).rsplit(".", 1)[-1]  # ray.rllib.algorithms.sac.SAC: its class name
     lower = {n.lower(): n for n in names}
     close = [lower[text.lower()]] if text.lower() in lower else difflib.get_close_matches(text, names, n=1, cutoff=0.5)
     hint = experiment_spec.paper_run_hint(text) or (f"did you mean {close[0]!r}? " if close else "")
