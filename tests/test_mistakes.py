@@ -1246,6 +1246,15 @@ MISTAKES: dict[str, Mistake] = {
     "a Windows storage path": Mistake(
         args=("--storage-path", "C:\\Users\\me\\ray_results"), expect="is a Windows path; this machine's paths"
     ),
+    "a fractional evaluation_interval (more often meant)": Mistake(
+        cfg("evaluation_interval: 0.5"),
+        expect="evaluation_interval=0.5 has the wrong type: expected an integer, got "
+        "float (write e.g. `evaluation_interval: 1`)",
+    ),
+    "SB3's --total-timesteps": Mistake(
+        args=("--total-timesteps", "20000"),
+        expect="rllib train file has no --total-timesteps: write --stop '{\"env_runners/num_env_steps_sampled",
+    ),
     "remote_worker_envs, which the new stack's env runners never read": Mistake(
         cfg("remote_worker_envs: true"), expect="remote_worker_envs=True is an RLlib old-API-stack setting"
     ),
@@ -2025,3 +2034,16 @@ def test_asha_without_a_metric_says_its_default_and_its_max_t_may_be_the_stop(tm
     assert code == 0, err
     assert "stop {'training_iteration': 2}" in out, out
     assert "ASHA ranks the trials on evaluation/env_runners/episode_return_mean (max), the default" in err, err
+
+
+def test_a_scheduler_by_name_and_wandbs_older_dryrun_mode_run(tmp_path, capfd, monkeypatch):
+    """``scheduler: FIFO`` (Tune takes a scheduler by name) is the default scheduler; ``WANDB_MODE=dryrun`` (W&B's older
+    name for offline) is read as offline, as Ray's W&B callback knows only "offline"."""
+    out = _dry_run(tmp_path, capfd, exp("scheduler: FIFO"))
+    assert "tiny: SMAC on dmc/cartpole-balance, 1 trial(s)" in out
+    from smac_rllib.cli import main as cli_main, wandb_key
+
+    monkeypatch.setenv("WANDB_MODE", "dryrun")
+    assert wandb_key.requested_mode({}) == "offline"
+    cli_main.prepare_environment()
+    assert os.environ["WANDB_MODE"] == "offline"

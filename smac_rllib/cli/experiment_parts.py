@@ -219,6 +219,8 @@ def parse_scheduler(block: Any, where: str, *, evaluates: bool = False, custom_m
     """``{"type": "ASHA", ...}`` or None (FIFO); the default metric is the evaluation return when ``evaluates``."""
     if block is None:
         return None
+    if isinstance(block, str):  # `scheduler: FIFO` (Tune takes a scheduler by name)
+        block = {"type": block}
     if not isinstance(block, dict) or "type" not in block:
         raise UserError(
             "scheduler must be a mapping with a type, e.g. {type: ASHA, metric: "

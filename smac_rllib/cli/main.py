@@ -38,6 +38,8 @@ def prepare_environment(address: str | None = None) -> None:
         os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # Ray 2.60 token auth: off for the local Ray we start
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, "1")  # torch on 1 thread per process (docs/design.md §3)
+    if os.environ.get("WANDB_MODE") == "dryrun":  # W&B's older name for offline; Ray's callback knows "offline" only
+        os.environ["WANDB_MODE"] = "offline"
     if not wandb_key.has_key():
         os.environ.setdefault("WANDB_MODE", "offline")  # no key: log locally, `wandb sync` later
     os.environ.setdefault("TUNE_DISABLE_STRICT_METRIC_CHECKING", "1")

@@ -48,6 +48,17 @@ FOREIGN_FLAGS = {
     **dict.fromkeys(("--torch", "--eager", "--trace"), "every algorithm here runs on torch; drop it"),
     "--local-mode": "Ray's local mode is gone; --config '{\"num_env_runners\": 0}' samples in the trial process",
     "--vv": "write -v (--verbose)",
+    # Stable-Baselines3 / CleanRL scripts' flags
+    "--total-timesteps": "write --stop '{\"env_runners/num_env_steps_sampled_lifetime\": N}'",
+    "--env-id": "the env is the file's env: key; to change it: --config '{\"env\": \"dmc/cheetah-run\"}'",
+    "--track": "W&B logging is --wandb",
+    "--wandb-project-name": "W&B's project is the file's wandb: {project: NAME} or WANDB_PROJECT=NAME, with --wandb",
+    "--capture-video": "record a trained policy with rllib evaluate CHECKPOINT --video eval.mp4",
+    "--cuda": "write --config '{\"num_gpus_per_learner\": 1}'",
+    **dict.fromkeys(
+        ("--learning-rate", "--buffer-size", "--batch-size", "--learning-starts", "--tau", "--gamma"),
+        "config settings go in the file or --config JSON, e.g. --config '{\"critic_lr\": 0.0003}'",
+    ),
     "-c": "write --config '{\"num_particles\": 8}' (JSON; given twice, merged in order)",
     "-s": "write --stop '{\"training_iteration\": 10}'",
     "--export-formats": "a checkpoint already holds the torch module (rllib evaluate CHECKPOINT reads it)",

@@ -32,7 +32,8 @@ def has_key() -> bool:
 
 def requested_mode(block: dict) -> str:
     """The W&B mode a run asks for: the YAML's ``wandb.mode``, else ``WANDB_MODE`` (W&B's own default: online)."""
-    return block.get("mode") or os.environ.get("WANDB_MODE", "online")
+    mode = block.get("mode") or os.environ.get("WANDB_MODE", "online")
+    return "offline" if mode == "dryrun" else mode  # W&B's older name for offline
 
 
 def user_dir() -> str | None:
