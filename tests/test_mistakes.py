@@ -1255,6 +1255,9 @@ MISTAKES: dict[str, Mistake] = {
         args=("--total-timesteps", "20000"),
         expect="rllib train file has no --total-timesteps: write --stop '{\"env_runners/num_env_steps_sampled",
     ),
+    "an empty --storage-path (an unset shell variable)": Mistake(
+        args=("--storage-path", ""), expect="--storage-path is empty (an unset shell variable?)"
+    ),
     "remote_worker_envs, which the new stack's env runners never read": Mistake(
         cfg("remote_worker_envs: true"), expect="remote_worker_envs=True is an RLlib old-API-stack setting"
     ),

@@ -65,6 +65,8 @@ class Overrides:
     def from_args(cls, args) -> Overrides:
         """``rllib train file``'s arguments (``main.py`` reads them before Ray and torch load)."""
         stop, config = json_args(args.stop, "--stop"), json_args(args.config, "--config")
+        if args.storage_path is not None and not args.storage_path.strip():
+            raise UserError("--storage-path is empty (an unset shell variable?); pass a directory, or leave it out")
         if args.num_samples is not None and args.num_samples < 1:
             raise UserError(f"--num-samples {args.num_samples} must be >= 1")
         if config and "env_config" in config and config["env_config"] is None:  # replace the file's, or reset it?

@@ -120,7 +120,7 @@ def other_forms(argv: list[str]) -> str | None:
     """The fix for arguments other tools take here: typographic dashes, several plot directories or YAML files,
     RLlib's ``evaluate --env``, other CLIs' flags (``FOREIGN_FLAGS``)."""
     for arg in argv:
-        if arg[:1] in TYPOGRAPHIC_DASHES:
+        if arg and arg[0] in TYPOGRAPHIC_DASHES:  # "" (an unset shell variable) is no flag
             flag = "--" + arg.lstrip(TYPOGRAPHIC_DASHES + "-").split("=")[0]
             return (
                 f"{arg.split('=')[0]!r} starts with a typographic dash (U+{ord(arg[0]):04X}, pasted from a web page "
