@@ -382,5 +382,7 @@ def _converted(expected: type, value: Any) -> str | None:
     except ValueError:
         return None
     if expected is int:  # 2.5 -> 2 (the nearest whole number below: the user's scale, not an unrelated 16); 0.5 -> 1
-        return str(max(math.floor(number), 1 if number > 0 else math.floor(number))) if math.isfinite(number) else None
+        if not math.isfinite(number):
+            return None
+        return "1" if 0 < number < 1 else str(math.floor(number))
     return text if math.isfinite(number) else None

@@ -137,9 +137,10 @@ def other_forms(argv: list[str]) -> str | None:
         )
     if argv[:1] == ["evaluate"] and any(a == "--env" or a.startswith("--env=") for a in argv):
         return "rllib evaluate runs the env the checkpoint was trained on (its config); it has no --env"
-    for flag in (arg.split("=")[0] for arg in argv[1:] if argv[:1] == ["evaluate"]):
-        if flag in FOREIGN_EVALUATE_FLAGS:
-            return f"rllib evaluate has no {flag}: {FOREIGN_EVALUATE_FLAGS[flag]}"
+    if argv[:1] == ["evaluate"]:
+        for flag in (arg.split("=")[0] for arg in argv[1:]):
+            if flag in FOREIGN_EVALUATE_FLAGS:
+                return f"rllib evaluate has no {flag}: {FOREIGN_EVALUATE_FLAGS[flag]}"
     if argv[:1] == ["rollout"]:  # RLlib < 2.0
         return (
             "`rllib rollout` is RLlib's older command: rllib evaluate CHECKPOINT --episodes 10 (its env and algorithm)"
