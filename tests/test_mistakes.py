@@ -327,6 +327,11 @@ MISTAKES: dict[str, Mistake] = {
         cfg("env_config: {time_limit: {grid-search: [1.0, 2.0]}}"),
         expect="env_config.time_limit: {grid-search: [...]} is not a search space",
     ),
+    "an empty sampled Tune space": Mistake(
+        cfg("actor_lr: {choice: []}"),
+        expect="actor_lr: {choice: []} is not a search space (Tune reads grid_search only, and it lists no values); "
+        "write one value, or actor_lr: {grid_search: [a, b]}",
+    ),
     "a sampled Tune space": Mistake(
         cfg("actor_lr: {loguniform: [1e-4, 1e-3]}"), expect="actor_lr: {loguniform: [...]} is not a search space"
     ),
@@ -848,6 +853,16 @@ MISTAKES: dict[str, Mistake] = {
         expect="mistake.yaml:7:3: YAML syntax error: duplicate key '<<' (first on line 6)",
     ),
     "merge key of a plain value": Mistake(cfg("<<: 5"), expect="`<<:` merges a mapping"),
+    "a leading zero (YAML 1.1 octal)": Mistake(
+        cfg("hidden_dim: 0256"), expect="0256 is octal in YAML 1.1 (read as 174); write 256 without the zero"
+    ),
+    "a time-like number (YAML 1.1 base 60)": Mistake(
+        cfg("evaluation_interval: 1:30"), expect="1:30 is base 60 in YAML 1.1 (read as 90); write 90"
+    ),
+    "--stop twice with one criterion's two values": Mistake(
+        args=("--stop", '{"training_iteration": 2}', "--stop", '{"training_iteration": 5}'),
+        expect="--stop gives training_iteration 2 times (2, 5); give each criterion once",
+    ),
     "GitLab !reference": Mistake(cfg("gamma: !reference [.defaults, gamma]"), expect="GitLab's !reference tag"),
     "GitLab extends:": Mistake(exp("extends: .defaults"), expect="GitLab's extends: is not YAML"),
     "only templates": Mistake(BASE.replace("tiny:", ".tiny:"), expect="holds only templates (.tiny"),
@@ -1789,6 +1804,10 @@ def test_command_line_config_and_stop_against_the_files_own(tmp_path, capfd):
     assert run_cli(["train", "file", str(path), "--stop", '{"env_runners/num_env_steps_sampled_lifetime": 200}',
                     "--dry-run"]) == 0  # fmt: skip
     assert "--stop replaces" not in capfd.readouterr().err
+    both = ["--stop", '{"training_iteration": 2}', "--stop", '{"env_runners/num_env_steps_sampled_lifetime": 300}']
+    assert run_cli(["train", "file", str(path), *both, "--dry-run"]) == 0  # merged, as documented, and said
+    assert 'the 2 --stop flags merge into {"training_iteration": 2, "env_runners/num_env_steps_sampled_lifetime": ' \
+        "300}: the first criterion met ends the run" in capfd.readouterr().err  # fmt: skip
     path.write_text(cfg("seed: {grid_search: [0, 1, 2]}"))
     assert run_cli(["train", "file", str(path), "--seed", "5", "--dry-run"]) == 0
     assert "--seed 5 replaces the file's seed grid [0, 1, 2]: one seed instead of 3" in capfd.readouterr().err

@@ -60,6 +60,7 @@ class Overrides:
     storage_path: str | None = None
     seed: int | None = None
     wandb: bool | None = None  # None: as the file says
+    notes: list[str] = dataclasses.field(default_factory=list)  # said once every check passed (train.py)
 
     @classmethod
     def from_args(cls, args) -> Overrides:
@@ -79,7 +80,28 @@ class Overrides:
                 f"--seed {args.seed} and --config seed {json.dumps(config['seed'])} disagree: give the seed once "
                 "(--seed N, or sweep it in --config with grid_search)"
             )
-        return cls(stop, config, args.num_samples, args.storage_path, args.seed, args.wandb)
+        return cls(stop, config, args.num_samples, args.storage_path, args.seed, args.wandb, _stop_notes(args.stop))
+
+
+def _stop_notes(texts: list[str] | str | None) -> list[str]:
+    """``--stop A --stop B`` merge (documented): a criterion given twice with two values is refused (which one was
+    meant?); several criteria are said, since each ends the run on its own."""
+    if not isinstance(texts, list) or len(texts) < 2:
+        return []
+    given: dict[str, list] = {}
+    for text in texts:
+        for key, value in json_arg(text, "--stop").items():
+            given.setdefault(key, []).append(value)
+    for key, values in given.items():
+        if len({json.dumps(v) for v in values}) > 1:
+            raise UserError(
+                f"--stop gives {key} {len(values)} times ({', '.join(json.dumps(v) for v in values)}); give each "
+                "criterion once"
+            )
+    if len(given) < 2:
+        return []
+    merged = json.dumps({key: values[-1] for key, values in given.items()})
+    return [f"the {len(texts)} --stop flags merge into {merged}: the first criterion met ends the run"]
 
 
 @dataclasses.dataclass

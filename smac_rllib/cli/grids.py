@@ -57,9 +57,10 @@ def check_grids(value: Any, name: str, where: str) -> None:
     elif isinstance(value, dict):
         for key, sub in value.items():
             if isinstance(key, str) and isinstance(sub, list) and _near_grid_search(key):
+                fix = f"{name}: {{grid_search: {sub!r}}}" if sub else f"one value, or {name}: {{grid_search: [a, b]}}"
                 raise UserError(
-                    f"{name}: {{{key}: [...]}} is not a search space (Tune reads grid_search only); write "
-                    f"{name}: {{grid_search: {sub!r}}}",
+                    f"{name}: {{{key}: {'[...]' if sub else '[]'}}} is not a search space (Tune reads grid_search "
+                    f"only{'' if sub else ', and it lists no values'}); write {fix}",
                     where,
                 )
             check_grids(sub, f"{name}.{key}", where)

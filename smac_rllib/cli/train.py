@@ -58,7 +58,7 @@ from smac_rllib.cli.yaml_loader import load_experiments
 def run_train(args) -> int:
     """``args.overrides``: the command line's values, read by ``main.py`` (``Overrides.from_args``) before Ray."""
     smac_rllib.register()
-    experiment_parts.NOTES.clear()  # an earlier read in this process (tests) said nothing yet
+    experiment_parts.NOTES[:] = args.overrides.notes if args.overrides else []  # not an earlier read's (tests)
     specs = load_experiments(args.path, args.overrides)
     for spec in specs:
         check_horizon(spec)  # settings against the stop and the task (one-line UserError)

@@ -241,7 +241,27 @@ def _merges(value: yaml.Node, base: yaml.Node) -> bool:
     return value is base or (isinstance(value, yaml.SequenceNode) and any(v is base for v in value.value))
 
 
+def _construct_int(loader: _Loader, node: yaml.ScalarNode) -> int:
+    """YAML 1.1 reads ``0256`` as octal (174) and ``1:30`` as base 60 (90): numbers nobody writes in a config on
+    purpose, refused with the decimal reading (``hidden_dim: 0256`` had built a 174-unit layer in silence)."""
+    value = loader.construct_yaml_int(node)
+    sign, digits = ("-" if node.value.startswith("-") else ""), node.value.lstrip("+-").replace("_", "")
+    if ":" in digits:
+        kind, fix = "base 60", str(value)
+    elif re.fullmatch(r"0[0-7]+", digits) and int(digits, 10) != abs(value):
+        kind, fix = "octal", f"{sign}{int(digits, 10)} without the zero"
+    else:
+        return value
+    raise _LimitError(
+        None,
+        None,
+        f"{node.value} is {kind} in YAML 1.1 (read as {value}); write {fix}, or quote it if it is text",
+        node.start_mark,
+    )
+
+
 _Loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT_RE, list("-+0123456789."))
+_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
