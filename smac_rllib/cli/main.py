@@ -11,9 +11,10 @@ process, WANDB_MODE=offline without a W&B key, and Tune's strict metric check of
 before the first 1000-step DMC episode does, docs/design.md §3). Mistakes print one line and exit with 2, before
 Ray starts (an ``--address`` that does not answer as a Ray cluster within 5 s included, ``--dry-run`` too).
 ``--config`` may be given several times: the JSON objects merge in order (the later value wins, nested mappings
-merge); ``{"env": ...}`` replaces the file's env. ``--stop`` likewise; a key twice in one JSON object is refused
-(as in the YAML file). ``--resume`` runs to the stop the file (or ``--stop``) gives now (``resume_stop.py``); a run
-whose every trial already reached it is said in one line, without Ray.
+merge); ``{"env": ...}`` replaces the file's env. ``--stop`` likewise (the merged criteria are said; one criterion
+with two values is refused); a key twice in one JSON object is refused (as in the YAML file). ``--resume`` runs to
+the stop the file (or ``--stop``) gives now (``resume_stop.py``); a run whose every trial already reached it is said
+in one line, without Ray.
 Ctrl-C during ``rllib train`` checkpoints every running trial, prints the exact ``--resume`` command and
 exits with 130; a second Ctrl-C stops at once (train.py).
 """
