@@ -213,7 +213,10 @@ MISTAKES = {
         lambda tmp: ["train", "file", str(TINY), "--config", '{"num_particles": "8"}'],
         "num_particles='8' has the wrong type",
     ),
-    "bad option": (lambda tmp: ["train", "file", str(TINY), "--num-sample", "2"], "unrecognized arguments"),
+    "bad option": (
+        lambda tmp: ["train", "file", str(TINY), "--num-sample", "2"],
+        "rllib train file has no --num-sample; did you mean --num-samples?",
+    ),
     "evaluate without a checkpoint": (lambda tmp: ["evaluate", str(tmp)], "no checkpoint under"),
 }
 
@@ -535,11 +538,14 @@ def test_the_pixel_quick_example_prints_only_our_lines(tmp_path):
 
 def test_a_stop_key_that_never_comes_ends_the_run_with_one_line_and_exit_2(tmp_path):
     """``timers/...`` passes the check before Ray (an open prefix), but no result holds ``timers/no_such_timer``: the
-    run stops after the two results that must hold it, with one stderr line, the summary, and exit 2."""
+    run stops after the two results that must hold it, with one stderr line, the summary, and exit 2. With Tune's
+    ``log_to_file: true`` the trial's own output goes to ``stdout``/``stderr`` files in its directory."""
+    path = tmp_path / "logged.yaml"
+    path.write_text(TINY.read_text().replace("  max_failures: 0\n", "  max_failures: 0\n  log_to_file: true\n"))
     proc = _rllib(
         "train",
         "file",
-        str(TINY),
+        str(path),
         "--stop",
         '{"training_iteration": 50, "timers/no_such_timer": 1}',
         "--storage-path",
@@ -557,3 +563,5 @@ def test_a_stop_key_that_never_comes_ends_the_run_with_one_line_and_exit_2(tmp_p
     assert (
         "== cli-tiny: 1 trial(s) ended early by a key no result reports (the error above), 0 failed" in proc.stdout
     ), proc.stdout
+    (trial,) = (tmp_path / "cli-tiny").glob("SMAC_*")
+    assert (trial / "stdout").is_file() and (trial / "stderr").is_file(), sorted(p.name for p in trial.iterdir())

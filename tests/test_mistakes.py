@@ -1184,6 +1184,46 @@ MISTAKES: dict[str, Mistake] = {
         args=("--deterministic",),
         expect="rllib evaluate has no --deterministic: rllib evaluate runs the deterministic policy already",
     ),
+    "SB3's --n-eval-episodes to rllib evaluate": Mistake(
+        command=("evaluate", "{dir}"),
+        args=("--n-eval-episodes", "5"),
+        expect="rllib evaluate has no --n-eval-episodes; did you mean --episodes?",
+    ),
+    "a plot option no plotting tool names alike": Mistake(
+        command=("plot", "{dir}"), args=("--smooth", "3"), expect="rllib plot has no --smooth; its options: --help,"
+    ),
+    "--device cuda": Mistake(
+        args=("--device", "cuda"),
+        expect="rllib train file has no --device: the learner's device follows the config: --config "
+        "'{\"num_gpus_per_learner\": 1}'",
+    ),
+    "--config written as a Python dict": Mistake(
+        args=("--config", '{"async_learning": False}'),
+        expect="--config is written as Python, not JSON: write --config '{\"async_learning\": false}'",
+    ),
+    "an empty grid in --config": Mistake(
+        args=("--config", '{"num_particles": {"grid_search": []}}'),
+        expect="grid_search of num_particles needs a non-empty list",
+    ),
+    "Tune's trial_dirname_creator as a string": Mistake(
+        exp("trial_dirname_creator: 'lambda t: t.trial_id'"),
+        expect="unknown experiment key 'trial_dirname_creator'; Tune takes a Python function there, which a YAML file "
+        "cannot hold",
+    ),
+    "log_to_file given a path": Mistake(
+        exp("log_to_file: /tmp/out.log"), expect="log_to_file='/tmp/out.log': write true (the trial's stdout and stderr"
+    ),
+    "render_env while training": Mistake(
+        cfg("render_env: true"),
+        expect="render_env=True renders nothing on RLlib's new API stack (training runs headless); record a trained "
+        "policy with rllib evaluate CHECKPOINT --video eval.mp4",
+    ),
+    "a stop on one evaluation's episode count": Mistake(
+        exp("stop: {evaluation/env_runners/num_episodes: 10}"),
+        expect="stop criterion evaluation/env_runners/num_episodes: 10 is a count of one evaluation (each result "
+        "restarts it), not the run's: the run would stop only if one evaluation reached it; write "
+        "evaluation/env_runners/num_episodes_lifetime: 10",
+    ),
     "the file read from stdin": Mistake(
         command=("train", "file", "-"), expect="rllib train file reads a file path, not stdin ('-')"
     ),
@@ -2069,3 +2109,38 @@ def test_a_scheduler_by_name_and_wandbs_older_dryrun_mode_run(tmp_path, capfd, m
     assert wandb_key.requested_mode({}) == "offline"
     cli_main.prepare_environment()
     assert os.environ["WANDB_MODE"] == "offline"
+
+
+def test_a_dated_experiment_name_and_tunes_log_to_file_run(tmp_path, capfd):
+    """A top-level key YAML 1.1 reads as a date (``2026-11-29:``) is the experiment's name as written; Tune's
+    ``log_to_file`` (true, a file name, or [stdout, stderr]) goes to the run config."""
+    out = _dry_run(tmp_path, capfd, BASE.replace("tiny:", "2026-11-29:"))
+    assert "2026-11-29: SMAC on dmc/cartpole-balance, 1 trial(s)" in out, out
+    path = tmp_path / "logs.yaml"
+    for value, read in [("true", True), ("trial.log", "trial.log"), ("[out.log, err.log]", ("out.log", "err.log"))]:
+        path.write_text(exp(f"log_to_file: {value}"))
+        (spec,) = load_experiments(str(path))
+        assert spec.log_to_file == read
+
+
+def test_settings_that_only_the_run_can_contradict_are_said(tmp_path, capfd):
+    """A checkpoint cadence past the file's own stop (frequency meant in env steps?) is said, not under a shorter
+    --stop; ASHA's first rung in seconds is projected at the measured pace against a stop in iterations or steps."""
+    from smac_rllib.cli.tune_horizon import seconds_rung_past_stop
+
+    path = tmp_path / "cadence.yaml"
+    path.write_text(exp("checkpoint_config: {checkpoint_frequency: 1000, checkpoint_at_end: true}"))
+    assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
+    said = "checkpoint_frequency: 1000 counts iterations, and the stop ends the run by iteration 2: only the end"
+    assert said in capfd.readouterr().err
+    assert run_cli(["train", "file", str(path), "--stop", '{"training_iteration": 3}', "--dry-run"]) == 0
+    assert "counts iterations" not in capfd.readouterr().err
+    asha = {"time_attr": "time_total_s", "grace_period": 600}
+    result = {"training_iteration": 2, "time_total_s": 40.0}
+    said = seconds_rung_past_stop(asha, {"training_iteration": 3}, result)
+    assert said and "at 20.0 s per iteration the stop (training_iteration: 3) comes at ~60 s" in said, said
+    steps = {**result, "env_runners": {"num_env_steps_sampled_lifetime": 2000}}
+    assert "comes at ~60 s" in seconds_rung_past_stop(asha, {"env_runners/num_env_steps_sampled_lifetime": 3000}, steps)
+    assert seconds_rung_past_stop(asha, {"training_iteration": 100}, result) is None  # ~2000 s: the rung is reached
+    assert seconds_rung_past_stop(asha, {"training_iteration": 3}, {**result, "training_iteration": 1}) is None
+    assert seconds_rung_past_stop({"grace_period": 600}, {"training_iteration": 3}, result) is None  # in iterations

@@ -93,6 +93,11 @@ def unused_keys(config, written: dict) -> list[str]:
             f"never read by {algo}'s learner, which runs its one update eagerly or, on a CUDA pixel "
             "learner, as learner_capture says ('graph', 'graph+compile'); remove the torch_compile_learner keys"
         )
+    if written.get("render_env", False) is not False:  # RLlib only logs that the new stack ignores it
+        found.append(
+            f"render_env={written['render_env']!r} renders nothing on RLlib's new API stack (training runs headless); "
+            "record a trained policy with rllib evaluate CHECKPOINT --video eval.mp4, and remove render_env"
+        )
     if written.get("n_step", 1) != 1:
         found.append(
             f"n_step={written['n_step']!r} cannot be honoured: the replay stores 1-step transitions (the "

@@ -2,7 +2,7 @@
 (``store_buffer_in_checkpoints``: RLlib 2.60 would otherwise drop it on restore), so checkpointing every iteration and
 keeping them all (``num_to_keep: null``) writes the growing replay once per checkpoint. Checked before Ray for a local
 storage path: the kept checkpoints' size by the stop (the replay as ``cli/memory.py`` counts it, at each checkpoint's
-env step) against the free disk there.
+env step) against the free disk there. And does the file's stop reach the checkpoint cadence?
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 import shutil
 
-from smac_rllib.cli.errors import UserError
+from smac_rllib.cli.errors import UserError, warn
+from smac_rllib.cli.experiment_parts import DEFAULT_CHECKPOINT_CONFIG
 from smac_rllib.cli.experiment_spec import ExperimentSpec
 from smac_rllib.cli.horizon import iterations_at_stop, steps_per_iteration
 from smac_rllib.cli.memory import GiB, estimate
@@ -48,6 +49,21 @@ def check_checkpoint_disk(spec: ExperimentSpec, storage: str) -> None:
         ),
         spec.source,
     )
+
+
+def warn_checkpoint_cadence(spec: ExperimentSpec) -> None:
+    """A ``checkpoint_frequency`` (in iterations) past the file's own stop writes only the end checkpoint: said (a
+    frequency meant in env steps?). Without an end checkpoint it is refused (``tune_horizon.check_checkpoints``)."""
+    every = spec.checkpoint_config.get("checkpoint_frequency") or 0
+    if every == DEFAULT_CHECKPOINT_CONFIG["checkpoint_frequency"]:
+        return  # the default's cadence, not one the user chose
+    last = [n for n in (iterations_at_stop(spec.stop, c) for c in spec.configs) if n is not None]
+    if every and last and every > max(last) and spec.checkpoint_config["checkpoint_at_end"]:
+        warn(
+            f"{spec.name}: checkpoint_frequency: {every} counts iterations, and the stop ends the run by iteration "
+            f"{max(last)}: only the end checkpoint is written; for checkpoints along the way write e.g. "
+            f"checkpoint_frequency: {max(1, max(last) // 3)} (0 says end-only without this warning)"
+        )
 
 
 def _existing(path: str) -> str:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import json
 import os
@@ -14,7 +15,7 @@ from smac_rllib.cli.grids import deep_merge, num_grid_points
 # Keys of one experiment (beside config:, not in it).
 EXPERIMENT_KEYS = (
     "run", "env", "stop", "config", "num_samples", "checkpoint_config", "storage_path", "max_failures",
-    "max_concurrent_trials", "wandb", "scheduler", "warm_up_only",
+    "max_concurrent_trials", "wandb", "scheduler", "warm_up_only", "log_to_file",
 )  # fmt: skip
 FOREIGN_EXPERIMENT_KEYS = {  # other tools' ways to share settings, Tune keys RLlib makes from the config
     "resources_per_trial": "; RLlib makes a trial's resources from its config: set num_env_runners, num_learners, "
@@ -44,6 +45,15 @@ FOREIGN_EXPERIMENT_KEYS = {  # other tools' ways to share settings, Tune keys RL
         "; the env is the experiment's `env:` key (e.g. env: dmc/cartpole-swingup)",
     ),
     "export_formats": "; a checkpoint already holds the torch module (rllib evaluate CHECKPOINT reads it)",
+    **dict.fromkeys(
+        ("trial_dirname_creator", "trial_name_creator"),
+        "; Tune takes a Python function there, which a YAML file cannot hold: trials are named "
+        "<run>_<trial id>_<the grid values> (rllib plot reads that name); remove it",
+    ),
+    "progress_reporter": "; Tune takes a Python object there: the progress lines are the CLI's (-v shows Tune's "
+    "tables and worker logs)",
+    "reuse_actors": "; each trial builds its own algorithm here (Tune's default for RLlib); remove it",
+    "raise_on_failed_trial": "; a failed trial makes the command exit non-zero once the others finish; remove it",
     "extends": "; GitLab's extends: is not YAML: anchor the template (`.defaults: &defaults {...}`) and merge it "
     "with `<<: *defaults`",
 }
@@ -123,6 +133,7 @@ class ExperimentSpec:
     configs: list = dataclasses.field(default_factory=list)  # validated AlgorithmConfig of every grid point
     warm_up_only: bool = False  # a deliberate run of the warm-up alone, no gradient update (cli/horizon.py)
     dropped_stop: dict = dataclasses.field(default_factory=dict)  # the file's stop criteria that --stop replaced
+    log_to_file: bool | str | tuple = False  # Tune's: the trials' stdout/stderr into files of their directories
 
     @property
     def num_trials(self) -> int:
@@ -152,6 +163,8 @@ def json_arg(text: str, flag: str) -> dict:
                 f"{flag} takes JSON text, not a file name ({name}): write {flag} \"$(cat {name})\" "
                 f"for a JSON file, or put the settings in the YAML file; e.g. {flag} '{example}'"
             ) from None
+        if as_json := _python_dict_as_json(text):  # {"k": False}, {'k': 1}, {"k": None}
+            raise UserError(f"{flag} is written as Python, not JSON: write {flag} '{as_json}'") from None
         raise UserError(
             f"{flag} is not valid JSON ({e.msg} at column {e.colno}); write e.g. {flag} '{example}'"
         ) from None
@@ -186,3 +199,12 @@ def paper_run_hint(run: str) -> str:
     """``"Latent-SAC is run: SMAC with num_particles: 0 .... "`` for a paper's baseline name, else ``""``."""
     hint = PAPER_RUN_NAMES.get(re.sub(r"[-_ ]", "", run.lower()), "")
     return f"{hint}. " if hint else ""
+
+
+def _python_dict_as_json(text: str) -> str | None:
+    """``text`` as JSON when it is a Python dict literal that JSON can hold, else None."""
+    try:
+        value = ast.literal_eval(text)
+        return json.dumps(value) if isinstance(value, dict) else None
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None

@@ -28,7 +28,7 @@ from collections.abc import Callable
 
 from smac_rllib import headless_gl
 from smac_rllib.cli import wandb_key
-from smac_rllib.cli.other_forms import other_forms, other_train_forms, repeated_option
+from smac_rllib.cli.other_forms import other_forms, other_train_forms, repeated_option, unknown_option
 from smac_rllib.cli.errors import EXIT_INTERRUPTED, EXIT_USER_ERROR, PROG, UserError, one_line, resume_command
 
 
@@ -237,7 +237,12 @@ def _plot(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    if fix := other_train_forms(argv) or other_forms(argv) or repeated_option(parser, argv):
+    if (
+        fix := other_train_forms(argv)
+        or other_forms(argv)
+        or repeated_option(parser, argv)
+        or unknown_option(parser, argv)
+    ):
         print(f"{PROG}: error: {fix}", file=sys.stderr, flush=True)
         return EXIT_USER_ERROR
     args = parser.parse_args(argv)

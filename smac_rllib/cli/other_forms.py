@@ -6,6 +6,7 @@ No Ray import: ``main.py`` asks before anything loads."""
 from __future__ import annotations
 
 import argparse
+import difflib
 import itertools
 import json
 import os
@@ -54,7 +55,14 @@ FOREIGN_FLAGS = {
     "--track": "W&B logging is --wandb",
     "--wandb-project-name": "W&B's project is the file's wandb: {project: NAME} or WANDB_PROJECT=NAME, with --wandb",
     "--capture-video": "record a trained policy with rllib evaluate CHECKPOINT --video eval.mp4",
-    "--cuda": "write --config '{\"num_gpus_per_learner\": 1}'",
+    **dict.fromkeys(
+        ("--cuda", "--device", "--gpu", "--gpus", "--use-gpu"),
+        "the learner's device follows the config: --config '{\"num_gpus_per_learner\": 1}' (0: CPU)",
+    ),
+    **dict.fromkeys(
+        ("--wandb-entity", "--entity"),
+        "W&B's entity is the file's wandb: {entity: NAME} or WANDB_ENTITY=NAME, with --wandb",
+    ),
     **dict.fromkeys(
         ("--learning-rate", "--buffer-size", "--batch-size", "--learning-starts", "--tau", "--gamma"),
         "config settings go in the file or --config JSON, e.g. --config '{\"critic_lr\": 0.0003}'",
@@ -128,7 +136,8 @@ def other_forms(argv: list[str]) -> str | None:
             )
     if argv[:1] == ["plot"] and (flag := next((a for a in argv if a.split("=")[0] in FOREIGN_PLOT_FLAGS), None)):
         return f"rllib plot has no {flag.split('=')[0]}: {FOREIGN_PLOT_FLAGS[flag.split('=')[0]]}"
-    values = {i + 1 for i, a in enumerate(argv) if a in ("--out", "--metric")}  # the options' own values
+    takes_value = (lambda a: a.startswith("--")) if argv[:1] == ["plot"] else ("--out", "--metric").__contains__
+    values = {i + 1 for i, a in enumerate(argv) if takes_value(a) and "=" not in a}  # the options' own values
     positional = [a for i, a in enumerate(argv[1:], 1) if not a.startswith("-") and i not in values]
     if argv[:1] == ["plot"] and len(positional) > 1:
         return (
@@ -213,6 +222,47 @@ def repeated_option(parser: argparse.ArgumentParser, argv: list[str]) -> str | N
         if sum(a == option or a.startswith(option + "=") for a in argv) > 1:
             return f"{option} is given twice; it takes one value (the last would silently win): give it once"
     return None
+
+
+# Words of a flag that say little about what it sets (``--n-eval-episodes`` is about episodes).
+_FILLER_WORDS = {"n", "num", "no", "eval", "use", "enable", "disable", "set", "max", "min", "per", "the", "of"}
+
+
+def unknown_option(parser: argparse.ArgumentParser, argv: list[str]) -> str | None:
+    """A flag the subcommand does not take (after the other tools' forms above): the option sharing its words
+    (``--n-eval-episodes``: --episodes), a close spelling, or the subcommand's options, instead of argparse's bare
+    "unrecognized arguments"."""
+    sub, names = parser, []
+    for word in argv[:2]:
+        choices = next((a.choices for a in sub._actions if isinstance(a, argparse._SubParsersAction)), {})
+        if word not in choices:
+            break
+        sub, names = choices[word], [*names, word]
+    if sub is parser:
+        return None
+    takes_value = {o for a in sub._actions if a.nargs is None and a.option_strings for o in a.option_strings}
+    known = sorted(o for a in sub._actions for o in a.option_strings if o.startswith("--"))
+    args = argv[len(names) :]
+    for i, arg in enumerate(args):
+        flag = arg.split("=")[0]
+        if not arg.startswith("-") or arg == "-" or _is_number(arg) or (i and args[i - 1] in takes_value):
+            continue
+        if flag in known or flag in ("-h", "-v"):
+            continue
+        words = set(flag.lstrip("-").replace("_", "-").split("-")) - _FILLER_WORDS
+        sharing = [o for o in known if words & set(o.lstrip("-").split("-"))]
+        close = difflib.get_close_matches(flag, known, n=1, cutoff=0.75)
+        hint = f"did you mean {(sharing if len(sharing) == 1 else close)[0]}?" if len(sharing) == 1 or close else ""
+        return f"rllib {' '.join(names)} has no {flag}; {hint or 'its options: ' + ', '.join(known)}"
+    return None
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 _TEMPERATURE = (

@@ -34,7 +34,9 @@ from smac_rllib.cli.errors import (
     warn,
 )
 from smac_rllib.cli.experiment_spec import ExperimentSpec
+from smac_rllib.cli.checkpoint_disk import warn_checkpoint_cadence
 from smac_rllib.cli.horizon import check_horizon
+from smac_rllib.cli.tune_horizon import seconds_rung_past_stop
 from smac_rllib.cli import overdue
 from smac_rllib.cli.interrupt import INTERRUPT, CheckpointOnInterrupt, _add_interrupt_callback, catch_ctrl_c
 from smac_rllib.cli.pending import PendingReporter
@@ -62,6 +64,8 @@ def run_train(args) -> int:
     specs = load_experiments(args.path, args.overrides)
     for spec in specs:
         check_horizon(spec)  # settings against the stop and the task (one-line UserError)
+        if args.overrides is None or args.overrides.stop is None:  # the file's own stop, not a smoke test's
+            warn_checkpoint_cadence(spec)
         warn_asha_one_trial(spec)
         warn_algorithm(spec)
         resources.warn_small_requests(spec)
@@ -150,12 +154,17 @@ def run_experiment(spec: ExperimentSpec, args) -> int:
                 name=name,
                 storage_path=storage,
                 stop=MetricStopper(
-                    spec.stop, overdue.watched_keys(spec.stop, spec.checkpoint_config, spec.scheduler), spec.source
+                    spec.stop,
+                    overdue.watched_keys(spec.stop, spec.checkpoint_config, spec.scheduler),
+                    spec.source,
+                    spec.scheduler,
                 ),
                 checkpoint_config=tune.CheckpointConfig(**spec.checkpoint_config),
                 failure_config=tune.FailureConfig(max_failures=spec.max_failures),
                 callbacks=callbacks,
                 verbose=1 if args.verbose else 0,
+                log_to_file=spec.log_to_file,  # written in the trial's working dir: synced to its directory
+                sync_config=tune.SyncConfig(sync_artifacts=bool(spec.log_to_file)),
             ),
         )
     overdue.OVERDUE.clear()
@@ -199,11 +208,26 @@ class MetricStopper(Stopper):
     1000-step DMC episode ended (docs/design.md §3).
     """
 
-    def __init__(self, criteria: dict[str, float], watch: dict[str, str] | None = None, where: str | None = None):
+    def __init__(
+        self,
+        criteria: dict[str, float],
+        watch: dict[str, str] | None = None,
+        where: str | None = None,
+        scheduler: dict | None = None,
+    ):
         self.criteria = dict(criteria)
         self.watch = overdue.KeyWatch(watch if watch is not None else dict.fromkeys(criteria, "stop criterion"), where)
+        self.scheduler = scheduler  # ASHA's rungs in seconds: compared with the stop at the measured pace, once
+
+    def _warn_rungs(self, result: dict) -> None:
+        if getattr(self, "scheduler", None) and (
+            message := seconds_rung_past_stop(self.scheduler, self.criteria, result)
+        ):
+            warn(message)
+            self.scheduler = None
 
     def __call__(self, trial_id: str, result: dict) -> bool:
+        self._warn_rungs(result)
         watch = getattr(self, "watch", None)  # None: pickled by a version without it (--resume)
         if watch is not None:
             message = watch.check(trial_id, result)

@@ -5,7 +5,8 @@ of its docstring, the ASHA scheduler and the checkpoints.
    ``max_t``; a ``grace_period`` at or past the stop: ASHA never compares trials. A stop in other units than
    ``time_attr`` cannot be compared: ASHA's default ``max_t`` is refused there (an explicit one is the user's cut).
    ASHA over trials that differ only in their seeds: it stops the unluckiest seeds, and the mean over the survivors
-   is biased upward. ASHA's rungs on an ``evaluation/`` metric at iterations that do not evaluate.
+   is biased upward. ASHA's rungs on an ``evaluation/`` metric at iterations that do not evaluate. Rungs in seconds
+   against a stop in iterations or env steps: compared once the run measured its pace (``seconds_rung_past_stop``).
 7. ``checkpoint_frequency`` past the stop with ``checkpoint_at_end: false``: no checkpoint; checkpoints ranked on an
    ``evaluation/`` metric that all come before the first evaluation, or at iterations that do not evaluate (ranked
    by an earlier evaluation's score).
@@ -20,7 +21,7 @@ from smac_rllib.cli.errors import UserError
 from smac_rllib.cli.errors import yaml_number as _num
 from smac_rllib.cli.experiment_spec import ExperimentSpec
 from smac_rllib.cli.grids import grid_variants
-from smac_rllib.cli.results import ENV_STEP_KEYS
+from smac_rllib.cli.results import ENV_STEP_KEYS, lookup
 from smac_rllib.cli.same_trials import flatten, varying_paths
 
 ASHA_DEFAULT_MAX_T = 100  # ray.tune.schedulers.AsyncHyperBandScheduler(max_t=100)
@@ -206,3 +207,28 @@ def _check_ranked_between_evaluations(spec: ExperimentSpec, config, iterations: 
             f"checkpoint_frequency to a multiple of {interval}",
             spec.source,
         )
+
+
+def seconds_rung_past_stop(block: dict | None, stop: dict, result: dict) -> str | None:
+    """Rule 6 at run time: ASHA's first rung in seconds (``time_attr: time_total_s``) against a stop in iterations or
+    env steps, projected at this trial's pace (from its second result; the first holds the start-up): a warning when
+    the stop comes before half the rung, where ASHA would stop no trial."""
+    iteration, seconds = result.get("training_iteration"), result.get("time_total_s")
+    if (block or {}).get("time_attr") != "time_total_s" or "time_total_s" in stop or not iteration or iteration < 2:
+        return None
+    steps = lookup(result, "env_runners/num_env_steps_sampled_lifetime") or result.get("num_env_steps_sampled_lifetime")
+    at_stop = [stop["training_iteration"]] if "training_iteration" in stop else []
+    if isinstance(steps, (int, float)) and steps > 0:
+        at_stop += [stop[k] * iteration / steps for k in ENV_STEP_KEYS if k in stop]
+    grace = block.get("grace_period", 1)
+    if not at_stop or not isinstance(seconds, (int, float)):
+        return None
+    projected = seconds / iteration * min(at_stop)
+    if projected >= grace / 2:
+        return None
+    pace, criteria = seconds / iteration, ", ".join(f"{k}: {_num(v)}" for k, v in stop.items())
+    return (
+        f"scheduler ASHA's first rung is at grace_period={_num(grace)} s of time_total_s, but at {pace:.1f} s per "
+        f"iteration the stop ({criteria}) comes at ~{projected:,.0f} s: ASHA will stop no trial; lower grace_period "
+        f"below ~{projected / 2:,.0f} s, or set time_attr: training_iteration with grace_period and max_t in iterations"
+    )

@@ -239,17 +239,7 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
                 _where(path, body, "stop"),
             )
 
-    warm_up_only = body.get("warm_up_only", False)
-    if not isinstance(warm_up_only, bool):
-        raise UserError(
-            f"warm_up_only={warm_up_only!r} must be true or false (without quotes)", _where(path, body, "warm_up_only")
-        )
-    max_concurrent = body.get("max_concurrent_trials")
-    if max_concurrent is not None and not (is_int(max_concurrent) and max_concurrent >= 1):
-        raise UserError(
-            f"max_concurrent_trials={max_concurrent!r} must be an integer >= 1",
-            _where(path, body, "max_concurrent_trials"),
-        )
+    options = experiment_parts.parse_run_options(body, lambda key: _where(path, body, key))
 
     return ExperimentSpec(
         name=name,
@@ -261,13 +251,14 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
         checkpoint_config=ckpt,
         storage_path=storage_path,
         max_failures=max_failures,
-        max_concurrent_trials=max_concurrent,
+        max_concurrent_trials=options["max_concurrent_trials"],
         wandb=parse_wandb(body.get("wandb"), ov.wandb, _where(path, body, "wandb")),
         scheduler=scheduler,
         source=path,
         key_lines=config_lines,
-        warm_up_only=warm_up_only,
+        warm_up_only=options["warm_up_only"],
         dropped_stop=dropped,
+        log_to_file=options["log_to_file"],
     )
 
 
@@ -325,6 +316,8 @@ def algorithm_class(run: Any, where: str) -> type:
 def _merge_cli_config(config: dict, cli: dict, where: str) -> dict:
     """``--config`` merged into the file's config; a key it sets in every point of a sweep of that key would make the
     sweep's trials one run under several labels."""
+    for key, value in cli.items():  # its own grids first (an empty one would count as a lost sweep)
+        check_grids(value, str(key), where)
     merged = deep_merge(config, cli)
     before = {variant_key(v) for v in grid_variants(config, limit=MAX_GRID_POINTS)}
     after = {variant_key(v) for v in grid_variants(merged, limit=MAX_GRID_POINTS)}

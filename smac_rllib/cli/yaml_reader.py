@@ -86,7 +86,15 @@ class _Loader(yaml.SafeLoader):
         node = super().get_single_node()
         if node is not None:
             _expanded_size(node, {}, 1)
+        self.root = node
         return node
+
+    def construct_key(self, node: yaml.Node, key_node: yaml.Node) -> Any:
+        """A key as written; the top level's keys (experiment names) always as their text: ``2026-11-29:`` is a
+        name, not YAML 1.1's date, as ``1:`` or ``on:`` are not an integer or a bool."""
+        if node is getattr(self, "root", None) and isinstance(key_node, yaml.ScalarNode) and not key_node.style:
+            return key_node.value
+        return self.construct_object(key_node, deep=True)
 
 
 def _expanded_size(node: yaml.Node, seen: dict, depth: int) -> tuple[int, int]:
@@ -154,7 +162,7 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> MarkedDict:
                 "(check for a stray '?', '[' or '{' before the ':')",
                 key_node.start_mark,
             )
-        key = loader.construct_object(key_node, deep=True)
+        key = loader.construct_key(node, key_node)
         if key in first_line:
             raise yaml.constructor.ConstructorError(
                 None, None, f"duplicate key {key!r} (first on line {first_line[key]}); keep one", key_node.start_mark
@@ -168,7 +176,7 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> MarkedDict:
     mapping = MarkedDict()
     mapping.line, mapping.key_lines = node.start_mark.line + 1, {}
     for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)
+        key = loader.construct_key(node, key_node)
         mapping[key] = loader.construct_object(value_node, deep=True)
         mapping.key_lines[key] = key_node.start_mark.line + 1
     return mapping
