@@ -1210,6 +1210,17 @@ MISTAKES: dict[str, Mistake] = {
         expect="unknown experiment key 'trial_dirname_creator'; Tune takes a Python function there, which a YAML file "
         "cannot hold",
     ),
+    "a checkpoint_config key at the experiment's level": Mistake(
+        exp("num_to_keep: 3"), expect="'num_to_keep'; it is a checkpoint_config key: write checkpoint_config: {num_to"
+    ),
+    "the Tuner's tune_config block": Mistake(
+        exp("tune_config: {num_samples: 2}"),
+        expect="'tune_config'; the Tuner's tune_config is written flat here: its keys this file reads (num_samples,",
+    ),
+    "a Tune argument only Python gives": Mistake(
+        exp("chdir_to_trial_dir: false"),
+        expect="'chdir_to_trial_dir'; it is an argument of tune.TuneConfig in Python, which rllib train file does not",
+    ),
     "log_to_file given a path": Mistake(
         exp("log_to_file: /tmp/out.log"), expect="log_to_file='/tmp/out.log': write true (the trial's stdout and stderr"
     ),

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Callable
 from typing import Any
 
 from ray.tune.schedulers import ASHAScheduler
@@ -353,38 +352,3 @@ def translate_legacy_keys(body: MarkedDict, path: str) -> MarkedDict:
             out[new] = value
             out.key_lines[new] = out.key_lines.get(old)
     return out
-
-
-def parse_run_options(body: dict, where_of: Callable[[str], str]) -> dict:
-    """The experiment keys that go to Tune as they are: ``warm_up_only`` (ours), ``max_concurrent_trials`` and
-    ``log_to_file`` (Tune's: true, one file name for both streams, or [stdout name, stderr name] in the trial dir)."""
-    warm_up_only = body.get("warm_up_only", False)
-    if not isinstance(warm_up_only, bool):
-        raise UserError(
-            f"warm_up_only={warm_up_only!r} must be true or false (without quotes)", where_of("warm_up_only")
-        )
-    max_concurrent = body.get("max_concurrent_trials")
-    if max_concurrent is not None and not (is_int(max_concurrent) and max_concurrent >= 1):
-        raise UserError(
-            f"max_concurrent_trials={max_concurrent!r} must be an integer >= 1", where_of("max_concurrent_trials")
-        )
-    log_to_file = plain(body.get("log_to_file", False))
-    if not isinstance(log_to_file, bool) and not _log_file_names(log_to_file):
-        raise UserError(
-            f"log_to_file={log_to_file!r}: write true (the trial's stdout and stderr in its directory), a file name "
-            "(both into it) or [stdout.log, stderr.log]; names, not paths (the files go in each trial's directory)",
-            where_of("log_to_file"),
-        )
-    return {
-        "warm_up_only": warm_up_only,
-        "max_concurrent_trials": max_concurrent,
-        "log_to_file": tuple(log_to_file) if isinstance(log_to_file, list) else log_to_file,
-    }
-
-
-def _log_file_names(value: Any) -> bool:
-    """One file name, or [stdout name, stderr name]: plain names (Tune joins them to the trial's directory)."""
-    names = [value] if isinstance(value, str) else value if isinstance(value, list) and len(value) == 2 else None
-    return bool(names) and all(
-        isinstance(n, str) and n.strip() and os.path.basename(n) == n and n not in (".", "..") for n in names
-    )

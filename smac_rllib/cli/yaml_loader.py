@@ -75,6 +75,7 @@ from smac_rllib.cli import experiment_parts, experiment_spec, grids, trial_check
 from smac_rllib.cli.storage import resolve_storage_path
 from smac_rllib.cli.same_trials import trial_labels, variant_key
 from smac_rllib.cli.trial_check import check_trials, in_trial, line_of_message
+from smac_rllib.cli.tune_keys import parse_run_options, tune_key_hint
 from smac_rllib.cli.yaml_reader import MarkedDict, is_template, read_yaml
 
 # --------------------------------------------------------------------------------------------- experiments
@@ -133,7 +134,8 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
     body = translate_legacy_keys(body, path)
     for key in body:
         if key not in EXPERIMENT_KEYS:
-            hint = FOREIGN_EXPERIMENT_KEYS.get(key) or _config_key_hint(key, body) or did_you_mean(key, EXPERIMENT_KEYS)
+            hint = FOREIGN_EXPERIMENT_KEYS.get(key) or _config_key_hint(key, body) or tune_key_hint(key)
+            hint = hint or did_you_mean(key, EXPERIMENT_KEYS)
             raise UserError(f"unknown experiment key {key!r}{hint}", _where(path, body, key))
 
     run = body.get("run")
@@ -239,7 +241,7 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
                 _where(path, body, "stop"),
             )
 
-    options = experiment_parts.parse_run_options(body, lambda key: _where(path, body, key))
+    options = parse_run_options(body, lambda key: _where(path, body, key))
 
     return ExperimentSpec(
         name=name,
