@@ -28,8 +28,8 @@ def _tune_arguments() -> dict[str, str]:
         "tune.Experiment": Experiment.__init__,
         "tune.RunConfig": tune.RunConfig,
         "tune.TuneConfig": tune.TuneConfig,
+        "tune.FailureConfig": tune.FailureConfig,
     }
-    owners["tune.FailureConfig"] = tune.FailureConfig
     found: dict[str, str] = {}
     for owner, signature in owners.items():
         for name in inspect.signature(signature).parameters:
