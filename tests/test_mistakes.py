@@ -1210,6 +1210,15 @@ MISTAKES: dict[str, Mistake] = {
         expect="unknown experiment key 'trial_dirname_creator'; Tune takes a Python function there, which a YAML file "
         "cannot hold",
     ),
+    "PPO's clip_param in a SMAC config": Mistake(
+        cfg("clip_param: 0.2"), expect="unknown config key 'clip_param' for SMAC; it is a setting of APPO and PPO, not"
+    ),
+    "TD3's policy_delay in a SMAC config": Mistake(
+        cfg("policy_delay: 2"), expect="'policy_delay' for SMAC; it is a setting of TD3, not of SMAC"
+    ),
+    "SB3's target_update_interval": Mistake(
+        cfg("target_update_interval: 1"), expect="'target_update_interval' for SMAC; write target_network_update_freq"
+    ),
     "a checkpoint_config key at the experiment's level": Mistake(
         exp("num_to_keep: 3"), expect="'num_to_keep'; it is a checkpoint_config key: write checkpoint_config: {num_to"
     ),

@@ -21,6 +21,7 @@ from typing import Any
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 
 from smac_rllib.core.values import is_int, is_real
+from smac_rllib.cli.key_owners import owners_of
 from smac_rllib.cli.other_forms import OTHER_LIBRARY_KEYS
 from smac_rllib.cli.errors import UserError, did_you_mean, type_name
 from smac_rllib.cli.experiment_spec import EXPERIMENT_KEYS
@@ -110,7 +111,11 @@ def check_config(config: dict, algo_class: type, line_of) -> None:
             _refuse_experiment_key(key, "config", line_of(key))
             public = sorted(k for k in known if not k.startswith("_"))
             hint = f"; RLlib removed it: {REMOVED_KEYS[key]}" if key in REMOVED_KEYS else did_you_mean(key, public)
-            hint = f"; {OTHER_LIBRARY_KEYS[key]}" if key in OTHER_LIBRARY_KEYS else hint
+            owners = owners_of(key, algo_class.__name__)  # another algorithm's setting, not a misspelling
+            names = " and ".join([", ".join(owners[:-1]), owners[-1]] if len(owners) > 1 else owners)
+            said = [f"it is a setting of {names}, not of {algo_class.__name__}"] if owners else []
+            said += [OTHER_LIBRARY_KEYS[key]] if key in OTHER_LIBRARY_KEYS else []
+            hint = "".join(f"; {part}" for part in said) or hint
             raise UserError(
                 f"unknown config key {key!r} for {algo_class.__name__}{hint}"
                 f" (see {type(default).__name__}; all keys: {type(default).__name__}().to_dict())",

@@ -290,4 +290,20 @@ OTHER_LIBRARY_KEYS = {
     "update_every": "write updates_per_env_step (gradient updates per env step stored)",
     "utd_ratio": "write updates_per_env_step (gradient updates per env step stored)",
     "target_network_frequency": "write target_network_update_freq",
+    "target_update_interval": "write target_network_update_freq (updates between target-network updates, with tau)",
+    "entropy_coeff": _TEMPERATURE,
+    **dict.fromkeys(
+        ("policy_kwargs", "net_arch", "hidden_sizes", "ac_kwargs"),
+        "size the networks with hidden_dim and critic_hidden_dim (num_hidden_layers for the depth)",
+    ),
+    "use_sde": "the policy explores by its own sampling (no state-dependent noise switch); remove it",
+    "action_noise": "the policy explores by its own sampling; TD3 adds Gaussian noise (run: TD3, exploration_noise)",
+    "tensorboard_log": "Tune writes TensorBoard files into each trial's directory: tensorboard --logdir <storage path>",
+    "device": "a GPU learner is num_gpus_per_learner: 1 (0: the CPU)",
+    **dict.fromkeys(("eval_freq", "eval_interval", "test_interval"), "write evaluation_interval (in iterations)"),
+    **dict.fromkeys(("n_eval_episodes", "num_test_episodes", "eval_episodes"), "write evaluation_duration (episodes)"),
+    **dict.fromkeys(
+        ("epochs", "steps_per_epoch", "max_steps", "num_timesteps"),
+        "the run's length is the stop: stop: {env_runners/num_env_steps_sampled_lifetime: N}",
+    ),
 }
