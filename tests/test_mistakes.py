@@ -1210,6 +1210,15 @@ MISTAKES: dict[str, Mistake] = {
         expect="unknown experiment key 'trial_dirname_creator'; Tune takes a Python function there, which a YAML file "
         "cannot hold",
     ),
+    "ASHA's time on one iteration's count": Mistake(
+        exp("scheduler: {type: ASHA, time_attr: env_runners/num_env_steps_sampled, grace_period: 100, max_t: 1000}"),
+        expect="scheduler time_attr env_runners/num_env_steps_sampled is a count of one iteration (each result "
+        "restarts it), so ASHA's time never passes its rungs; write time_attr: env_runners/num_env_steps_sampled_",
+    ),
+    "num_to_keep: -1 for every checkpoint": Mistake(
+        exp("checkpoint_config: {num_to_keep: -1}"),
+        expect="num_to_keep=-1 must be a positive integer; num_to_keep: null keeps every checkpoint (the default",
+    ),
     "PPO's clip_param in a SMAC config": Mistake(
         cfg("clip_param: 0.2"), expect="unknown config key 'clip_param' for SMAC; it is a setting of APPO and PPO, not"
     ),

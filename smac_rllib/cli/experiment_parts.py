@@ -120,7 +120,10 @@ def parse_checkpoint_config(block: Any, where: str, *, custom_metrics: bool = Fa
     for key in ("checkpoint_frequency", "num_to_keep"):
         value = ckpt[key]
         if value is not None and not (is_int(value) and value >= (0 if key == "checkpoint_frequency" else 1)):
-            raise UserError(f"checkpoint_config.{key}={value!r} must be a positive integer", where)
+            keep_all = (
+                "; num_to_keep: null keeps every checkpoint (the default keeps 2)" if key == "num_to_keep" else ""
+            )
+            raise UserError(f"checkpoint_config.{key}={value!r} must be a positive integer{keep_all}", where)
     if not isinstance(ckpt["checkpoint_at_end"], bool):
         raise UserError(
             f"checkpoint_config.checkpoint_at_end={ckpt['checkpoint_at_end']!r} must be true or false (without quotes)",
@@ -248,6 +251,13 @@ def parse_scheduler(block: Any, where: str, *, evaluates: bool = False, custom_m
             error = result_key_error(options[key], f"scheduler {key}", custom_metrics)
             if error:
                 raise UserError(error, where)
+    if options.get("time_attr") in PER_ITERATION_KEYS:  # ASHA's time must grow: a count each result restarts stalls
+        attr = options["time_attr"]
+        raise UserError(
+            f"scheduler time_attr {attr} is a count of one iteration (each result restarts it), so ASHA's time never "
+            f"passes its rungs; write time_attr: {PER_ITERATION_KEYS[attr]}",
+            where,
+        )
     _check_asha_values(options, where)
     if str(options.get("metric", "")).startswith("evaluation/") and not evaluates:
         raise UserError(
