@@ -1210,6 +1210,10 @@ MISTAKES: dict[str, Mistake] = {
         expect="unknown experiment key 'trial_dirname_creator'; Tune takes a Python function there, which a YAML file "
         "cannot hold",
     ),
+    "a quote never closed": Mistake(
+        BASE.replace("env: dmc/cartpole-balance", 'env: "dmc/cartpole-balance'),
+        expect='mistake.yaml:4:8: YAML syntax error: the " opened here is never closed; close it at the end of the',
+    ),
     "ASHA's time on one iteration's count": Mistake(
         exp("scheduler: {type: ASHA, time_attr: env_runners/num_env_steps_sampled, grace_period: 100, max_t: 1000}"),
         expect="scheduler time_attr env_runners/num_env_steps_sampled is a count of one iteration (each result "

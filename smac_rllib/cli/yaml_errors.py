@@ -44,6 +44,11 @@ def syntax_hint(e: yaml.MarkedYAMLError, text: str, path: str) -> tuple[str, str
             "// and /* */ comments are neither JSON nor YAML; start a comment with # (YAML)",
             f"{path}:{line}",
         )
+    opened = e.context_mark
+    if "quoted scalar" in str(e.context) and "end of stream" in problem and opened:  # the quote is where it opened
+        quote = text.splitlines()[opened.line][opened.column] if opened.line < len(text.splitlines()) else '"'
+        where = f"{path}:{opened.line + 1}:{opened.column + 1}"
+        hint = f"the {quote} opened here is never closed; close it at the end of the value (or drop it)"
     if hint is None:
         context = f" ({e.context})" if e.context and e.problem else ""
         hint = f"{problem}{context}; check the indentation, the ':' and the quoting there"
