@@ -71,6 +71,14 @@ SAC_PENDULUM = (
 )
 
 
+# A SACBaseline experiment to put beside BASE's SMAC one (without SMAC's own keys).
+SAC_BESIDE = "".join(
+    line + "\n"
+    for line in BASE.replace("tiny:", "sac:").replace("run: SMAC", "run: SACBaseline").splitlines()[1:]
+    if not line.strip().startswith(("num_particles", "latent_dim", "critic_hidden_dim"))
+)
+
+
 def cfg(*lines: str) -> str:
     """BASE with config keys set (``"gamma: 0"``)."""
     text = BASE
@@ -1209,6 +1217,19 @@ MISTAKES: dict[str, Mistake] = {
         exp("trial_dirname_creator: 'lambda t: t.trial_id'"),
         expect="unknown experiment key 'trial_dirname_creator'; Tune takes a Python function there, which a YAML file "
         "cannot hold",
+    ),
+    "rllib tune (Tune is underneath)": Mistake(
+        command=("tune", "file", "{yaml}"),
+        expect="rllib has no tune command: rllib train file ",
+    ),
+    "a grid_search in checkpoint_config": Mistake(
+        exp("checkpoint_config: {num_to_keep: {grid_search: [1, 3]}}"),
+        expect="checkpoint_config: grid_search sweeps config keys (and env) only; checkpoint_config is one per",
+    ),
+    "--config into an experiment that lacks the key": Mistake(
+        BASE + SAC_BESIDE,
+        args=("--config", '{"num_particles": 8}'),
+        expect="--config goes into every experiment of the file ('sac' too): set it in the file",
     ),
     "a quote never closed": Mistake(
         BASE.replace("env: dmc/cartpole-balance", 'env: "dmc/cartpole-balance'),

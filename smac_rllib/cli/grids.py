@@ -168,6 +168,17 @@ def deep_merge(base: dict, override: dict) -> dict:
     return out
 
 
+def check_experiment_keys(body: dict, where_of) -> None:
+    """Tune sweeps the param space (config, and env) only: a grid in ``stop``, ``checkpoint_config``, ... is one
+    value per experiment, which it would not expand."""
+    for key in (k for k in body if k not in ("run", "env", "config") and has_grid(body[k])):
+        raise UserError(
+            f"{key}: grid_search sweeps config keys (and env) only; {key} is one per experiment: write one value, or "
+            "one experiment per value (sharing a template: `<<: *defaults`)",
+            where_of(key),
+        )
+
+
 def check_shared_grids(config: dict, where_of) -> None:
     """One ``grid_search`` mapping at two keys (a YAML alias, ``actor_lr: &lr {grid_search: ...}`` then
     ``critic_lr: *lr``) reads as "these move together", but Tune crosses every grid: N x N trials, most of them

@@ -71,6 +71,15 @@ FOREIGN_FLAGS = {
     "-s": "write --stop '{\"training_iteration\": 10}'",
     "--export-formats": "a checkpoint already holds the torch module (rllib evaluate CHECKPOINT reads it)",
 }
+# Commands of other CLIs (Tune's, SB3-zoo's, ...) -> ours.
+_TRAIN = "rllib train file X.yaml trains (with Ray Tune underneath: sweeps, ASHA, --resume)"
+OTHER_COMMANDS = {
+    **dict.fromkeys(("tune", "run", "fit", "start", "launch", "experiment"), _TRAIN),
+    **dict.fromkeys(
+        ("eval", "test", "enjoy", "play", "record"), "rllib evaluate CHECKPOINT --episodes 10 [--video out.mp4]"
+    ),
+    **dict.fromkeys(("visualize", "plots", "curves", "show"), "rllib plot RESULTS_DIR [--out curves.png]"),
+}
 # Flags other plotting tools take -> ours.
 FOREIGN_PLOT_FLAGS = {
     "--metrics": "--metric KEY plots one result key (default: the evaluation return); one command per key",
@@ -150,6 +159,9 @@ def other_forms(argv: list[str]) -> str | None:
         for flag in (arg.split("=")[0] for arg in argv[1:]):
             if flag in FOREIGN_EVALUATE_FLAGS:
                 return f"rllib evaluate has no {flag}: {FOREIGN_EVALUATE_FLAGS[flag]}"
+    if argv[:1] and argv[0] in OTHER_COMMANDS:
+        file = next((a for a in argv if a.endswith(YAML_SUFFIXES)), "X.yaml")  # the user's own file in the fix
+        return f"rllib has no {argv[0]} command: {OTHER_COMMANDS[argv[0]].replace('X.yaml', file)}"
     if argv[:1] == ["rollout"]:  # RLlib < 2.0
         return (
             "`rllib rollout` is RLlib's older command: rllib evaluate CHECKPOINT --episodes 10 (its env and algorithm)"

@@ -13,10 +13,12 @@ would run the same settings under different labels -- hours of compute that a us
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
 from smac_rllib.cli.errors import UserError, warn
+from smac_rllib.cli.grids import MAX_GRID_POINTS, check_grids, deep_merge, grid_variants
 from smac_rllib.core.values import is_number
 from smac_rllib.cli.experiment_spec import ExperimentSpec
 from smac_rllib.cli.results import ENV_STEP_KEYS, action_repeat
@@ -216,3 +218,21 @@ def _warn_frames_apart(spec: ExperimentSpec, trials: list[tuple[str, dict, Any]]
         f"they see {frames} env frames; to compare at equal frames, give each action repeat its own experiment with "
         f"the stop at frames / action_repeat agent steps"
     )
+
+
+def merge_cli_config(config: dict, cli: dict, where: str) -> dict:
+    """``--config`` merged into the file's config; a key it sets in every point of a sweep of that key would make the
+    sweep's trials one run under several labels."""
+    for key, value in cli.items():  # its own grids first (an empty one would count as a lost sweep)
+        check_grids(value, str(key), where)
+    merged = deep_merge(config, cli)
+    before = {variant_key(v) for v in grid_variants(config, limit=MAX_GRID_POINTS)}
+    after = {variant_key(v) for v in grid_variants(merged, limit=MAX_GRID_POINTS)}
+    if len(after) < len(before):
+        raise UserError(
+            f"--config {json.dumps(cli)} sets a key the file sweeps in every point of the sweep: its {len(before)} "
+            f"trials would be {len(after)} run(s) under {len(before)} labels; drop that key from --config (or the "
+            "sweep from the file)",
+            where,
+        )
+    return merged

@@ -45,7 +45,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import difflib
-import json
 import re
 from typing import Any
 
@@ -68,12 +67,12 @@ from smac_rllib.cli.experiment_parts import (
     translate_legacy_keys,
 )
 from smac_rllib.cli.experiment_spec import EXPERIMENT_KEYS, FOREIGN_EXPERIMENT_KEYS, ExperimentSpec, Overrides
-from smac_rllib.cli.grids import MAX_GRID_POINTS, check_grids, deep_merge, grid_variants, num_grid_points
+from smac_rllib.cli.grids import MAX_GRID_POINTS, check_grids, grid_variants, num_grid_points
 from smac_rllib.cli.ranges import check_finite, config_errors
 from smac_rllib.cli.ray_output import quiet
 from smac_rllib.cli import experiment_parts, experiment_spec, grids, trial_check
 from smac_rllib.cli.storage import resolve_storage_path
-from smac_rllib.cli.same_trials import trial_labels, variant_key
+from smac_rllib.cli.same_trials import merge_cli_config, trial_labels, variant_key
 from smac_rllib.cli.trial_check import check_trials, in_trial, line_of_message
 from smac_rllib.cli.tune_keys import parse_run_options, tune_key_hint
 from smac_rllib.cli.yaml_reader import MarkedDict, is_template, read_yaml
@@ -138,6 +137,7 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
             hint = hint or did_you_mean(key, EXPERIMENT_KEYS)
             raise UserError(f"unknown experiment key {key!r}{hint}", _where(path, body, key))
 
+    grids.check_experiment_keys(body, lambda key: _where(path, body, key))
     run = body.get("run")
     if not run:
         raise UserError(f"experiment {name!r} has no `run:`; add e.g. `run: SMAC` (or SACBaseline, SAC)", where)
@@ -156,7 +156,7 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
             f"env given twice ({body['env']!r} and config.env {config['env']!r}); keep one", _where(path, body, "env")
         )
     if ov.config:
-        config = _merge_cli_config(config, ov.config, f"{path} (--config)")
+        config = merge_cli_config(config, ov.config, f"{path} (--config)")
     if "env" in body and not (ov.config and "env" in ov.config):  # --config '{"env": ...}' replaces the file's env
         config["env"] = plain(body["env"])
         config_lines["env"] = _where(path, body, "env")
@@ -183,7 +183,14 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
     _check_values(config, line_of)
     config_questions.fill_defaults(config, algo_class)  # e.g. float frames for RLlib's DreamerV3
     check_env(config, algo_class, line_of)
-    check_config(config, algo_class, line_of)
+    try:
+        check_config(config, algo_class, line_of)
+    except UserError as e:  # a --config key that one experiment of several does not have: --config reaches them all
+        if f"{path} (--config)" not in str(e) or sum(not is_template(k) for k in doc) < 2:
+            raise
+        raise UserError(
+            f"{e}; --config goes into every experiment of the file ({name!r} too): set it in the file"
+        ) from None
 
     custom = any(str(k).startswith("callbacks") for k in config)  # callbacks may report metrics of their own
     block = plain(body.get("stop")) or experiment_parts.asha_stop(body.get("scheduler"))  # ASHA's max_t ends trials
@@ -313,24 +320,6 @@ def algorithm_class(run: Any, where: str) -> type:
 
 
 # --------------------------------------------------------------------------------------------- grid points
-
-
-def _merge_cli_config(config: dict, cli: dict, where: str) -> dict:
-    """``--config`` merged into the file's config; a key it sets in every point of a sweep of that key would make the
-    sweep's trials one run under several labels."""
-    for key, value in cli.items():  # its own grids first (an empty one would count as a lost sweep)
-        check_grids(value, str(key), where)
-    merged = deep_merge(config, cli)
-    before = {variant_key(v) for v in grid_variants(config, limit=MAX_GRID_POINTS)}
-    after = {variant_key(v) for v in grid_variants(merged, limit=MAX_GRID_POINTS)}
-    if len(after) < len(before):
-        raise UserError(
-            f"--config {json.dumps(cli)} sets a key the file sweeps in every point of the sweep: its {len(before)} "
-            f"trials would be {len(after)} run(s) under {len(before)} labels; drop that key from --config (or the "
-            "sweep from the file)",
-            where,
-        )
-    return merged
 
 
 def build_configs(spec: ExperimentSpec) -> list:
