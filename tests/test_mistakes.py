@@ -1231,6 +1231,44 @@ MISTAKES: dict[str, Mistake] = {
         args=("--config", '{"num_particles": 8}'),
         expect="--config goes into every experiment of the file ('sac' too): set it in the file",
     ),
+    "clip_rewards on the new stack": Mistake(
+        cfg("clip_rewards: true"), expect="clip_rewards=True is read by RLlib's old API stack only"
+    ),
+    "a gymnasium entry point as the env": Mistake(
+        exp("env: gymnasium.envs.classic_control.pendulum:PendulumEnv").replace("{time_limit: 1.0}", "{}"),
+        expect="is the entry point gymnasium registers Pendulum-v1 with, not an env id; write env: Pendulum-v1",
+    ),
+    "a positive return stop on Reacher": Mistake(
+        exp("env: Reacher-v5", "stop: {env_runners/episode_return_mean: 5, training_iteration: 2}").replace(
+            "{time_limit: 1.0}", "{}"
+        ),
+        expect="stop criterion env_runners/episode_return_mean=5 is never reached: an episode of Reacher-v5 returns at "
+        "most 0",
+    ),
+    "rlkit's reward_scale": Mistake(cfg("reward_scale: 5"), expect="'reward_scale' for SMAC; rewards are learned as"),
+    "pytorch_sac's init_temperature": Mistake(
+        cfg("init_temperature: 0.1"), expect="'init_temperature' for SMAC; write initial_alpha"
+    ),
+    "DrQ's eval_frequency": Mistake(cfg("eval_frequency: 10"), expect="'eval_frequency' for SMAC; write evaluation_i"),
+    "action_repeat one level up": Mistake(
+        cfg("action_repeat: 2"), expect="'action_repeat' for SMAC; it is an env_config key: write env_config: {action"
+    ),
+    "a key's words in another order": Mistake(cfg("lr_actor: 0.001"), expect="'lr_actor' for SMAC; did you mean 'ac"),
+    "rllib evaluate on a shell pattern": Mistake(
+        command=("evaluate", "{dir}/a", "{dir}/b"),
+        expect="rllib evaluate takes one checkpoint (given 2:",
+    ),
+    "a training-return ranking in a run that ends no episode": Mistake(
+        exp("checkpoint_config: {checkpoint_score_attribute: env_runners/episode_return_mean}").replace(
+            "{time_limit: 1.0}", "{time_limit: 10.0}"
+        ),
+        expect="checkpoint_score_attribute env_runners/episode_return_mean is reported once a training episode ends, "
+        "and the run's ~200 env steps end none of dmc/cartpole-balance's 1,000-step episodes",
+    ),
+    "a learning-rate sweep of a warm-up-only run": Mistake(
+        exp("warm_up_only: true", "stop: {training_iteration: 1}") + "    actor_lr: {grid_search: [0.001, 0.0003]}\n",
+        expect="warm_up_only: true runs no gradient update, so the actor_lr sweep changes nothing",
+    ),
     "a quote never closed": Mistake(
         BASE.replace("env: dmc/cartpole-balance", 'env: "dmc/cartpole-balance'),
         expect='mistake.yaml:4:8: YAML syntax error: the " opened here is never closed; close it at the end of the',

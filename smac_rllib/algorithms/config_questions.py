@@ -93,6 +93,11 @@ def unused_keys(config, written: dict) -> list[str]:
             f"never read by {algo}'s learner, which runs its one update eagerly or, on a CUDA pixel "
             "learner, as learner_capture says ('graph', 'graph+compile'); remove the torch_compile_learner keys"
         )
+    if written.get("clip_rewards") not in (None, False):  # read by RLlib's old-stack samplers only
+        found.append(
+            f"clip_rewards={written['clip_rewards']!r} is read by RLlib's old API stack only: the new stack's env "
+            "runners pass the env's rewards as they are (DMC: in [0, 1] per step); remove clip_rewards"
+        )
     if written.get("render_env", False) is not False:  # RLlib only logs that the new stack ignores it
         found.append(
             f"render_env={written['render_env']!r} renders nothing on RLlib's new API stack (training runs headless); "

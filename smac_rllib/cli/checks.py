@@ -26,6 +26,7 @@ from smac_rllib.cli.other_forms import OTHER_LIBRARY_KEYS
 from smac_rllib.cli.errors import UserError, did_you_mean, type_name
 from smac_rllib.cli.experiment_spec import EXPERIMENT_KEYS
 from smac_rllib.cli.grids import is_grid
+from smac_rllib.envs import ENV_CONFIG_KEYS
 from smac_rllib.cli.ranges import CHOICES, all_ranges, check_choice, check_range
 from smac_rllib.cli.ray_output import quiet
 
@@ -110,7 +111,11 @@ def check_config(config: dict, algo_class: type, line_of) -> None:
         if attr not in known and key not in known:
             _refuse_experiment_key(key, "config", line_of(key))
             public = sorted(k for k in known if not k.startswith("_"))
-            hint = f"; RLlib removed it: {REMOVED_KEYS[key]}" if key in REMOVED_KEYS else did_you_mean(key, public)
+            hint = (
+                f"; RLlib removed it: {REMOVED_KEYS[key]}" if key in REMOVED_KEYS else did_you_mean(key, public, 0.75)
+            )
+            if key in ENV_CONFIG_KEYS:  # a dmc env's setting written one level up
+                hint = f"; it is an env_config key: write env_config: {{{key}: ...}}"
             owners = owners_of(key, algo_class.__name__)  # another algorithm's setting, not a misspelling
             names = " and ".join([", ".join(owners[:-1]), owners[-1]] if len(owners) > 1 else owners)
             said = [f"it is a setting of {names}, not of {algo_class.__name__}"] if owners else []

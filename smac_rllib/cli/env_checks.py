@@ -157,7 +157,13 @@ def _check_env_name(env: str, where: str) -> None:
         raise UserError(
             f"unknown env {env!r}; did you mean {spelled!r}? (DMC tasks are named dmc/<domain>-<task>)", where
         )
-    if env in gym.registry or "." in env.split("/")[-1].split("-v")[0]:  # a gymnasium id or a class path
+    ids = [spec.id for spec in gym.registry.values() if spec.entry_point == env]
+    if ids:  # `module:Class`, the entry point a registration names: gymnasium would look up an id "Class"
+        raise UserError(
+            f"env {env!r} is the entry point gymnasium registers {ids[0]} with, not an env id; write env: {ids[-1]}",
+            where,
+        )
+    if env in gym.registry or (":" not in env and "." in env.split("/")[-1].split("-v")[0]):  # an id, a class path
         return
     try:
         parse_env_name(env)

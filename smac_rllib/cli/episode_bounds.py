@@ -53,6 +53,8 @@ GYM_STEP_REWARDS = {
     "Pendulum-v1": (-(math.pi**2 + 0.1 * 8**2 + 0.001 * 2**2), 0.0),
     "InvertedPendulum-v4": (0.0, 1.0),
     "InvertedPendulum-v5": (0.0, 1.0),
+    # Reacher, Pusher: minus weighted distances and control costs (weights >= 0): at most 0, no useful lower bound
+    **dict.fromkeys(("Reacher-v4", "Reacher-v5", "Pusher-v4", "Pusher-v5"), (-math.inf, 0.0)),
 }
 
 
@@ -92,6 +94,7 @@ def fixed_length(env: Any) -> bool:
 def check_episode_stops(spec: ExperimentSpec, config, steps_at_stop: int | None) -> None:
     """``cli/horizon.py``'s rule 2: a return threshold above the task's bound (or at it: only a perfect episode reaches
     it), an episode length above the task's episode, or at most it on a DMC task (its episodes never end early)."""
+    _check_an_episode_ends(spec, config, steps_at_stop)
     for key, value in spec.stop.items():
         last = key.rsplit("/", 1)[-1]
         if key not in RETURN_KEYS and not last.startswith("episode_len_"):
@@ -156,3 +159,25 @@ def _check_smoothing_window(spec: ExperimentSpec, config, steps: int | None) -> 
             f"{max(1, episodes // 4)}) or stop on {RETURN_KEYS[1]}",
             spec.key_lines.get("metrics_num_episodes_for_smoothing", spec.source),
         )
+
+
+def _check_an_episode_ends(spec: ExperimentSpec, config, steps_at_stop: int | None) -> None:
+    """A training episode's result (``env_runners/episode_...``) that the stop, the checkpoint score or ASHA reads
+    comes once an episode ends: on a DMC task (episodes run to the time limit) a run whose env steps by the stop end
+    none would rank or stop on nothing."""
+    score, metric = spec.checkpoint_config.get("checkpoint_score_attribute"), (spec.scheduler or {}).get("metric")
+    named = [(k, "stop criterion") for k in spec.stop] + [
+        (score, "checkpoint_score_attribute"),
+        (metric, "ASHA metric"),
+    ]
+    length = episode_steps(config.env, config.env_config)
+    if not (steps_at_stop and length and fixed_length(config.env) and steps_at_stop < length):
+        return
+    for key, what in named:
+        if isinstance(key, str) and key.startswith("env_runners/episode_"):
+            raise UserError(
+                f"{what} {key} is reported once a training episode ends, and the run's ~{steps_at_stop:,} env steps "
+                f"end none of {config.env}'s {length:,}-step episodes; raise the stop past {length:,} env steps, or "
+                "rank on evaluation/env_runners/episode_return_mean (with evaluation_interval)",
+                spec.source,
+            )

@@ -50,8 +50,12 @@ def yaml_number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
-def did_you_mean(key: Any, choices) -> str:
-    close = difflib.get_close_matches(str(key), [str(c) for c in choices], n=1)
+def did_you_mean(key: Any, choices, cutoff: float = 0.6) -> str:
+    """``; did you mean 'x'?`` for the same words in another order (``lr_actor``: actor_lr) or a close spelling."""
+    names = [str(c) for c in choices]
+    words = sorted(str(key).lower().split("_"))
+    close = [n for n in names if len(words) > 1 and sorted(n.lower().split("_")) == words]
+    close = close or difflib.get_close_matches(str(key), names, n=1, cutoff=cutoff)
     return f"; did you mean {close[0]!r}?" if close else ""
 
 

@@ -153,6 +153,15 @@ def other_forms(argv: list[str]) -> str | None:
             "rllib plot takes one directory; it plots every experiment under it, so put the runs to compare under "
             "one parent (e.g. one --storage-path) and pass that"
         )
+    switches = ("--trust", "--wandb", "-h", "--help")  # evaluate's flags without a value
+    paths = [
+        a for i, a in enumerate(argv[1:], 1) if not a.startswith("-") and not _after_value_option(argv, i, switches)
+    ]
+    if argv[:1] == ["evaluate"] and len(paths) > 1:  # `checkpoint_*`: the shell expanded a pattern
+        return (
+            f"rllib evaluate takes one checkpoint (given {len(paths)}: {paths[0]} ...; a pattern the shell expanded?); "
+            "pass one, or the trial directory for its newest checkpoint"
+        )
     if argv[:1] == ["evaluate"] and any(a == "--env" or a.startswith("--env=") for a in argv):
         return "rllib evaluate runs the env the checkpoint was trained on (its config); it has no --env"
     if argv[:1] == ["evaluate"]:
@@ -269,6 +278,12 @@ def unknown_option(parser: argparse.ArgumentParser, argv: list[str]) -> str | No
     return None
 
 
+def _after_value_option(argv: list[str], i: int, switches: tuple[str, ...]) -> bool:
+    """Whether ``argv[i]`` is the value of the option before it (an option that is not one of ``switches``)."""
+    before = argv[i - 1]
+    return before.startswith("-") and "=" not in before and before not in switches and not _is_number(before)
+
+
 def _is_number(text: str) -> bool:
     try:
         float(text)
@@ -312,8 +327,22 @@ OTHER_LIBRARY_KEYS = {
     "action_noise": "the policy explores by its own sampling; TD3 adds Gaussian noise (run: TD3, exploration_noise)",
     "tensorboard_log": "Tune writes TensorBoard files into each trial's directory: tensorboard --logdir <storage path>",
     "device": "a GPU learner is num_gpus_per_learner: 1 (0: the CPU)",
-    **dict.fromkeys(("eval_freq", "eval_interval", "test_interval"), "write evaluation_interval (in iterations)"),
-    **dict.fromkeys(("n_eval_episodes", "num_test_episodes", "eval_episodes"), "write evaluation_duration (episodes)"),
+    **dict.fromkeys(
+        ("eval_freq", "eval_interval", "test_interval", "eval_frequency", "evaluation_frequency", "eval_every"),
+        "write evaluation_interval (in iterations)",
+    ),
+    **dict.fromkeys(
+        ("n_eval_episodes", "num_test_episodes", "eval_episodes", "num_eval_episodes", "evaluation_episodes"),
+        "write evaluation_duration (episodes)",
+    ),
+    **dict.fromkeys(
+        ("init_temperature", "initial_temperature", "init_alpha", "alpha_init", "init_entropy_coef"),
+        "write initial_alpha (the temperature's start; it is learned toward target_entropy)",
+    ),
+    **dict.fromkeys(
+        ("reward_scale", "reward_scaling", "scale_reward"),
+        "rewards are learned as the env gives them (DMC: in [0, 1] per step); there is no reward scale",
+    ),
     **dict.fromkeys(
         ("epochs", "steps_per_epoch", "max_steps", "num_timesteps"),
         "the run's length is the stop: stop: {env_runners/num_env_steps_sampled_lifetime: N}",

@@ -60,6 +60,7 @@ def check_same_trials(
     ``run_values(config)``: {setting: (its value as run, "what that is")} for what the env's spaces or the run's
     length decide (``target_entropy: auto`` is -|A|; a replay larger than the run's env steps holds them all)."""
     _check_switched_off(spec, trials)
+    _check_warm_up_grid(spec, trials)
     _check_resolved_alike(spec, trials, run_values)
     _check_training_alike(spec, trials)
     _warn_frames_apart(spec, trials)
@@ -80,6 +81,27 @@ def _rllib_switched_off(config, variant: dict) -> dict[str, str]:
         for key in variant
         if isinstance(key, str) and key.startswith("evaluation_") and key != "evaluation_interval"
     }
+
+
+# Settings read by gradient updates only: under ``warm_up_only`` (no update) trials that differ in them are one run.
+UPDATE_ONLY_KEYS = (
+    "tau", "gamma", "train_batch_size_per_learner", "batch_size_B", "batch_length_T", "updates_per_env_step",
+    "target_network_update_freq", "target_entropy", "initial_alpha", "grad_clip",
+)  # fmt: skip
+
+
+def _check_warm_up_grid(spec: ExperimentSpec, trials: list[tuple[str, dict, Any]]) -> None:
+    """``warm_up_only: true`` runs the uniform random warm-up alone: a sweep over what only the updates read (a
+    learning rate, tau, the batch) runs the same run in every trial."""
+    varying = varying_paths([flatten(variant) for _, variant, _ in trials]) if spec.warm_up_only else []
+    for path in varying:
+        top = path.split(".")[0]
+        if top in UPDATE_ONLY_KEYS or top == "lr" or top.endswith("_lr"):
+            raise UserError(
+                f"warm_up_only: true runs no gradient update, so the {top} sweep changes nothing (its trials run "
+                f"alike); drop the {top} sweep or warm_up_only",
+                spec.key_lines.get(top, spec.source),
+            )
 
 
 def _deliberately_off(key: str, variant: dict) -> bool:
