@@ -199,7 +199,8 @@ MISTAKES: dict[str, Mistake] = {
         cfg("max_consecutive_nonfinite_updates: 0"), expect="max_consecutive_nonfinite_updates=0 must be >= 1"
     ),
     "evaluation_config gamma": Mistake(
-        cfg("evaluation_config: {explore: false, gamma: 2}"), expect="evaluation_config.gamma=2 must be in (0, 1]"
+        cfg("evaluation_config: {explore: false, gamma: 2}"),
+        expect="evaluation_config.gamma: the evaluation runs the trained policy and never trains",
     ),
     # ---- NaN / inf anywhere
     "gamma NaN": Mistake(cfg("gamma: .nan"), expect="gamma=nan is not a finite number"),
@@ -1269,6 +1270,28 @@ MISTAKES: dict[str, Mistake] = {
         exp("warm_up_only: true", "stop: {training_iteration: 1}") + "    actor_lr: {grid_search: [0.001, 0.0003]}\n",
         expect="warm_up_only: true runs no gradient update, so the actor_lr sweep changes nothing",
     ),
+    "RLlib's older num_rollout_workers": Mistake(
+        cfg("num_rollout_workers: 2"), expect="'num_rollout_workers' for SMAC; RLlib removed it: write num_env_runners"
+    ),
+    "old-stack SAC's compress_observations": Mistake(
+        cfg("compress_observations: true"), expect="compress_observations=True is read by RLlib's old-stack SAC replay"
+    ),
+    "settings put in learner_config_dict": Mistake(
+        cfg("learner_config_dict: {actor_lr: 0.001}"),
+        expect="learner_config_dict={'actor_lr': 0.001} is read by custom RLlib learners only",
+    ),
+    "a sample timeout of 10 ms": Mistake(cfg("sample_timeout_s: 0.01"), expect="sample_timeout_s=0.01 must be >= 1"),
+    "the warm-up inside evaluation_config": Mistake(
+        cfg("evaluation_config: {explore: false, num_steps_sampled_before_learning_starts: 0}"),
+        expect="evaluation_config.num_steps_sampled_before_learning_starts: the evaluation runs the trained policy and "
+        "never trains",
+    ),
+    "TD3 given SAC's temperature": Mistake(
+        exp("run: TD3")
+        .replace("    num_particles: 4\n    latent_dim: 4\n", "    initial_alpha: 0.2\n")
+        .replace("    critic_hidden_dim: 16\n", ""),
+        expect="initial_alpha=0.2 is a setting of SAC's entropy temperature, and TD3 has none",
+    ),
     "a quote never closed": Mistake(
         BASE.replace("env: dmc/cartpole-balance", 'env: "dmc/cartpole-balance'),
         expect='mistake.yaml:4:8: YAML syntax error: the " opened here is never closed; close it at the end of the',
@@ -2236,3 +2259,22 @@ def test_settings_that_only_the_run_can_contradict_are_said(tmp_path, capfd):
     assert seconds_rung_past_stop(asha, {"training_iteration": 100}, result) is None  # ~2000 s: the rung is reached
     assert seconds_rung_past_stop(asha, {"training_iteration": 3}, {**result, "training_iteration": 1}) is None
     assert seconds_rung_past_stop({"grace_period": 600}, {"training_iteration": 3}, result) is None  # in iterations
+
+
+def test_what_the_command_line_replaces_and_other_evaluations_are_said(tmp_path, capfd, monkeypatch):
+    """--storage-path over the file's storage_path is said (documented, not silent); an evaluation env with other
+    keyword arguments of a gymnasium env warns (another reward); Tune's TUNE_MAX_PENDING_TRIALS_PG=0 is one line."""
+    path = tmp_path / "ok.yaml"
+    path.write_text(exp(f"storage_path: {tmp_path / 'a'}"))
+    assert run_cli(["train", "file", str(path), "--storage-path", str(tmp_path / "b"), "--dry-run"]) == 0
+    assert f"--storage-path {tmp_path / 'b'} replaces the file's {tmp_path / 'a'}" in capfd.readouterr().err
+    gym = exp("env: Pendulum-v1").replace("{time_limit: 1.0}", "{g: 10.0}")
+    path.write_text(gym.replace("evaluation_config: {explore: false}", "evaluation_config: {env_config: {g: 3.0}}"))
+    assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
+    assert "evaluation_config runs g=3.0 (training: 10.0): the policy is evaluated on another task" in (
+        capfd.readouterr().err
+    )
+    monkeypatch.setenv("TUNE_MAX_PENDING_TRIALS_PG", "0")
+    path.write_text(BASE)
+    assert run_cli(["train", "file", str(path), "--dry-run"]) == 2
+    assert "TUNE_MAX_PENDING_TRIALS_PG=0: Tune takes a whole number >= 1 here" in capfd.readouterr().err

@@ -48,6 +48,19 @@ OLD_STACK_KEYS = {
 }
 
 
+# RLlib settings that only its old API stack (or its own learners) read: refused when switched on.
+OLD_STACK_SWITCHES = {
+    "clip_rewards": "is read by RLlib's old API stack only: the new stack's env runners pass the env's rewards as they "
+    "are (DMC: in [0, 1] per step)",
+    "compress_observations": "is read by RLlib's old-stack SAC replay only: this replay stores observations as they "
+    "are (pixels as uint8 frames already)",
+    "render_env": "renders nothing on RLlib's new API stack (training runs headless); record a trained policy with "
+    "rllib evaluate CHECKPOINT --video eval.mp4",
+    "learner_config_dict": "is read by custom RLlib learners only; this algorithm's learner takes its settings from "
+    "the config itself (e.g. actor_lr: 0.001 beside the other keys)",
+}
+
+
 @functools.cache
 def _default_replay_type(config_class: type):
     """The replay type a config class sets by default (once per class, not per grid point)."""
@@ -93,16 +106,11 @@ def unused_keys(config, written: dict) -> list[str]:
             f"never read by {algo}'s learner, which runs its one update eagerly or, on a CUDA pixel "
             "learner, as learner_capture says ('graph', 'graph+compile'); remove the torch_compile_learner keys"
         )
-    if written.get("clip_rewards") not in (None, False):  # read by RLlib's old-stack samplers only
-        found.append(
-            f"clip_rewards={written['clip_rewards']!r} is read by RLlib's old API stack only: the new stack's env "
-            "runners pass the env's rewards as they are (DMC: in [0, 1] per step); remove clip_rewards"
-        )
-    if written.get("render_env", False) is not False:  # RLlib only logs that the new stack ignores it
-        found.append(
-            f"render_env={written['render_env']!r} renders nothing on RLlib's new API stack (training runs headless); "
-            "record a trained policy with rllib evaluate CHECKPOINT --video eval.mp4, and remove render_env"
-        )
+    found += [
+        f"{key}={written[key]!r} {why}; remove {key}"
+        for key, why in OLD_STACK_SWITCHES.items()
+        if written.get(key) not in (None, False, 0, {})
+    ]
     if written.get("n_step", 1) != 1:
         found.append(
             f"n_step={written['n_step']!r} cannot be honoured: the replay stores 1-step transitions (the "

@@ -22,7 +22,8 @@ from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 
 from smac_rllib.core.values import is_int, is_real
 from smac_rllib.cli.key_owners import owners_of
-from smac_rllib.cli.other_forms import OTHER_LIBRARY_KEYS
+from smac_rllib.cli.other_forms import OTHER_LIBRARY_KEYS, REMOVED_KEYS
+from smac_rllib.cli.same_trials import UPDATE_ONLY_KEYS
 from smac_rllib.cli.errors import UserError, did_you_mean, type_name
 from smac_rllib.cli.experiment_spec import EXPERIMENT_KEYS
 from smac_rllib.cli.grids import is_grid
@@ -136,16 +137,6 @@ def check_config(config: dict, algo_class: type, line_of) -> None:
             _check_evaluation_config(config[key], algo_class, known, annotations, default, line_of)
 
 
-# Settings of older RLlib that 2.60 no longer has -> what sets the same now.
-REMOVED_KEYS = {
-    **dict.fromkeys(
-        ("horizon", "soft_horizon"),
-        "an episode's limit is env_config time_limit (DMC, seconds) or max_episode_steps (gymnasium)",
-    ),
-    "no_done_at_end": "time limits are truncations already (the target bootstraps there)",
-}
-
-
 def _expected_type(key: str, attr: str, annotations: dict[str, Any], default) -> Any:
     if key.startswith(("num_cpus", "num_gpus")):
         return typing.Optional[float]  # fractional resources are fine
@@ -170,6 +161,10 @@ EVALUATION_ONLY_AT_TOP = (
     "evaluation_force_reset_envs_before_iteration",
     "evaluation_auto_duration_min_env_steps_per_sample",
 )
+
+
+# Read by the training loop only (besides what only updates read, ``UPDATE_ONLY_KEYS``).
+TRAINING_ONLY_KEYS = ("num_steps_sampled_before_learning_starts", "replay_buffer_config", "lr")
 
 
 def _check_evaluation_config(
@@ -198,6 +193,12 @@ def _check_evaluation_config(
                 f"evaluation_config.{key}: RLlib reads {attr} only at the top of config, never inside "
                 f"evaluation_config (the evaluation would not run as written); move `{key}` up one level, next to "
                 "evaluation_config",
+                line_of("evaluation_config", key),
+            )
+        if key in UPDATE_ONLY_KEYS + TRAINING_ONLY_KEYS or key.endswith("_lr"):  # the evaluation never trains
+            raise UserError(
+                f"evaluation_config.{key}: the evaluation runs the trained policy and never trains, so {key} there "
+                "is never read; move it up to config (or remove it)",
                 line_of("evaluation_config", key),
             )
         if attr not in known and key not in known:

@@ -55,6 +55,11 @@ def check_gl_backend() -> None:
         from dm_control import _render  # noqa: F401
     except Exception as e:  # noqa: BLE001 - ImportError, AttributeError (no library), RuntimeError (unknown name)
         gl, platform = os.environ.get("MUJOCO_GL", ""), os.environ.get("PYOPENGL_PLATFORM", "")
+        if "MUJOCO_EGL_DEVICE_ID" in str(e):  # a device number this machine does not have
+            raise UserError(
+                f"MUJOCO_EGL_DEVICE_ID={os.environ.get('MUJOCO_EGL_DEVICE_ID')}: {one_line(e, 160)}; unset it (EGL "
+                "picks a device) or give one of those numbers"
+            ) from None
         raise UserError(
             f"MUJOCO_GL={gl} (PYOPENGL_PLATFORM={platform or 'unset'}): dm_control cannot load this GL backend "
             f"({one_line(e, 160)}); unset both (egl, the default, renders headless on CPU and GPU) or install the "

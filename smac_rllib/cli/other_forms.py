@@ -348,3 +348,18 @@ OTHER_LIBRARY_KEYS = {
         "the run's length is the stop: stop: {env_runners/num_env_steps_sampled_lifetime: N}",
     ),
 }
+
+
+# Settings of older RLlib that 2.60 no longer has -> what sets the same now.
+REMOVED_KEYS = {
+    **dict.fromkeys(
+        ("horizon", "soft_horizon"),
+        "an episode's limit is env_config time_limit (DMC, seconds) or max_episode_steps (gymnasium)",
+    ),
+    "no_done_at_end": "time limits are truncations already (the target bootstraps there)",
+    "num_rollout_workers": "write num_env_runners",
+    "num_envs_per_worker": "write num_envs_per_env_runner",
+    "num_cpus_per_worker": "write num_cpus_per_env_runner",
+    "num_gpus_per_worker": "write num_gpus_per_env_runner",
+    "evaluation_num_workers": "write evaluation_num_env_runners",
+}

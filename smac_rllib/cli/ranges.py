@@ -56,7 +56,7 @@ RANGES: dict[str, Range] = {
     "evaluation_interval": _r(0, hint="(null or 0: no evaluation; 10: every 10 iterations)"),
     "evaluation_duration": _r(1, hint="(or auto)"),
     "evaluation_sample_timeout_s": _r(0, low_open=True),
-    "sample_timeout_s": _r(0, low_open=True, hint="(or null: no timeout)"),
+    "sample_timeout_s": _r(1, hint="(seconds a sample request may take; RLlib: 60, or null: no timeout)"),
     "metrics_num_episodes_for_smoothing": _r(1, hint="(e.g. 100)"),
     "target_network_update_freq": _r(0, hint="(0: every update)"),
     "num_steps_sampled_before_learning_starts": _r(0, hint="(paper: 5000)"),

@@ -24,6 +24,7 @@ def start_ray(args, specs: list[ExperimentSpec]) -> None:
     """Join the cluster at ``--address`` / ``$RAY_ADDRESS`` or start a local Ray on 127.0.0.1, fitting every
     experiment to the GPUs, CPUs and custom resources there (resources.py)."""
     torch.set_num_threads(1)
+    check_tune_variables()
     if not args.verbose:
         os.environ["RAY_AIR_NEW_OUTPUT"] = "0"  # with verbose=0: no Tune tables, our progress lines only
         logging.getLogger("ray.rllib").setLevel(logging.ERROR)  # "You are running SAC on the new API stack!"
@@ -127,6 +128,7 @@ def _connect(address: str, host: str, port: int, timeout: float) -> socket.socke
 def check_before_ray(args, specs: list[ExperimentSpec]) -> None:
     """``--dry-run``: what ``start_ray`` checks and warns about, without starting Ray: the cluster at ``--address``
     (it answers as one), or the local Ray's GPU fallback, CPU-learner cost, oversubscription and custom resources."""
+    check_tune_variables()
     address = args.address or os.environ.get("RAY_ADDRESS")
     if address:
         check_address(address)
@@ -141,6 +143,17 @@ def check_before_ray(args, specs: list[ExperimentSpec]) -> None:
 # A local Ray's longest socket path below its temp dir (AF_UNIX paths hold at most 107 bytes on Linux)
 SOCKET_TAIL = "session_2026-01-01_00-00-00_000000_4194304/sockets/plasma_store"
 MAX_SOCKET_PATH = 107
+
+
+def check_tune_variables() -> None:
+    """Tune's environment variables that a value below 1 breaks inside Tune's loop (a traceback after the start)."""
+    for name in ("TUNE_MAX_PENDING_TRIALS_PG",):
+        value = os.environ.get(name)
+        if value is not None and not (value.strip().isdigit() and int(value) >= 1):
+            raise UserError(
+                f"{name}={value}: Tune takes a whole number >= 1 here (trials it prepares at once; {value} starts "
+                f"none, and Tune fails inside its loop); unset it (Tune picks one per CPU) or set {name}=1"
+            )
 
 
 def check_temp_dir() -> None:

@@ -142,8 +142,9 @@ _WARNED: set[str] = set()
 
 
 def _warn_other_evaluation(where: str, config, evaluation) -> None:
-    """An evaluation of another task of the same spaces, or of a DMC task at another action repeat, time limit or
-    rendering than training: it runs, but its returns are not those of the task (or frames) the policy learned."""
+    """An evaluation of another task of the same spaces, of a DMC task at another action repeat, time limit or
+    rendering, or of a gymnasium env with other keyword arguments than training: it runs, but its returns are not
+    those of the task (or frames) the policy learned."""
     if evaluation.env != config.env:
         differ = [f"another task, {evaluation.env} (training: {config.env})"]
     elif isinstance(config.env, str) and config.env.startswith("dmc/"):
@@ -155,8 +156,13 @@ def _warn_other_evaluation(where: str, config, evaluation) -> None:
             "camera_id": lambda c: c.get("camera_id", "the default"),
         }
         differ = [f"{k} {f(evaluated)} (training: {f(train)})" for k, f in shown.items() if f(train) != f(evaluated)]
-    else:
-        return
+    else:  # a gymnasium env's own keyword arguments (a reward weight, a limit): another task under the same name
+        train, evaluated = dict(config.env_config or {}), dict(evaluation.env_config or {})
+        differ = [
+            f"{k}={evaluated.get(k, 'the default')!r} (training: {train.get(k, 'the default')!r})"
+            for k in sorted(set(train) | set(evaluated), key=str)
+            if train.get(k) != evaluated.get(k) and k not in ("render_mode", "seed")
+        ]
     message = (
         f"{where}: evaluation_config runs {' and '.join(differ)}: the policy is evaluated on another task, control "
         "rate, episode length or rendering than it learned, so evaluation returns are not training's task; remove "

@@ -209,6 +209,8 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
         body.get("checkpoint_config"), _where(path, body, "checkpoint_config"), custom_metrics=custom
     )
 
+    if ov.storage_path and body.get("storage_path") not in (None, ov.storage_path):  # as documented, and said
+        experiment_parts.NOTES.append(f"--storage-path {ov.storage_path} replaces the file's {body['storage_path']}")
     storage_path = ov.storage_path or body.get("storage_path")  # every form checked alike, the default too
     storage_where = "--storage-path" if ov.storage_path else _where(path, body, "storage_path")
     storage_path = resolve_storage_path(storage_path, storage_where)

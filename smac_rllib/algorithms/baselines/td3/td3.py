@@ -63,6 +63,16 @@ class TD3Config(SACBaselineConfig):
     def get_default_rl_module_spec(self) -> RLModuleSpec:
         return RLModuleSpec(module_class=td3_rl_module.TD3TorchRLModule)
 
+    def unused_keys(self, written) -> list[str]:
+        """The SAC baseline's temperature settings, which TD3 (a deterministic policy, Gaussian exploration noise)
+        never reads (cli/config_questions.py asks)."""
+        return [
+            f"{key}={written[key]!r} is a setting of SAC's entropy temperature, and TD3 has none (a deterministic "
+            "policy with Gaussian exploration noise: exploration_noise); remove it, or use run: SACBaseline"
+            for key in ("initial_alpha", "target_entropy", "alpha_lr")
+            if key in written
+        ]
+
     def get_default_learner_class(self):
         return td3_learner.TD3TorchLearner
 
