@@ -1133,7 +1133,13 @@ MISTAKES: dict[str, Mistake] = {
     ),
     "a training-return stop that the random warm-up already meets": Mistake(
         exp("stop: {env_runners/episode_return_mean: 1, training_iteration: 2}"),
-        expect="stop criterion env_runners/episode_return_mean=1 is met by the warm-up's uniform random actions",
+        expect="stop criterion env_runners/episode_return_mean=1 is met by uniform random actions",
+    ),
+    "a training-return stop that random actions meet at the first episode": Mistake(
+        exp("stop: {env_runners/episode_return_mean: 1, training_iteration: 2}").replace(
+            "num_steps_sampled_before_learning_starts: 100", "num_steps_sampled_before_learning_starts: 50"
+        ),
+        expect="so the run would stop at its first episode (100 env steps, 50 of them uniform random warm-up)",
     ),
     "an episode-count stop that ends inside the warm-up": Mistake(
         exp("stop: {env_runners/num_episodes_lifetime: 1}"),
@@ -1291,6 +1297,10 @@ MISTAKES: dict[str, Mistake] = {
         .replace("    num_particles: 4\n    latent_dim: 4\n", "    initial_alpha: 0.2\n")
         .replace("    critic_hidden_dim: 16\n", ""),
         expect="initial_alpha=0.2 is a setting of SAC's entropy temperature, and TD3 has none",
+    ),
+    "--config @file (curl's form)": Mistake(
+        args=("--config", "@override.json"),
+        expect="--config takes JSON text, not a file name (override.json): write --config \"$(cat override.json)\"",
     ),
     "a quote never closed": Mistake(
         BASE.replace("env: dmc/cartpole-balance", 'env: "dmc/cartpole-balance'),
@@ -2274,6 +2284,9 @@ def test_what_the_command_line_replaces_and_other_evaluations_are_said(tmp_path,
     assert "evaluation_config runs g=3.0 (training: 10.0): the policy is evaluated on another task" in (
         capfd.readouterr().err
     )
+    path.write_text(exp("checkpoint_config: {checkpoint_frequency: 0, checkpoint_at_end: false}"))
+    assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
+    assert "checkpoint_frequency: 0 and checkpoint_at_end: false save no checkpoint" in capfd.readouterr().err
     monkeypatch.setenv("TUNE_MAX_PENDING_TRIALS_PG", "0")
     path.write_text(BASE)
     assert run_cli(["train", "file", str(path), "--dry-run"]) == 2

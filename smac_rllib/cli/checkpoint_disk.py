@@ -55,6 +55,12 @@ def warn_checkpoint_cadence(spec: ExperimentSpec) -> None:
     """A ``checkpoint_frequency`` (in iterations) past the file's own stop writes only the end checkpoint: said (a
     frequency meant in env steps?). Without an end checkpoint it is refused (``tune_horizon.check_checkpoints``)."""
     every = spec.checkpoint_config.get("checkpoint_frequency") or 0
+    if not every and not spec.checkpoint_config["checkpoint_at_end"]:
+        warn(
+            f"{spec.name}: checkpoint_frequency: 0 and checkpoint_at_end: false save no checkpoint: the trained policy "
+            "cannot be evaluated (rllib evaluate) or the run resumed; set checkpoint_at_end: true to keep the end"
+        )
+        return
     if every == DEFAULT_CHECKPOINT_CONFIG["checkpoint_frequency"]:
         return  # the default's cadence, not one the user chose
     last = [n for n in (iterations_at_stop(spec.stop, c) for c in spec.configs) if n is not None]

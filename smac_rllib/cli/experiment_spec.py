@@ -157,7 +157,7 @@ def json_arg(text: str, flag: str) -> dict:
         value = json.loads(text, object_pairs_hook=lambda pairs: _unique_keys(pairs, flag))
     except json.JSONDecodeError as e:
         example = '{"training_iteration": 5}' if flag == "--stop" else '{"num_particles": 8}'
-        name = text.strip()
+        name = text.strip().removeprefix("@")  # curl's and httpie's @file form
         if name.endswith((".json", ".yaml", ".yml")) or os.path.isfile(name):
             raise UserError(
                 f"{flag} takes JSON text, not a file name ({name}): write {flag} \"$(cat {name})\" "

@@ -3,6 +3,8 @@ from their spaces alone: the automatic ``target_entropy`` (-|A|) and the most a 
 
 from __future__ import annotations
 
+import os
+
 import math
 from typing import Any
 
@@ -73,6 +75,12 @@ def _first_step(made, env: str, env_config: dict) -> str | None:
             made.action_space.seed(0)
             made.step(made.action_space.sample())
     except Exception as e:  # noqa: BLE001 - the env's own words
+        gl = os.environ.get("MUJOCO_GL")
+        if "rendering with MUJOCO_GL" in str(e):  # the machine's GL, not the env_config
+            return (
+                f"env {env!r} cannot render with MUJOCO_GL={gl} here (a GL backend without its display or library); "
+                "unset MUJOCO_GL (egl, the default, renders headless) and PYOPENGL_PLATFORM"
+            )
         return f"env {env!r}{config} fails at its first step: {one_line(e)}; fix env_config"
     return None
 
@@ -178,18 +186,23 @@ def check_return_stop_after_warm_up(stop: dict, config) -> None:
     if not is_real(threshold) or not hasattr(config, "async_learning"):  # not one of our loops
         return
     episode = episode_steps(config.env, config.env_config)
-    if not episode or config.resolved("num_steps_sampled_before_learning_starts") < episode:
+    if not episode:
         return
+    warm_up = config.resolved("num_steps_sampled_before_learning_starts")
     returns = episode_return_range(config.env, config.env_config)
     if returns is not None and threshold <= returns[0]:
         return  # met by every episode: the stop rules say so (cli/episode_bounds.py)
     random_return = random_episode_return(config.env, config.env_config)
     _check_evaluation_return_stop(stop, config, random_return)
     if random_return is not None and random_return >= threshold:
+        first = (
+            "before its first gradient update"
+            if warm_up >= episode
+            else f"at its first episode ({episode:,} env steps, {warm_up:,} of them uniform random warm-up)"
+        )
         raise TrialError(
-            f"stop criterion {key}={threshold:g} is met by the warm-up's uniform random actions (an episode of "
-            f"{config.env} at random returned {random_return:.4g}), so the run would stop before its first gradient "
-            f"update; raise the threshold above {random_return:.4g}, or stop on "
-            "evaluation/env_runners/episode_return_mean",
+            f"stop criterion {key}={threshold:g} is met by uniform random actions (an episode of {config.env} at "
+            f"random returned {random_return:.4g}), so the run would stop {first}; raise the threshold above "
+            f"{random_return:.4g}, or stop on evaluation/env_runners/episode_return_mean",
             "stop",
         )
