@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from collections.abc import Callable
 
 from smac_rllib import headless_gl
@@ -52,7 +53,9 @@ def check_gl_backend() -> None:
     """dm_control loads the GL backend ``MUJOCO_GL`` names when first imported (states too: the package imports its
     renderer); a backend this machine lacks, or a ``PYOPENGL_PLATFORM`` that contradicts it, fails there."""
     try:
-        from dm_control import _render  # noqa: F401
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # glfw's "DISPLAY is missing": said below when it matters
+            from dm_control import _render  # noqa: F401
     except Exception as e:  # noqa: BLE001 - ImportError, AttributeError (no library), RuntimeError (unknown name)
         gl, platform = os.environ.get("MUJOCO_GL", ""), os.environ.get("PYOPENGL_PLATFORM", "")
         if "MUJOCO_EGL_DEVICE_ID" in str(e):  # a device number this machine does not have

@@ -3,7 +3,10 @@ from their spaces alone: the automatic ``target_entropy`` (-|A|) and the most a 
 
 from __future__ import annotations
 
+import gc
 import os
+import sys
+import warnings
 
 import math
 from typing import Any
@@ -52,6 +55,17 @@ def _make(env: str, env_config: dict):
 def _build(env: Any, env_config: dict) -> tuple | str | None:
     if not isinstance(env, str) or not (env.startswith("dmc/") or env in gym.registry):
         return None
+    hook, sys.unraisablehook = sys.unraisablehook, lambda _: None  # a half-made GL context's __del__ traceback
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the GL library's own warnings: the one line below says what to do
+            return _build_and_step(env, env_config)
+    finally:
+        gc.collect()
+        sys.unraisablehook = hook
+
+
+def _build_and_step(env: str, env_config: dict) -> tuple | str:
     try:
         made = _make(env, env_config)
     except gym.error.DependencyNotInstalled as e:
