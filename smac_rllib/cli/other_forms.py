@@ -145,18 +145,12 @@ def other_forms(argv: list[str]) -> str | None:
             )
     if argv[:1] == ["plot"] and (flag := next((a for a in argv if a.split("=")[0] in FOREIGN_PLOT_FLAGS), None)):
         return f"rllib plot has no {flag.split('=')[0]}: {FOREIGN_PLOT_FLAGS[flag.split('=')[0]]}"
-    takes_value = (lambda a: a.startswith("--")) if argv[:1] == ["plot"] else ("--out", "--metric").__contains__
-    values = {i + 1 for i, a in enumerate(argv) if takes_value(a) and "=" not in a}  # the options' own values
-    positional = [a for i, a in enumerate(argv[1:], 1) if not a.startswith("-") and i not in values]
-    if argv[:1] == ["plot"] and len(positional) > 1:
+    if argv[:1] == ["plot"] and len(_paths(argv, ("-h", "--help"))) > 1:  # plot's options all take a value
         return (
             "rllib plot takes one directory; it plots every experiment under it, so put the runs to compare under "
             "one parent (e.g. one --storage-path) and pass that"
         )
-    switches = ("--trust", "--wandb", "-h", "--help")  # evaluate's flags without a value
-    paths = [
-        a for i, a in enumerate(argv[1:], 1) if not a.startswith("-") and not _after_value_option(argv, i, switches)
-    ]
+    paths = _paths(argv, ("--trust", "--wandb", "-h", "--help"))  # evaluate's flags without a value
     if argv[:1] == ["evaluate"] and len(paths) > 1:  # `checkpoint_*`: the shell expanded a pattern
         return (
             f"rllib evaluate takes one checkpoint (given {len(paths)}: {paths[0]} ...; a pattern the shell expanded?); "
@@ -187,7 +181,7 @@ def other_forms(argv: list[str]) -> str | None:
         for flag in (arg.split("=")[0] for arg in argv[2:]):
             if flag in FOREIGN_FLAGS:
                 return f"rllib train file has no {flag}: {FOREIGN_FLAGS[flag]}"
-        files = [a for a in positional[1:] if a.endswith((".yaml", ".yml"))]
+        files = [a for a in argv[2:] if not a.startswith("-") and a.endswith((".yaml", ".yml"))]
         if len(files) > 1:  # `rllib train file a.yaml b.yaml`
             return (
                 f"one YAML file per command (given: {' '.join(files)}): put the experiments in one file (each "
@@ -276,6 +270,13 @@ def unknown_option(parser: argparse.ArgumentParser, argv: list[str]) -> str | No
         hint = f"did you mean {(sharing if len(sharing) == 1 else close)[0]}?" if len(sharing) == 1 or close else ""
         return f"rllib {' '.join(names)} has no {flag}; {hint or 'its options: ' + ', '.join(known)}"
     return None
+
+
+def _paths(argv: list[str], switches: tuple[str, ...]) -> list[str]:
+    """The positional arguments of a subcommand: neither flags nor the values of its options (all but ``switches``)."""
+    return [
+        a for i, a in enumerate(argv[1:], 1) if not a.startswith("-") and not _after_value_option(argv, i, switches)
+    ]
 
 
 def _after_value_option(argv: list[str], i: int, switches: tuple[str, ...]) -> bool:
