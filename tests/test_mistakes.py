@@ -1456,6 +1456,30 @@ MISTAKES: dict[str, Mistake] = {
         lambda: PIXELS_QUICK.read_text().replace("    env_config:\n", "    autocast: fp16\n    env_config:\n", 1),
         expect="autocast: fp16 on a CPU learner (num_gpus_per_learner: 0): half precision is a GPU setting",
     ),
+    "RLlib's old-stack SAC optimization block": Mistake(
+        cfg("optimization: {actor_learning_rate: 0.001}"),
+        expect="optimization={'actor_learning_rate': 0.001} is an RLlib old-API-stack setting this algorithm never "
+        "reads; use actor_lr, critic_lr and alpha_lr",
+    ),
+    "the old-stack block's name as optimization_config": Mistake(
+        cfg("optimization_config: {actor_learning_rate: 0.001}"),
+        expect="'optimization_config' for SMAC; RLlib's old-stack SAC rates (its optimization block",
+    ),
+    "one gradient update per 1000 env steps written as a ratio": Mistake(
+        cfg("updates_per_env_step: 0.001"), expect="updates_per_env_step=0.001 must be a number in [0.01, 64]"
+    ),
+    "a sweep over the log level (the same run twice)": Mistake(
+        cfg("log_level: {grid_search: [WARN, DEBUG]}"),
+        expect="the trials differ only in log_level, which change how a run is evaluated or reported",
+    ),
+    "a sweep over an env runner's CPU reservation (the same run twice)": Mistake(
+        cfg("num_cpus_per_env_runner: {grid_search: [0.5, 1]}"),
+        expect="the trials differ only in num_cpus_per_env_runner: Ray's resource requests reserve a share",
+    ),
+    "an experiment name longer than a directory name can be": Mistake(
+        lambda: BASE.replace("tiny:", "x" * 300 + ":"),
+        expect="is 300 bytes and names a directory, which is at most 255",
+    ),
 }
 
 
@@ -1947,6 +1971,18 @@ def test_sweeps_that_differ_as_run_pass_and_asha_on_one_trial_is_a_warning(tmp_p
     assert "updates_per_env_step=20 on a CPU learner: ~2,000 updates for the run's 200 env steps" in (
         capfd.readouterr().err
     )
+    warm_up = cfg("num_steps_sampled_before_learning_starts: 10000", "env_config: {time_limit: 1.0, action_repeat: 8}")
+    path.write_text(
+        warm_up.replace("stop: {training_iteration: 2}", "stop: {env_runners/num_env_steps_sampled_lifetime: 12500}")
+    )
+    assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
+    assert (
+        "num_steps_sampled_before_learning_starts=10000 is 80% of the run's 12,500 env steps: the policy acts "
+        in (err := capfd.readouterr().err)
+        and "it counts agent steps, 80,000 frames at action_repeat 8 (a warm-up of 10000 frames is 1250 agent" in err
+    )
+    assert run_cli(["train", "file", str(path), "--dry-run", "--stop", '{"training_iteration": 130}']) == 0
+    assert "num_steps_sampled_before_learning_starts" not in capfd.readouterr().err  # a smoke test's --stop
     path.write_text(exp("scheduler: {type: ASHA, mode: max}"))
     assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
     err = capfd.readouterr().err

@@ -43,6 +43,8 @@ OLD_STACK_KEYS = {
     "remote_worker_envs": "gym_env_vectorize_mode: async with num_envs_per_env_runner > 1 (each env in its own "
     "process; the new stack's env runners vectorize with gymnasium)",
     "remote_env_batch_wait_ms": "nothing: the new stack's env runners step their gymnasium vector env in lockstep",
+    "optimization": "actor_lr, critic_lr and alpha_lr beside the other keys (the old stack's actor_learning_rate, "
+    "critic_learning_rate and entropy_learning_rate)",
     "exploration_config": "the algorithm's own exploration (the stochastic policy; explore: false in evaluation_config "
     "for the deterministic one)",
 }

@@ -21,6 +21,7 @@ Ray removed its own ``rllib`` CLI in 2.42; this one brings the tuned-example wor
                       the same run (automatic values, switched-off keys, RLlib's evaluation keys without evaluation)
   horizon.py          settings measured against the stop and the task (warm-up, evaluation, batch, returns);
                       tune_horizon.py: the ASHA scheduler and the checkpoints against the stop and the evaluations
+                      update_budget.py: what the run's updates amount to (CPU ratios, a warm-up most of the run)
   memory.py           the learner's and the replay's memory, estimated before Ray starts; checkpoint_disk.py: the
                       kept checkpoints (each holds the replay) against the free disk
   resources.py        what a trial asks for vs what the machine/cluster has (GPU -> CPU fallback, never PENDING)

@@ -125,29 +125,6 @@ def check_horizon(spec: ExperimentSpec) -> None:
         _check_config(spec, config)
     _warn_dropped_stop(spec)  # the warnings once nothing is refused
     _warn_uncapped_stop(spec)
-    _warn_many_cpu_updates(spec)
-
-
-MANY_CPU_UPDATES_PER_ENV_STEP = 4  # REDQ/DroQ-style ratios (10-20) are GPU settings; the paper's is 1
-
-
-def _warn_many_cpu_updates(spec: ExperimentSpec) -> None:
-    """A high update-to-data ratio on a CPU learner: every iteration waits for its updates, said once with the count."""
-    for config in spec.configs:
-        if not hasattr(config, "async_learning") or (config.num_gpus_per_learner or 0) > 0:
-            continue
-        ratio = config.resolved("updates_per_env_step")
-        if not (is_number(ratio) and ratio > MANY_CPU_UPDATES_PER_ENV_STEP):
-            continue
-        updates, steps = updates_at_stop(spec.stop, config), env_steps_at_stop(spec.stop, config)
-        total = f": ~{updates:,} updates for the run's {steps:,} env steps" if updates and steps else ""
-        warn(
-            f"{spec.name}: updates_per_env_step={_num(ratio)} on a CPU learner{total}; each iteration of "
-            f"{config.min_sample_timesteps_per_iteration or 1:,} env steps waits for its updates (the live line shows "
-            "done/planned updates and s/update); such ratios (REDQ's, DroQ's) suit a GPU learner "
-            "(num_gpus_per_learner: 1)"
-        )
-        return
 
 
 def _warn_dropped_stop(spec: ExperimentSpec) -> None:

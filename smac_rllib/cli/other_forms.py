@@ -311,6 +311,11 @@ OTHER_LIBRARY_KEYS = {
     "pi_lr": "write actor_lr",
     "q_lr": "write critic_lr",
     "learning_rate": "write actor_lr and critic_lr (and alpha_lr for the temperature)",
+    **dict.fromkeys(
+        ("optimization_config", "actor_learning_rate", "critic_learning_rate", "entropy_learning_rate"),
+        "RLlib's old-stack SAC rates (its optimization block, which the new stack never reads): write actor_lr, "
+        "critic_lr and alpha_lr beside the other keys",
+    ),
     "polyak": "write tau: 1 - polyak (polyak 0.995 -> tau: 0.005)",
     "total_timesteps": "the run's length is the stop: stop: {env_runners/num_env_steps_sampled_lifetime: N}",
     "gradient_steps": "write updates_per_env_step (gradient updates per env step stored)",

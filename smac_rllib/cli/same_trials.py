@@ -197,6 +197,13 @@ REPORTING_KEYS = (
     "min_time_s_per_iteration",
     "metrics_num_episodes_for_smoothing",
 )
+LOGGING_KEYS = ("log_level", "log_sys_usage", "log_gradients")  # what a run logs, never what it learns
+# Ray's resource requests: reservations that place a trial's actors, not limits on what they use (no cgroups)
+RESOURCE_KEYS = tuple(
+    f"{what}_{whose}"
+    for what in ("num_cpus", "custom_resources")
+    for whose in ("per_env_runner", "for_main_process", "per_learner")
+) + ("placement_strategy",)
 
 
 def _check_training_alike(spec: ExperimentSpec, trials: list[tuple[str, dict, Any]]) -> None:
@@ -205,9 +212,17 @@ def _check_training_alike(spec: ExperimentSpec, trials: list[tuple[str, dict, An
         return
     varying = varying_paths([flatten(variant) for _, variant, _ in trials])
     counted = "training_iteration" in spec.stop
-    if not varying or not all(p.startswith("evaluation_") or (p in REPORTING_KEYS and not counted) for p in varying):
+    reporting = [p for p in varying if p in LOGGING_KEYS or (p in REPORTING_KEYS and not counted)]
+    resources = [p for p in varying if p.split(".")[0] in RESOURCE_KEYS]
+    if not varying or not all(p.startswith("evaluation_") or p in reporting + resources for p in varying):
         return
     where = spec.key_lines.get(varying[0].split(".")[0], spec.source)
+    if resources and len(resources) == len(varying):
+        raise UserError(
+            f"{where}: the trials differ only in {', '.join(varying)}: Ray's resource requests reserve a share of a "
+            f"node to place a trial's processes, they do not limit what those use, so the sweep trains the same run "
+            f"{len(trials)} times; set one value (the live line shows each run's steps/s), or sweep a training setting"
+        )
     if "evaluation_config.seed" in varying:
         raise UserError(
             f"{where}: seed is swept inside evaluation_config: the {len(trials)} trials train with the same seed "

@@ -36,6 +36,7 @@ from smac_rllib.cli.errors import (
 from smac_rllib.cli.experiment_spec import ExperimentSpec
 from smac_rllib.cli.checkpoint_disk import warn_checkpoint_cadence
 from smac_rllib.cli.horizon import check_horizon
+from smac_rllib.cli.update_budget import warn_update_budget
 from smac_rllib.cli.tune_horizon import seconds_rung_past_stop
 from smac_rllib.cli import overdue
 from smac_rllib.cli.interrupt import INTERRUPT, CheckpointOnInterrupt, _add_interrupt_callback, catch_ctrl_c
@@ -64,7 +65,9 @@ def run_train(args) -> int:
     specs = load_experiments(args.path, args.overrides)
     for spec in specs:
         check_horizon(spec)  # settings against the stop and the task (one-line UserError)
-        if args.overrides is None or args.overrides.stop is None:  # the file's own stop, not a smoke test's
+        own_stop = args.overrides is None or args.overrides.stop is None  # the file's own, not a smoke test's
+        warn_update_budget(spec, own_stop)
+        if own_stop:
             warn_checkpoint_cadence(spec)
         warn_asha_one_trial(spec)
         warn_algorithm(spec)

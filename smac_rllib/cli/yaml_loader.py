@@ -128,6 +128,12 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
         raise UserError(
             f"experiment name {name!r} names a directory: no '/', '\\', control characters or edge spaces", where
         )
+    if len(name.encode()) > 255:  # NAME_MAX of Linux and macOS file systems
+        raise UserError(
+            f"experiment name {name[:40]!r}... is {len(name.encode())} bytes and names a directory, which is at most "
+            "255: shorten it",
+            where,
+        )
     if not isinstance(body, dict):
         raise UserError(f"experiment {name!r} must be a mapping with run, env, stop and config", where)
     body = translate_legacy_keys(body, path)

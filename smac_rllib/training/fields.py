@@ -21,6 +21,7 @@ from typing import Any
 from smac_rllib.core.values import Range, is_int, is_number
 
 MAX_UPDATES_PER_ENV_STEP = 64  # updates_per_env_step: high-ratio methods use ~20 (REDQ, DroQ); 1000 is per iteration
+MIN_UPDATES_PER_ENV_STEP = 0.01  # one update per 100 env steps; 0.001 is "every 1000 steps" (a period, SB3 train_freq)
 RLLIB = object()  # the default of a row for one of RLlib's fields that we leave at RLlib's default: the row adds checks
 
 
@@ -141,7 +142,7 @@ def seed_actions(source: str) -> Field:
 
 def positive(default, doc: str, hint: str = "", **kw) -> Field:
     """A number > 0 (learning rates, temperatures, clip norms)."""
-    return Field(default, doc, kind=float, low=0, low_open=True, hint=hint, **kw)
+    return Field(default, doc, kind=float, hint=hint, **{"low": 0, "low_open": True, **kw})
 
 
 def count(default, doc: str, low: int = 1, hint: str = "", **kw) -> Field:

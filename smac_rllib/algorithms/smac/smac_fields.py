@@ -10,6 +10,7 @@ from smac_rllib.algorithms.pixel_fields import WORLD_MODEL_FIELDS
 from smac_rllib.core import estimators
 from smac_rllib.training.fields import (
     MAX_UPDATES_PER_ENV_STEP,
+    MIN_UPDATES_PER_ENV_STEP,
     ASYNC_FIELDS,
     LEARNER_FIELDS,
     OFF_POLICY_RLLIB_FIELDS,
@@ -94,6 +95,7 @@ _SMAC = {  # name: Field(default, reference-code name / meaning, checks) -- one 
         "0.2 for pixels (reference: 100 updates of B x T every 1000 frames at action repeat 2)",
         hint="(per env step, not per iteration; pytorch_sac: 1, pixels: 0.2)",
         high=MAX_UPDATES_PER_ENV_STEP,
+        low=MIN_UPDATES_PER_ENV_STEP,
         auto=(1.0, 0.2),
     ),
     "random_actions_before_learning": seed_actions("pytorch_sac seed steps; reference start_steps"),

@@ -21,6 +21,7 @@ from smac_rllib.algorithms.pixel_fields import WORLD_MODEL_FIELDS
 from smac_rllib.algorithms.pixel_run import PixelRunConfig
 from smac_rllib.training.fields import (
     MAX_UPDATES_PER_ENV_STEP,
+    MIN_UPDATES_PER_ENV_STEP,
     ASYNC_FIELDS,
     LEARNER_FIELDS,
     OFF_POLICY_RLLIB_FIELDS,
@@ -49,6 +50,7 @@ _DREAMER = {  # name: Field(default, reference-code name / meaning, checks) -- o
         "repeat 2)",
         hint="(per env step, not per iteration; reference: 0.2)",
         high=MAX_UPDATES_PER_ENV_STEP,
+        low=MIN_UPDATES_PER_ENV_STEP,
     ),
     "random_actions_before_learning": seed_actions("reference start_steps"),
     "learner_capture": dataclasses.replace(

@@ -25,6 +25,7 @@ from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from smac_rllib.algorithms.baselines.sac_baseline import sac_baseline_learner, sac_baseline_rl_module
 from smac_rllib.training.fields import (
     MAX_UPDATES_PER_ENV_STEP,
+    MIN_UPDATES_PER_ENV_STEP,
     ASYNC_FIELDS,
     OFF_POLICY_RLLIB_FIELDS,
     SAC_RLLIB_FIELDS,
@@ -43,6 +44,7 @@ _FIELDS = (
             "gradient updates per sampled env step (as SMAC; pytorch_sac: 1)",
             hint="(per env step, not per iteration; pytorch_sac: 1)",
             high=MAX_UPDATES_PER_ENV_STEP,
+            low=MIN_UPDATES_PER_ENV_STEP,
         ),
         "hidden_dim": count(
             400,

@@ -26,6 +26,7 @@ from smac_rllib.algorithms.pixel_run import sequence_batch
 from smac_rllib.algorithms.connectors import AddIsFirstsToBatch
 from smac_rllib.training.fields import (
     MAX_UPDATES_PER_ENV_STEP,
+    MIN_UPDATES_PER_ENV_STEP,
     ASYNC_FIELDS,
     LEARNER_FIELDS,
     OFF_POLICY_RLLIB_FIELDS,
@@ -94,6 +95,7 @@ _FIELDS = (
             "(train_steps_per_iteration / collect_steps_per_iteration = 1)",
             hint="(per env step, not per iteration; original: 1)",
             high=MAX_UPDATES_PER_ENV_STEP,
+            low=MIN_UPDATES_PER_ENV_STEP,
         ),
         "random_actions_before_learning": seed_actions("train_eval: RandomTFPolicy, initial_collect_steps"),
         # --- RLlib's own fields: RLlib's training() takes them; these rows set SLAC's defaults and add the checks ---
