@@ -1476,6 +1476,10 @@ MISTAKES: dict[str, Mistake] = {
         cfg("num_cpus_per_env_runner: {grid_search: [0.5, 1]}"),
         expect="the trials differ only in num_cpus_per_env_runner: Ray's resource requests reserve a share",
     ),
+    "an indentation of no-break spaces (pasted from a web page)": Mistake(
+        BASE.replace("    num_particles: 4", "\u00a0" * 4 + "num_particles: 4"),
+        expect=":15:1: the line holds a no-break space (U+00A0, pasted from a web page or a document?), which YAML",
+    ),
     "an experiment name longer than a directory name can be": Mistake(
         lambda: BASE.replace("tiny:", "x" * 300 + ":"),
         expect="is 300 bytes and names a directory, which is at most 255",
@@ -2286,8 +2290,9 @@ def test_a_dated_experiment_name_and_tunes_log_to_file_run(tmp_path, capfd):
 
 def test_settings_that_only_the_run_can_contradict_are_said(tmp_path, capfd):
     """A checkpoint cadence past the file's own stop (frequency meant in env steps?) is said, not under a shorter
-    --stop; ASHA's first rung in seconds is projected at the measured pace against a stop in iterations or steps."""
-    from smac_rllib.cli.tune_horizon import seconds_rung_past_stop
+    --stop; ASHA's first rung in seconds is projected at the measured pace against a stop in iterations or steps, and
+    a stop in seconds against the first evaluation."""
+    from smac_rllib.cli.tune_horizon import seconds_rung_past_stop, time_stop_before_evaluation
 
     path = tmp_path / "cadence.yaml"
     path.write_text(exp("checkpoint_config: {checkpoint_frequency: 1000, checkpoint_at_end: true}"))
@@ -2305,6 +2310,17 @@ def test_settings_that_only_the_run_can_contradict_are_said(tmp_path, capfd):
     assert seconds_rung_past_stop(asha, {"training_iteration": 100}, result) is None  # ~2000 s: the rung is reached
     assert seconds_rung_past_stop(asha, {"training_iteration": 3}, {**result, "training_iteration": 1}) is None
     assert seconds_rung_past_stop({"grace_period": 600}, {"training_iteration": 3}, result) is None  # in iterations
+    evaluating = {"training_iteration": 2, "time_total_s": 1.32, "config": {"evaluation_interval": 50}}
+    said = time_stop_before_evaluation({"time_total_s": 20}, evaluating)
+    assert (
+        said
+        and "evaluation_interval=50, but at 0.66 s per iteration the stop (time_total_s: 20) comes at ~iteration"
+        " 30: no evaluation will run; lower evaluation_interval below 30, or raise time_total_s past ~40"
+        in said
+    ), said
+    assert time_stop_before_evaluation({"time_total_s": 40}, evaluating) is None  # ~60 iterations: it evaluates
+    assert time_stop_before_evaluation({"training_iteration": 10}, evaluating) is None  # rule 4 before Ray
+    assert time_stop_before_evaluation({"time_total_s": 20}, {**evaluating, "training_iteration": 1}) is None
 
 
 def test_what_the_command_line_replaces_and_other_evaluations_are_said(tmp_path, capfd, monkeypatch):

@@ -37,7 +37,7 @@ from smac_rllib.cli.experiment_spec import ExperimentSpec
 from smac_rllib.cli.checkpoint_disk import warn_checkpoint_cadence
 from smac_rllib.cli.horizon import check_horizon
 from smac_rllib.cli.update_budget import warn_update_budget
-from smac_rllib.cli.tune_horizon import seconds_rung_past_stop
+from smac_rllib.cli.tune_horizon import seconds_rung_past_stop, time_stop_before_evaluation
 from smac_rllib.cli import overdue
 from smac_rllib.cli.interrupt import INTERRUPT, CheckpointOnInterrupt, _add_interrupt_callback, catch_ctrl_c
 from smac_rllib.cli.pending import PendingReporter
@@ -223,11 +223,17 @@ class MetricStopper(Stopper):
         self.scheduler = scheduler  # ASHA's rungs in seconds: compared with the stop at the measured pace, once
 
     def _warn_rungs(self, result: dict) -> None:
+        """Settings compared with the stop once the trial's pace is known (tune_horizon.py), each said once per run."""
         if getattr(self, "scheduler", None) and (
             message := seconds_rung_past_stop(self.scheduler, self.criteria, result)
         ):
             warn(message)
             self.scheduler = None
+        if not getattr(self, "evaluation_said", False) and (
+            message := time_stop_before_evaluation(self.criteria, result)
+        ):
+            warn(message)
+            self.evaluation_said = True
 
     def __call__(self, trial_id: str, result: dict) -> bool:
         self._warn_rungs(result)

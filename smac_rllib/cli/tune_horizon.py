@@ -232,3 +232,25 @@ def seconds_rung_past_stop(block: dict | None, stop: dict, result: dict) -> str 
         f"iteration the stop ({criteria}) comes at ~{projected:,.0f} s: ASHA will stop no trial; lower grace_period "
         f"below ~{projected / 2:,.0f} s, or set time_attr: training_iteration with grace_period and max_t in iterations"
     )
+
+
+def time_stop_before_evaluation(stop: dict, result: dict) -> str | None:
+    """Rule 4 at run time: a stop in seconds (``time_total_s``) that, at this trial's pace (from its second result),
+    ends the run before its first evaluation (``evaluation_interval`` of the result's config): a warning."""
+    iteration, seconds = result.get("training_iteration"), result.get("time_total_s")
+    interval = (result.get("config") or {}).get("evaluation_interval")
+    if "time_total_s" not in stop or not iteration or iteration < 2 or not isinstance(seconds, (int, float)):
+        return None
+    if not isinstance(interval, int) or interval <= iteration or seconds <= 0:
+        return None
+    pace = seconds / iteration
+    at_stop = [stop["time_total_s"] / pace] + ([stop["training_iteration"]] if "training_iteration" in stop else [])
+    projected = min(at_stop)
+    if projected >= interval:
+        return None
+    return (
+        f"evaluation_interval={interval}, but at {pace:.2f} s per iteration the stop (time_total_s: "
+        f"{_num(stop['time_total_s'])}) comes at ~iteration {projected:,.0f}: no evaluation will run; lower "
+        f"evaluation_interval below {max(1, math.floor(projected)):,}, or raise time_total_s past "
+        f"~{math.ceil(interval * pace * 1.2):,}"
+    )

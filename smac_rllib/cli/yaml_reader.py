@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import unicodedata
 from typing import Any
 
 import yaml
@@ -277,6 +278,7 @@ def read_yaml(path: str) -> MarkedDict:
     """Parse ``path``; a missing file, a syntax error, non-UTF-8 bytes or a file beyond the limits (size, nesting,
     aliases) is a ``UserError`` with ``file:line:column``."""
     text = _read_text(path)
+    _check_odd_spaces(text, path)
     loader = None
     try:
         loader = _Loader(text)  # (its reader refuses control characters already here)
@@ -307,6 +309,24 @@ def read_yaml(path: str) -> MarkedDict:
     for line, note in sorted(set(loader.merge_notes)):  # once each, even when an alias constructs a mapping twice
         warn(f"{path}:{line}: {note}")
     return doc
+
+
+# Spaces YAML reads as letters (pasted from web pages and word processors): U+00A0 no-break, U+2000-U+200B, ...
+_ODD_SPACES = re.compile("[\u00a0\u1680\u2000-\u200b\u202f\u205f\u3000\ufeff]")
+
+
+def _check_odd_spaces(text: str, path: str) -> None:
+    """A no-break (or other Unicode) space outside a comment: YAML takes it for a letter, so an indentation or a
+    ``key: value`` written with one breaks far from it, or makes a key or value with an invisible character."""
+    for number, line in enumerate(text.splitlines(), 1):
+        code = re.split(r"(?:^|\s)#", line, maxsplit=1)[0]
+        if found := _ODD_SPACES.search(code):
+            name = unicodedata.name(found.group(), f"U+{ord(found.group()):04X}").lower()
+            raise UserError(
+                f"the line holds a {name} (U+{ord(found.group()):04X}, pasted from a web page or a document?), which "
+                f"YAML reads as a letter, not a space; retype it as a plain space",
+                f"{path}:{number}:{found.start() + 1}",
+            )
 
 
 def _read_text(path: str) -> str:
