@@ -1466,7 +1466,8 @@ MISTAKES: dict[str, Mistake] = {
         expect="'optimization_config' for SMAC; RLlib's old-stack SAC rates (its optimization block",
     ),
     "one gradient update per 1000 env steps written as a ratio": Mistake(
-        cfg("updates_per_env_step: 0.001"), expect="updates_per_env_step=0.001 must be a number in [0.01, 64]"
+        cfg("updates_per_env_step: 0.001"),
+        expect="updates_per_env_step=0.001 must be in [0.01, 64] (per env step, not per iteration",
     ),
     "a sweep over the log level (the same run twice)": Mistake(
         cfg("log_level: {grid_search: [WARN, DEBUG]}"),

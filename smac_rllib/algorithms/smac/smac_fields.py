@@ -96,6 +96,7 @@ _SMAC = {  # name: Field(default, reference-code name / meaning, checks) -- one 
         hint="(per env step, not per iteration; pytorch_sac: 1, pixels: 0.2)",
         high=MAX_UPDATES_PER_ENV_STEP,
         low=MIN_UPDATES_PER_ENV_STEP,
+        low_open=False,
         auto=(1.0, 0.2),
     ),
     "random_actions_before_learning": seed_actions("pytorch_sac seed steps; reference start_steps"),

@@ -51,6 +51,7 @@ _DREAMER = {  # name: Field(default, reference-code name / meaning, checks) -- o
         hint="(per env step, not per iteration; reference: 0.2)",
         high=MAX_UPDATES_PER_ENV_STEP,
         low=MIN_UPDATES_PER_ENV_STEP,
+        low_open=False,
     ),
     "random_actions_before_learning": seed_actions("reference start_steps"),
     "learner_capture": dataclasses.replace(

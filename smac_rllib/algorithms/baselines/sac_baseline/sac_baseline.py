@@ -45,6 +45,7 @@ _FIELDS = (
             hint="(per env step, not per iteration; pytorch_sac: 1)",
             high=MAX_UPDATES_PER_ENV_STEP,
             low=MIN_UPDATES_PER_ENV_STEP,
+            low_open=False,
         ),
         "hidden_dim": count(
             400,

@@ -96,6 +96,7 @@ _FIELDS = (
             hint="(per env step, not per iteration; original: 1)",
             high=MAX_UPDATES_PER_ENV_STEP,
             low=MIN_UPDATES_PER_ENV_STEP,
+            low_open=False,
         ),
         "random_actions_before_learning": seed_actions("train_eval: RandomTFPolicy, initial_collect_steps"),
         # --- RLlib's own fields: RLlib's training() takes them; these rows set SLAC's defaults and add the checks ---
