@@ -192,7 +192,7 @@ MISTAKES: dict[str, Mistake] = {
         cfg("num_steps_sampled_before_learning_starts: -1"), expect="num_steps_sampled_before_learning_starts=-1"
     ),
     "updates_per_env_step 0 (SMAC's own)": Mistake(
-        cfg("updates_per_env_step: 0"), expect="updates_per_env_step=0 must be in (0, 64]"
+        cfg("updates_per_env_step: 0"), expect="updates_per_env_step=0 must be in [0.01, 64]"
     ),
     "torch_num_threads negative": Mistake(cfg("torch_num_threads: -1"), expect="torch_num_threads=-1 must be >= 0"),
     "nonfinite updates 0": Mistake(
@@ -1035,7 +1035,8 @@ MISTAKES: dict[str, Mistake] = {
         "lasts 100 agent steps",
     ),
     "updates per iteration written as updates per env step": Mistake(
-        cfg("updates_per_env_step: 1000"), expect="updates_per_env_step=1000 must be in (0, 64] (per env step, not per"
+        cfg("updates_per_env_step: 1000"),
+        expect="updates_per_env_step=1000 must be in [0.01, 64] (per env step, not per",
     ),
     "an env seed beside the run's seed (RLlib's reset seed replaces it)": Mistake(
         envc("seed: 7"), expect="env_config.seed=7 is never read: with seed set (seed: 0), RLlib seeds every env"
@@ -1058,7 +1059,7 @@ MISTAKES: dict[str, Mistake] = {
     ),
     "RLlib's torch.compile switch for our learner": Mistake(
         cfg("torch_compile_learner: true"),
-        expect="torch_compile_learner=True is RLlib's switch for its own learners' forward pass, never read by SMAC's",
+        expect="torch_compile_learner=True is RLlib's torch.compile switch for its own modules, never read by SMAC's",
     ),
     "every checkpoint kept, each holding the replay, past the free disk": Mistake(
         exp(
@@ -1480,6 +1481,32 @@ MISTAKES: dict[str, Mistake] = {
     "an indentation of no-break spaces (pasted from a web page)": Mistake(
         BASE.replace("    num_particles: 4", "\u00a0" * 4 + "num_particles: 4"),
         expect=":15:1: the line holds a no-break space (U+00A0, pasted from a web page or a document?), which YAML",
+    ),
+    "RLlib's removed async evaluation switch (a placeholder in its config)": Mistake(
+        cfg("enable_async_evaluation: true"),
+        expect="'enable_async_evaluation' for SMAC; RLlib removed it: write evaluation_parallel_to_training: true",
+    ),
+    "a removed RLlib key without a successor": Mistake(
+        cfg("simple_optimizer: true"), expect="'simple_optimizer' for SMAC; RLlib removed it (its config keeps the name"
+    ),
+    "RLlib's older timesteps_per_iteration": Mistake(
+        cfg("timesteps_per_iteration: 1000"), expect="RLlib removed it: write min_sample_timesteps_per_iteration"
+    ),
+    "in_evaluation, which RLlib sets itself": Mistake(
+        cfg("in_evaluation: true"), expect="'in_evaluation' for SMAC; RLlib sets it on the evaluation's own copy"
+    ),
+    "one critic asked of SMAC (twin_q: false, never read)": Mistake(
+        cfg("twin_q: false"), expect="twin_q=False is never read: SMAC builds its critics from its own settings"
+    ),
+    "a TensorFlow setting": Mistake(
+        cfg("eager_tracing: false"), expect="eager_tracing=False is a TensorFlow setting, and this algorithm runs on"
+    ),
+    "recording the samples with RLlib's offline output": Mistake(
+        cfg("output: /tmp/episodes"), expect="output='/tmp/episodes' is a setting of RLlib's offline RL"
+    ),
+    "an old-stack-only metrics setting": Mistake(
+        cfg("keep_per_episode_custom_metrics: true"),
+        expect="keep_per_episode_custom_metrics=True is read by RLlib's old API stack only",
     ),
     "an experiment name longer than a directory name can be": Mistake(
         lambda: BASE.replace("tiny:", "x" * 300 + ":"),
@@ -1939,7 +1966,9 @@ def test_what_the_stop_and_trial_rules_leave_alone(tmp_path, capfd):
         tmp_path, capfd, cfg("estimator: {grid_search: [nested, mlmc]}", "mlmc_average_level0: false")
     )
     # values that differ once parsed: true is not 1, mappings that differ in one value
-    assert "2 trial(s)" in _dry_run(tmp_path, capfd, cfg("twin_q: {grid_search: [true, false]}"))
+    assert "2 trial(s)" in _dry_run(
+        tmp_path, capfd, cfg("random_actions_before_learning: {grid_search: [true, false]}")
+    )
     assert "2 trial(s)" in _dry_run(
         tmp_path,
         capfd,

@@ -202,7 +202,7 @@ def test_nonfinite_updates_are_skipped_counted_and_finally_stop_the_run():
         (dict(latent_dim=0), "latent_dim=0 must be an integer >= 1"),
         (dict(beta=-1.0), "beta=-1.0 must be a number >= 0"),
         (dict(critic_loss="l1"), "critic_loss='l1' is unknown"),
-        (dict(updates_per_env_step=0), "updates_per_env_step=0 must be a number in (0, 64]"),
+        (dict(updates_per_env_step=0), "updates_per_env_step=0 must be a number in [0.01, 64]"),
     ],
 )
 def test_validate_names_the_fix(training, message):

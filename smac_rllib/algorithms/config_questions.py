@@ -63,6 +63,39 @@ OLD_STACK_SWITCHES = {
 }
 
 
+_OFFLINE_PREFIXES = ("input", "output", "offline", "prelearner", "materialize", "ope_", "off_policy")
+_OFFLINE_KEYS = (
+    "dataset_num_iters_per_learner", "actions_in_input_normalized", "postprocess_inputs", "shuffle_buffer_size",
+    "ignore_final_observation", "map_batches_kwargs", "iter_batches_kwargs",
+)  # fmt: skip
+_TENSORFLOW_KEYS = ("eager_tracing", "eager_max_retraces", "tf_session_args", "local_tf_session_args")
+_OLD_STACK_ONLY = (  # read by RLlib's old API stack (RolloutWorker, Policy) only
+    "enable_tf1_exec_eagerly", "keep_per_episode_custom_metrics", "export_native_model_files", "fake_sampler",
+    "create_env_on_driver", "policy_map_capacity", "sampler_perf_stats_ema_coef", "preprocessor_pref",
+    "replay_sequence_length",
+)  # fmt: skip
+
+
+def _never_read(key: str) -> str | None:
+    """Why our algorithms never read ``key`` (RLlib's settings of other stacks), or None."""
+    if key in _TENSORFLOW_KEYS:
+        return "is a TensorFlow setting, and this algorithm runs on PyTorch"
+    if key in _OLD_STACK_ONLY:
+        return "is read by RLlib's old API stack only (its RolloutWorkers and Policies), never on the new one"
+    if "offline" in key or key.startswith(_OFFLINE_PREFIXES) or key in _OFFLINE_KEYS:
+        return (
+            "is a setting of RLlib's offline RL (learning from or recording datasets), which this algorithm never "
+            "reads: it learns online from its env runners' samples"
+        )
+    return None
+
+
+@functools.cache
+def _defaults(config_class: type) -> dict:
+    """A fresh config's ``to_dict()`` (once per class)."""
+    return config_class().to_dict()
+
+
 @functools.cache
 def _default_replay_type(config_class: type):
     """The replay type a config class sets by default (once per class, not per grid point)."""
@@ -100,13 +133,13 @@ def unused_keys(config, written: dict) -> list[str]:
             f"training_intensity={written['training_intensity']!r} is RLlib SAC's replay ratio, which this loop "
             "never reads; use updates_per_env_step (gradient updates per env step stored)"
         )
-    compile_keys = [key for key in written if key.startswith("torch_compile_learner")]
+    compile_keys = [key for key in written if key.startswith(("torch_compile_learner", "torch_compile_worker"))]
     algo = type(config).__name__.removesuffix("Config")
     if compile_keys:
         found.append(
-            f"{compile_keys[0]}={written[compile_keys[0]]!r} is RLlib's switch for its own learners' forward pass, "
+            f"{compile_keys[0]}={written[compile_keys[0]]!r} is RLlib's torch.compile switch for its own modules, "
             f"never read by {algo}'s learner, which runs its one update eagerly or, on a CUDA pixel "
-            "learner, as learner_capture says ('graph', 'graph+compile'); remove the torch_compile_learner keys"
+            "learner, as learner_capture says ('graph', 'graph+compile'); remove the torch_compile keys"
         )
     found += [
         f"{key}={written[key]!r} {why}; remove {key}"
@@ -126,6 +159,17 @@ def unused_keys(config, written: dict) -> list[str]:
             f"replay_buffer_config.type={buffer['type']!r} is not read: {type(config).__name__} builds its own "
             f"replay ({'RLlib EpisodeReplayBuffer of B x T sequences' if pixels else 'uniform transitions'}, "
             "training/replay.py); remove type (capacity is read)"
+        )
+    defaults = _defaults(type(config))
+    found += [
+        f"{key}={written[key]!r} {why}; remove {key}"
+        for key in written
+        if (why := _never_read(key)) and key in defaults and written[key] != defaults[key]
+    ]
+    if written.get("twin_q") is False and not getattr(config, "READS_TWIN_Q", True):
+        found.append(
+            f"twin_q=False is never read: {type(config).__name__.removesuffix('Config')} builds its critics from its "
+            "own settings (always two Q networks, the clipped double-Q target); remove twin_q"
         )
     own = getattr(config, "unused_keys", None)
     return found + (own(written) if own else [])

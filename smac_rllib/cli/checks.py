@@ -21,20 +21,18 @@ from typing import Any
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 
 from smac_rllib.core.values import is_int, is_real
-from smac_rllib.cli.key_owners import owners_of
-from smac_rllib.cli.other_forms import OTHER_LIBRARY_KEYS, REMOVED_KEYS
+from smac_rllib.cli.unknown_keys import placeholders, unknown_key_hint
 from smac_rllib.cli.same_trials import UPDATE_ONLY_KEYS
 from smac_rllib.cli.errors import UserError, did_you_mean, type_name
 from smac_rllib.cli.experiment_spec import EXPERIMENT_KEYS
 from smac_rllib.cli.grids import is_grid
-from smac_rllib.envs import ENV_CONFIG_KEYS
 from smac_rllib.cli.ranges import CHOICES, all_ranges, check_choice, check_range
 from smac_rllib.cli.ray_output import quiet
 
 
 def known_config_keys(default_config) -> set[str]:
     """Every key ``update_from_dict`` turns into a real setting of this config class."""
-    keys = set(default_config.to_dict())
+    keys = set(config_dict := default_config.to_dict()) - placeholders(config_dict)
     keys |= {
         "train_batch_size_per_learner",
         "multiagent",
@@ -112,16 +110,7 @@ def check_config(config: dict, algo_class: type, line_of) -> None:
         if attr not in known and key not in known:
             _refuse_experiment_key(key, "config", line_of(key))
             public = sorted(k for k in known if not k.startswith("_"))
-            hint = (
-                f"; RLlib removed it: {REMOVED_KEYS[key]}" if key in REMOVED_KEYS else did_you_mean(key, public, 0.75)
-            )
-            if key in ENV_CONFIG_KEYS:  # a dmc env's setting written one level up
-                hint = f"; it is an env_config key: write env_config: {{{key}: ...}}"
-            owners = owners_of(key, algo_class.__name__)  # another algorithm's setting, not a misspelling
-            names = " and ".join([", ".join(owners[:-1]), owners[-1]] if len(owners) > 1 else owners)
-            said = [f"it is a setting of {names}, not of {algo_class.__name__}"] if owners else []
-            said += [OTHER_LIBRARY_KEYS[key]] if key in OTHER_LIBRARY_KEYS else []
-            hint = "".join(f"; {part}" for part in said) or hint
+            hint = unknown_key_hint(key, algo_class.__name__, public, removed=key in placeholders(default.to_dict()))
             raise UserError(
                 f"unknown config key {key!r} for {algo_class.__name__}{hint}"
                 f" (see {type(default).__name__}; all keys: {type(default).__name__}().to_dict())",

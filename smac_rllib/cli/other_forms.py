@@ -368,4 +368,22 @@ REMOVED_KEYS = {
     "num_cpus_per_worker": "write num_cpus_per_env_runner",
     "num_gpus_per_worker": "write num_gpus_per_env_runner",
     "evaluation_num_workers": "write evaluation_num_env_runners",
+    **dict.fromkeys(
+        ("timesteps_per_iteration", "min_sample_timesteps_per_reporting"), "write min_sample_timesteps_per_iteration"
+    ),
+    **dict.fromkeys(("min_iter_time_s", "min_time_s_per_reporting"), "write min_time_s_per_iteration (seconds)"),
+    "min_train_timesteps_per_reporting": "write min_train_timesteps_per_iteration",
+    "metrics_smoothing_episodes": "write metrics_num_episodes_for_smoothing",
+    "collect_metrics_timeout": "write metrics_episode_collection_timeout_s",
+    "evaluation_num_episodes": "write evaluation_duration (with evaluation_duration_unit: episodes)",
+    "monitor": "record a trained policy with rllib evaluate CHECKPOINT --video eval.mp4",
+    "replay_batch_size": "write train_batch_size_per_learner (transitions per update)",
+    **dict.fromkeys(
+        ("prioritized_replay", "prioritized_replay_alpha", "prioritized_replay_beta", "prioritized_replay_eps"),
+        "RLlib's SAC and DQN take replay_buffer_config: {type: PrioritizedEpisodeReplayBuffer}; ours replay "
+        "uniformly (the paper's)",
+    ),
+    "replay_mode": "the replay here is uniform over single-agent transitions; remove it",
+    "input_evaluation": "this algorithm learns online and evaluates with evaluation_interval; remove it",
+    "enable_async_evaluation": "write evaluation_parallel_to_training: true (with evaluation_num_env_runners >= 1)",
 }

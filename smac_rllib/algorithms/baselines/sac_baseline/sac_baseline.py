@@ -71,6 +71,7 @@ _FIELDS = (
 
 class SACBaselineConfig(FieldTableConfig, SACConfig):
     FIELDS = _FIELDS  # one row per field (training/fields.py: FieldTableConfig)
+    READS_TWIN_Q = True  # RLlib's SAC module and its loss take twin_q: false (one critic)
 
     def __init__(self, algo_class=None):
         super().__init__(algo_class=algo_class or SACBaseline)  # every row of _FIELDS at its default (RLlib's too)

@@ -1,0 +1,42 @@
+"""What a config key that is no setting of this algorithm is instead, said as the fix: a key RLlib removed (its config
+may keep the name as a placeholder at ``DEPRECATED_VALUE``, -1, only to refuse it later inside Ray), a key that RLlib
+sets itself (``in_evaluation``), a dmc ``env_config`` key one level up, another algorithm's or library's setting
+(``key_owners.py``, ``other_forms.py``), or else the nearest spelling."""
+
+from __future__ import annotations
+
+from smac_rllib.cli.errors import did_you_mean
+from smac_rllib.cli.key_owners import is_placeholder, owners_of
+from smac_rllib.cli.other_forms import OTHER_LIBRARY_KEYS, REMOVED_KEYS
+from smac_rllib.envs import ENV_CONFIG_KEYS
+
+# Keys of the config that are no user setting (a traceback inside RLlib when set)
+NOT_SETTINGS = {
+    "in_evaluation": "RLlib sets it on the evaluation's own copy of the config; evaluation settings go in "
+    "evaluation_config (e.g. evaluation_config: {explore: false})",
+}
+
+
+def placeholders(config_dict: dict) -> set[str]:
+    """The keys of a config's ``to_dict()`` that are no setting: RLlib's removed keys and ``NOT_SETTINGS``."""
+    return {key for key, value in config_dict.items() if is_placeholder(value)} | set(NOT_SETTINGS)
+
+
+def unknown_key_hint(key: str, algorithm: str, public: list[str], removed: bool) -> str:
+    """``; <what to write instead>`` for ``key``, unknown to ``algorithm`` (``public``: its keys; ``removed``: the
+    key is one of its config's placeholders)."""
+    if key in NOT_SETTINGS:
+        return f"; {NOT_SETTINGS[key]}"
+    if key in REMOVED_KEYS:
+        hint = f"; RLlib removed it: {REMOVED_KEYS[key]}"
+    elif removed:
+        hint = "; RLlib removed it (its config keeps the name only to refuse it inside Ray): remove it"
+    else:
+        hint = did_you_mean(key, public, 0.75)
+    if key in ENV_CONFIG_KEYS:  # a dmc env's setting written one level up
+        hint = f"; it is an env_config key: write env_config: {{{key}: ...}}"
+    owners = owners_of(key, algorithm)  # another algorithm's setting, not a misspelling
+    names = " and ".join([", ".join(owners[:-1]), owners[-1]] if len(owners) > 1 else owners)
+    said = [f"it is a setting of {names}, not of {algorithm}"] if owners else []
+    said += [OTHER_LIBRARY_KEYS[key]] if key in OTHER_LIBRARY_KEYS else []
+    return "".join(f"; {part}" for part in said) or hint
