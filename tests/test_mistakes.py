@@ -1508,6 +1508,15 @@ MISTAKES: dict[str, Mistake] = {
         cfg("keep_per_episode_custom_metrics: true"),
         expect="keep_per_episode_custom_metrics=True is read by RLlib's old API stack only",
     ),
+    "more particles for the evaluation (K is read by the updates only)": Mistake(
+        cfg("evaluation_config: {explore: false, num_particles: 64}"),
+        expect="evaluation_config.num_particles: the evaluation runs the trained policy and never trains, so "
+        "num_particles there is never read",
+    ),
+    "the Python builder's .training(...) written as a block": Mistake(
+        cfg("training: {num_particles: 16, latent_dim: 16}"),
+        expect="'training' for SMAC; training is the config builder's method .training(...) of the Python API: in",
+    ),
     "an experiment name longer than a directory name can be": Mistake(
         lambda: BASE.replace("tiny:", "x" * 300 + ":"),
         expect="is 300 bytes and names a directory, which is at most 255",

@@ -184,7 +184,8 @@ def _check_evaluation_config(
                 "evaluation_config",
                 line_of("evaluation_config", key),
             )
-        if key in UPDATE_ONLY_KEYS + TRAINING_ONLY_KEYS or key.endswith("_lr"):  # the evaluation never trains
+        learner_only = UPDATE_ONLY_KEYS + TRAINING_ONLY_KEYS + getattr(default, "LEARNER_ONLY", ())
+        if key in learner_only or key.endswith("_lr"):  # the evaluation never trains
             raise UserError(
                 f"evaluation_config.{key}: the evaluation runs the trained policy and never trains, so {key} there "
                 "is never read; move it up to config (or remove it)",

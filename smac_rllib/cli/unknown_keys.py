@@ -5,6 +5,10 @@ sets itself (``in_evaluation``), a dmc ``env_config`` key one level up, another 
 
 from __future__ import annotations
 
+import inspect
+
+from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
+
 from smac_rllib.cli.errors import did_you_mean
 from smac_rllib.cli.key_owners import is_placeholder, owners_of
 from smac_rllib.cli.other_forms import OTHER_LIBRARY_KEYS, REMOVED_KEYS
@@ -22,11 +26,22 @@ def placeholders(config_dict: dict) -> set[str]:
     return {key for key, value in config_dict.items() if is_placeholder(value)} | set(NOT_SETTINGS)
 
 
+def _builder_method(key: str) -> bool:
+    """``training``, ``env_runners``, ``evaluation``, ...: a method of RLlib's config builder, not a setting."""
+    return not key.startswith("_") and inspect.isfunction(getattr(AlgorithmConfig, key, None))
+
+
 def unknown_key_hint(key: str, algorithm: str, public: list[str], removed: bool) -> str:
     """``; <what to write instead>`` for ``key``, unknown to ``algorithm`` (``public``: its keys; ``removed``: the
     key is one of its config's placeholders)."""
     if key in NOT_SETTINGS:
         return f"; {NOT_SETTINGS[key]}"
+    if _builder_method(key):
+        return (
+            f"; {key} is the config builder's method .{key}(...) of the Python API: in the file its keyword arguments "
+            f"go directly under config: (e.g. `config: {{num_particles: 16, num_env_runners: 2}}`), without a "
+            f"{key}: level"
+        )
     if key in REMOVED_KEYS:
         hint = f"; RLlib removed it: {REMOVED_KEYS[key]}"
     elif removed:

@@ -191,6 +191,7 @@ class FieldTableConfig:
     FIELDS: dict[str, Field] = {}
     ALL_FIELDS: dict[str, Field] = {}
     FIELD_TYPES: dict[str, Any] = {}  # read by the command line's type check (cli/checks.py)
+    LEARNER_ONLY: tuple[str, ...] = ()  # fields only the updates read: an evaluation_config value is never read
     READS_TWIN_Q = False  # RLlib's twin_q: read where RLlib's SAC module builds the critics (SACBaseline's family)
 
     def __init_subclass__(cls, **kwargs):

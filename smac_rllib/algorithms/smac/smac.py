@@ -45,6 +45,10 @@ class SMACConfig(FieldTableConfig, PixelRunConfig, SACConfig):
     """
 
     FIELDS = _FIELDS  # one row per field (smac_fields.py; training/fields.py: FieldTableConfig)
+    LEARNER_ONLY = (  # the acting policy samples one latent (states) or takes the belief (pixels): K is the updates'
+        "num_particles", "estimator", "mlmc_average_level0", "td_entropy", "beta", "beta_scale", "critic_loss",
+        "critic_particles",
+    )  # fmt: skip
 
     def __init__(self, algo_class=None):
         super().__init__(algo_class=algo_class or SMAC)  # every row of _FIELDS at its default (RLlib's too)
