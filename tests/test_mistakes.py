@@ -1517,6 +1517,35 @@ MISTAKES: dict[str, Mistake] = {
         cfg("training: {num_particles: 16, latent_dim: 16}"),
         expect="'training' for SMAC; training is the config builder's method .training(...) of the Python API: in",
     ),
+    "RLlib's aggregator actors on an off-policy loop with its own replay": Mistake(
+        cfg("num_aggregator_actors_per_learner: 2"),
+        expect="num_aggregator_actors_per_learner=2 starts RLlib's actors that batch env runners' episodes",
+    ),
+    "gradients clipped by value (the one update clips by global norm)": Mistake(
+        cfg("grad_clip_by: value"), expect="grad_clip_by='value' is never read: this learner's one update clips each"
+    ),
+    "agent-step counting on a single-agent env": Mistake(
+        cfg("count_steps_by: agent_steps"), expect="count_steps_by='agent_steps' counts the agents of a multi-agent env"
+    ),
+    "RLlib's older sample_async": Mistake(
+        cfg("sample_async: true"), expect="RLlib removed it: acting and learning overlap with async_learning: true"
+    ),
+    "RLlib's older create_env_on_local_worker": Mistake(
+        cfg("create_env_on_local_worker: true"), expect="RLlib removed it: write create_local_env_runner"
+    ),
+    "an algorithm setting inside env_config": Mistake(
+        envc("num_particles: 8"),
+        expect="unknown env_config key 'num_particles'; num_particles is a setting of SMAC, not of the env: move it up",
+    ),
+    "an unrendered Jinja placeholder": Mistake(
+        cfg("seed: {{ seed }}"), expect="{{ seed }} is a template placeholder (Jinja, Helm, Ansible) that was never"
+    ),
+    "RLlib's older --ray-address": Mistake(
+        args=("--ray-address", "auto"), expect="rllib train file has no --ray-address: connect with --address ADDRESS"
+    ),
+    "one experiment of a file picked by a flag": Mistake(
+        args=("--experiment", "tiny"), expect="rllib train file has no --experiment: rllib train file runs every"
+    ),
     "an experiment name longer than a directory name can be": Mistake(
         lambda: BASE.replace("tiny:", "x" * 300 + ":"),
         expect="is 300 bytes and names a directory, which is at most 255",
@@ -1862,6 +1891,32 @@ def test_resume_into_an_experiment_of_another_algorithm_is_refused(tmp_path, cap
     _, err = capfd.readouterr()
     assert code == 2 and f"--resume: {exp} was run with run: TD3, the file now says run: SMAC" in err, err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_resume_from_the_experiment_directory_names_the_storage_path_above_it(tmp_path, capfd):
+    """``--storage-path`` given the experiment's own directory (the "Results:" line) with ``--resume``: the path to
+    pass is named; and W&B variables that Tune's callback overrides (the run's name, id, group) are said."""
+    exp = tmp_path / "tiny"
+    (exp / "SMAC_abcde_00000").mkdir(parents=True)
+    (exp / "tuner.pkl").write_bytes(b"")  # what Tune's can_restore looks for
+    path = tmp_path / "x.yaml"
+    path.write_text(BASE)
+    code = run_cli(["train", "file", str(path), "--storage-path", str(exp), "--resume", "--dry-run"])
+    err = capfd.readouterr().err
+    assert (
+        code == 2
+        and f"--resume: {exp} is the experiment's own directory; the storage path is the one above it: "
+        f"--storage-path {tmp_path}"
+        in err
+    ), err
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("WANDB_NAME", "smac-balance")
+        env.setenv("WANDB_MODE", "offline")
+        path.write_text(exp_lines := BASE.replace("  max_failures: 0\n", "  max_failures: 0\n  wandb: {}\n"))
+        assert "wandb: {}" in exp_lines and run_cli(["train", "file", str(path), "--dry-run"]) == 0
+    assert "WANDB_NAME=smac-balance is not read: Tune's W&B callback names each trial's run after the trial" in (
+        capfd.readouterr().err
+    )
 
 
 def test_resume_with_a_setting_the_run_did_not_have_is_refused(tmp_path, capfd):

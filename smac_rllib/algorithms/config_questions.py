@@ -90,6 +90,17 @@ def _never_read(key: str) -> str | None:
     return None
 
 
+def _one_step_learner(config) -> bool:
+    """Whether the algorithm's learner runs its own one update (``training/step_learner.py``), which replaces RLlib's
+    gradient pipeline (``postprocess_gradients``: grad_clip_by, torch_skip_nan_gradients)."""
+    from smac_rllib.training.step_learner import StepLearnerMixin  # torch: only where a config is asked
+
+    try:
+        return issubclass(config.learner_class, StepLearnerMixin)
+    except Exception:  # noqa: BLE001 - an algorithm whose learner cannot be named here answers no
+        return False
+
+
 @functools.cache
 def _defaults(config_class: type) -> dict:
     """A fresh config's ``to_dict()`` (once per class)."""
@@ -166,6 +177,29 @@ def unused_keys(config, written: dict) -> list[str]:
         for key in written
         if (why := _never_read(key)) and key in defaults and written[key] != defaults[key]
     ]
+    if written.get("num_aggregator_actors_per_learner"):
+        found.append(
+            f"num_aggregator_actors_per_learner={written['num_aggregator_actors_per_learner']!r} starts RLlib's actors "
+            "that batch env runners' episodes for its own learners (IMPALA, APPO, PPO); this algorithm's learner "
+            "draws its batches from its own replay; remove num_aggregator_actors_per_learner"
+        )
+    if written.get("count_steps_by", "env_steps") != "env_steps":
+        found.append(
+            f"count_steps_by={written['count_steps_by']!r} counts the agents of a multi-agent env; in this "
+            "single-agent env an agent step is an env step (frames = env steps x action_repeat, inside the env), so "
+            "nothing changes; remove count_steps_by"
+        )
+    if _one_step_learner(config):
+        if written.get("grad_clip_by", "global_norm") != "global_norm":
+            found.append(
+                f"grad_clip_by={written['grad_clip_by']!r} is never read: this learner's one update clips each "
+                "optimizer's gradients by their global norm (grad_clip); remove grad_clip_by"
+            )
+        if written.get("torch_skip_nan_gradients"):
+            found.append(
+                "torch_skip_nan_gradients=True is never read: this learner's one update skips a step whose gradients "
+                "are not finite by itself (and stops after max_consecutive_nonfinite_updates); remove it"
+            )
     if written.get("twin_q") is False and not getattr(config, "READS_TWIN_Q", True):
         found.append(
             f"twin_q=False is never read: {type(config).__name__.removesuffix('Config')} builds its critics from its "

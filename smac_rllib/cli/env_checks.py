@@ -61,7 +61,7 @@ def check_env(config: dict, algo_class: type, line_of) -> None:
     for key, value in env_config.items():
         if key not in ENV_CONFIG_KEYS:
             raise UserError(
-                f"unknown env_config key {key!r}{_dmc_key_hint(key)} (valid: {', '.join(ENV_CONFIG_KEYS)})",
+                f"unknown env_config key {key!r}{_dmc_key_hint(key, algo_class)} (valid: {', '.join(ENV_CONFIG_KEYS)})",
                 line_of("env_config", key),
             )
         check_type(f"env_config.{key}", value, hints.get(key, Any), line_of("env_config", key), env_config, key)
@@ -81,8 +81,13 @@ DMC_KEY_SYNONYMS = {
 }
 
 
-def _dmc_key_hint(key) -> str:
-    """``; did you mean 'image_size'?`` from a synonym other suites use or a close spelling."""
+def _dmc_key_hint(key, algo_class) -> str:
+    """``; did you mean 'image_size'?`` from a synonym other suites use or a close spelling; an algorithm's setting
+    written into env_config is moved up."""
+    if isinstance(key, str) and hasattr(algo_class.get_default_config(), key):
+        return (
+            f"; {key} is a setting of {algo_class.__name__}, not of the env: move it up into config, beside env_config"
+        )
     if key in DMC_KEY_SYNONYMS:
         unit = " (seconds of simulated time)" if DMC_KEY_SYNONYMS[key] == "time_limit" else ""
         return f"; did you mean {DMC_KEY_SYNONYMS[key]!r}{unit}?"

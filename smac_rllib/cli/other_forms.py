@@ -26,7 +26,12 @@ FOREIGN_FLAGS = {
     "--num-cpus": "Ray takes the machine's CPUs; a trial's come from its config (num_env_runners, ...)",
     "--num-env-runners": "write --config '{\"num_env_runners\": N}'",
     "--num-workers": "write --config '{\"num_env_runners\": N}'",
-    "--ray-address": "connect with RAY_ADDRESS=... in the environment (cluster/README.md)",
+    "--ray-address": "connect with --address ADDRESS (or RAY_ADDRESS=... in the environment; cluster/README.md)",
+    **dict.fromkeys(
+        ("--experiment", "--experiments", "--only", "--select"),
+        "rllib train file runs every experiment of the file; to run one, give the others '.' names (templates, not "
+        "run) or put it in a file of its own",
+    ),
     "--wandb-project": "W&B's project is the file's wandb: {project: NAME} (experiment key), with --wandb",
     "--wandb-key": "W&B reads WANDB_API_KEY from the environment or `wandb login`; then --wandb",
     "--wandb-run-name": "W&B names each run after its trial; the group is the file's wandb: {group: NAME}",
@@ -368,6 +373,8 @@ REMOVED_KEYS = {
     "num_cpus_per_worker": "write num_cpus_per_env_runner",
     "num_gpus_per_worker": "write num_gpus_per_env_runner",
     "evaluation_num_workers": "write evaluation_num_env_runners",
+    "create_env_on_local_worker": "write create_local_env_runner (with num_env_runners: 0 the local one samples)",
+    "sample_async": "acting and learning overlap with async_learning: true (the default here)",
     **dict.fromkeys(
         ("timesteps_per_iteration", "min_sample_timesteps_per_reporting"), "write min_sample_timesteps_per_iteration"
     ),

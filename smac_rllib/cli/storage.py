@@ -221,6 +221,17 @@ def check_resume(specs: list[ExperimentSpec], trust: bool) -> list[ExperimentSpe
                 )
                 done.append(spec)
     if not any_restorable:  # several experiments: those with nothing to resume start (the others resume)
+        inside = [
+            storage_of(spec)
+            for spec in specs
+            if re.fullmatch(re.escape(spec.name) + r"(-\d+)?", os.path.basename(storage_of(spec).rstrip("/")))
+            and tune.Tuner.can_restore(storage_of(spec))
+        ]
+        if inside:  # the experiment's own directory given as the storage path (the "Results:" line)
+            raise UserError(
+                f"--resume: {inside[0]} is the experiment's own directory; the storage path is the one above it: "
+                f"--storage-path {os.path.dirname(inside[0].rstrip('/'))}"
+            )
         raise UserError(
             f"--resume: nothing to resume, no Tune experiment state in {', '.join(looked)}; drop --resume to "
             "start the run (or pass the --storage-path it ran with)"

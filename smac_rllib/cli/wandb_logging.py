@@ -55,6 +55,8 @@ def check_api_key(spec: ExperimentSpec) -> None:
     ``WANDB_DIR`` that cannot be written (in every trial's logging actor)."""
     if spec.wandb and requested_mode(spec.wandb) != "disabled" and user_dir():
         _check_dir(user_dir())
+    if spec.wandb is not None and requested_mode(spec.wandb) != "disabled":
+        _warn_unread_variables(spec)
     if not spec.wandb or requested_mode(spec.wandb) != "online":
         return
     if has_key() or spec.wandb.get("api_key_file") or os.environ.get("WANDB_SETUP_API_KEY_HOOK"):
@@ -63,6 +65,23 @@ def check_api_key(spec: ExperimentSpec) -> None:
         f"{spec.name}: W&B logs online (WANDB_MODE=online) but has no API key (no {WANDB_KEY_VAR}, no `wandb login` "
         "in ~/.netrc): run `wandb login` or set WANDB_API_KEY, or log offline (unset WANDB_MODE; `wandb sync` later)"
     )
+
+
+# W&B's variables that Tune's callback overrides with its own wandb.init arguments (name, id, group)
+_OVERRIDDEN = {
+    "WANDB_NAME": "names each trial's run after the trial (SMAC_<id>_00000...)",
+    "WANDB_RUN_ID": "gives each trial's run the trial's id",
+    "WANDB_RUN_GROUP": "groups the runs by the file's wandb: {{group: NAME}} (default: the experiment's name, {name})",
+}
+
+
+def _warn_unread_variables(spec: ExperimentSpec) -> None:
+    for var, does in _OVERRIDDEN.items():
+        if value := os.environ.get(var):
+            warn(
+                f"{var}={value} is not read: Tune's W&B callback {does.format(name=spec.name)}; a label common to the "
+                f"runs is the file's wandb: {{group: {value}}}"
+            )
 
 
 def _check_dir(path: str) -> None:

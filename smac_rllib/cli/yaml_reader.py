@@ -278,7 +278,7 @@ def read_yaml(path: str) -> MarkedDict:
     """Parse ``path``; a missing file, a syntax error, non-UTF-8 bytes or a file beyond the limits (size, nesting,
     aliases) is a ``UserError`` with ``file:line:column``."""
     text = _read_text(path)
-    _check_odd_spaces(text, path)
+    _check_pasted_text(text, path)
     loader = None
     try:
         loader = _Loader(text)  # (its reader refuses control characters already here)
@@ -312,14 +312,22 @@ def read_yaml(path: str) -> MarkedDict:
 
 
 # Spaces YAML reads as letters (pasted from web pages and word processors): U+00A0 no-break, U+2000-U+200B, ...
+_TEMPLATE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}")  # {{ seed }}, {% if ... %}: a template's, not YAML's
 _ODD_SPACES = re.compile("[\u00a0\u1680\u2000-\u200b\u202f\u205f\u3000\ufeff]")
 
 
-def _check_odd_spaces(text: str, path: str) -> None:
+def _check_pasted_text(text: str, path: str) -> None:
     """A no-break (or other Unicode) space outside a comment: YAML takes it for a letter, so an indentation or a
-    ``key: value`` written with one breaks far from it, or makes a key or value with an invisible character."""
+    ``key: value`` written with one breaks far from it, or makes a key or value with an invisible character. So does
+    an unrendered template placeholder (``{{ seed }}``: a mapping as a key)."""
     for number, line in enumerate(text.splitlines(), 1):
         code = re.split(r"(?:^|\s)#", line, maxsplit=1)[0]
+        if template := _TEMPLATE.search(code):
+            raise UserError(
+                f"{template.group()} is a template placeholder (Jinja, Helm, Ansible) that was never rendered; render "
+                "the file with its tool first, or write the value",
+                f"{path}:{number}:{template.start() + 1}",
+            )
         if found := _ODD_SPACES.search(code):
             name = unicodedata.name(found.group(), f"U+{ord(found.group()):04X}").lower()
             raise UserError(
