@@ -304,7 +304,8 @@ MISTAKES: dict[str, Mistake] = {
     ),
     "time_limit meant in steps": Mistake(
         cfg("env_config: {time_limit: 5000}"),
-        expect="is 500,000 agent steps of dmc/cartpole-balance: no episode would end",
+        expect="env_config.time_limit=5000.0 s is 500x the 10 s episode of dmc/cartpole-balance (500,000 agent steps): "
+        "time_limit counts simulated seconds, not steps; e.g. 10 for the task's own 1,000 steps",
     ),
     "checkpoint score on an evaluation that never runs": Mistake(
         BASE.replace(
@@ -479,8 +480,8 @@ MISTAKES: dict[str, Mistake] = {
         "checkpoint_config.checkpoint_frequency is set too; keep one",
     ),
     "one evaluation episode longer than ten times the training between evaluations": Mistake(
-        cfg("env_config: {time_limit: 100.0}"),
-        expect="(evaluating would take longer than training); one episode is 10,000 steps: shorten the episodes",
+        cfg("env_config: {time_limit: 50.0}"),
+        expect="(evaluating would take longer than training); one episode is 5,000 steps: shorten the episodes",
     ),
     "a sweep of replay capacities that all hold the whole run": Mistake(
         cfg("replay_buffer_config: {capacity: {grid_search: [1000, 100000]}}"),
@@ -2221,14 +2222,17 @@ def test_tunes_older_checkpoint_score_attr_is_read_with_its_min_prefix(tmp_path,
 
 
 def test_an_evaluation_time_limit_is_measured_as_the_evaluation_episode(tmp_path, capfd):
-    """``evaluation_config.env_config.time_limit: 100`` (seconds, meant as steps): the evaluation episodes are 100x the
-    training ones; the evaluation length is measured with the evaluation env's episode (a warning about the other task
-    comes first)."""
+    """``evaluation_config.env_config.time_limit: 50``: the evaluation episodes are 50x the training ones; the
+    evaluation length is measured with the evaluation env's episode (a warning about the other task comes first). At
+    10x the task's own episode or more, the time limit is taken for steps written as seconds."""
     path = tmp_path / "eval.yaml"
-    path.write_text(cfg("evaluation_config: {explore: false, env_config: {time_limit: 100.0}}"))
+    path.write_text(cfg("evaluation_config: {explore: false, env_config: {time_limit: 50.0}}"))
     assert run_cli(["train", "file", str(path), "--dry-run"]) == 2
     err = capfd.readouterr().err
-    assert "evaluation_duration: 1 episodes = 10,000 env steps every 2 iteration(s) is more than 10x" in err, err
+    assert "evaluation_duration: 1 episodes = 5,000 env steps every 2 iteration(s) is more than 10x" in err, err
+    path.write_text(cfg("evaluation_config: {explore: false, env_config: {time_limit: 100.0}}"))
+    assert run_cli(["train", "file", str(path), "--dry-run"]) == 2
+    assert "env_config.time_limit=100.0 s is 10x the 10 s episode of dmc/cartpole-balance" in capfd.readouterr().err
 
 
 def test_where_ray_and_wandb_write_is_checked_before_ray(tmp_path, capfd, monkeypatch, ray_never_starts):

@@ -69,7 +69,7 @@ def check_api_key(spec: ExperimentSpec) -> None:
 
 # W&B's variables that Tune's callback overrides with its own wandb.init arguments (name, id, group)
 _OVERRIDDEN = {
-    "WANDB_NAME": "names each trial's run after the trial (SMAC_<id>_00000...)",
+    "WANDB_NAME": "names each trial's run after the trial (<Algorithm>_<id>_00000...)",
     "WANDB_RUN_ID": "gives each trial's run the trial's id",
     "WANDB_RUN_GROUP": "groups the runs by the file's wandb: {{group: NAME}} (default: the experiment's name, {name})",
 }

@@ -106,6 +106,7 @@ def env_config_errors(name: str, env_config: dict) -> list[tuple[str, str]]:
 
 
 MAX_STEPS_PER_EPISODE = 100_000  # agent steps: an episode longer than this never ends within a run's reporting
+LONGER_EPISODE_FACTOR = 10  # a time limit 10x the task's own or more: steps written where seconds are read
 
 
 def _control_timestep(name: str) -> float:
@@ -152,7 +153,7 @@ def _time_limit_error(name: str, limit: float, action_repeat: Any, pixels: bool)
         else (2 if pixels else 1)
     )
     try:
-        control = _control_timestep(name)
+        control, own = task_timing(name)
     except Exception:  # noqa: BLE001 - an unknown task is reported elsewhere
         return None
     step = control * repeat
@@ -162,6 +163,12 @@ def _time_limit_error(name: str, limit: float, action_repeat: Any, pixels: bool)
             f"env_config.time_limit={limit!r} is shorter than one agent step of {name} ({control:g} s x action_repeat "
             f"{repeat}): every episode would end at once; time_limit is in simulated seconds, e.g. {step * 1000:g} for "
             "1000 steps"
+        )
+    if math.isfinite(own) and limit >= LONGER_EPISODE_FACTOR * own:  # 1000 meant in steps, not seconds
+        return (
+            f"env_config.time_limit={limit!r} s is {limit / own:g}x the {own:g} s episode of {name} ({steps:,.0f} "
+            f"agent steps): time_limit counts simulated seconds, not steps; e.g. {own:g} for the task's own "
+            f"{own / step:,.0f} steps (or null)"
         )
     if steps > MAX_STEPS_PER_EPISODE:
         return (
