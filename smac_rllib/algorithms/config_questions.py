@@ -15,6 +15,7 @@ from smac_rllib import algorithms
 from smac_rllib.algorithms import pixel_run
 from smac_rllib.algorithms.baselines import dreamerv3
 from smac_rllib.core.values import Range
+from smac_rllib.training.step_learner import StepLearnerMixin
 
 
 def fill_defaults(config: dict, algo_class) -> None:
@@ -93,8 +94,6 @@ def _never_read(key: str) -> str | None:
 def _one_step_learner(config) -> bool:
     """Whether the algorithm's learner runs its own one update (``training/step_learner.py``), which replaces RLlib's
     gradient pipeline (``postprocess_gradients``: grad_clip_by, torch_skip_nan_gradients)."""
-    from smac_rllib.training.step_learner import StepLearnerMixin  # torch: only where a config is asked
-
     try:
         return issubclass(config.learner_class, StepLearnerMixin)
     except Exception:  # noqa: BLE001 - an algorithm whose learner cannot be named here answers no
