@@ -1547,6 +1547,9 @@ MISTAKES: dict[str, Mistake] = {
     "one experiment of a file picked by a flag": Mistake(
         args=("--experiment", "tiny"), expect="rllib train file has no --experiment: rllib train file runs every"
     ),
+    "run tags at the experiment level": Mistake(
+        exp("tags: [baseline]"), expect="unknown experiment key 'tags'; labels for the runs go to W&B: wandb: {tags:"
+    ),
     "an experiment name longer than a directory name can be": Mistake(
         lambda: BASE.replace("tiny:", "x" * 300 + ":"),
         expect="is 300 bytes and names a directory, which is at most 255",

@@ -54,6 +54,13 @@ FOREIGN_EXPERIMENT_KEYS = {  # other tools' ways to share settings, Tune keys RL
     "tables and worker logs)",
     "reuse_actors": "; each trial builds its own algorithm here (Tune's default for RLlib); remove it",
     "raise_on_failed_trial": "; a failed trial makes the command exit non-zero once the others finish; remove it",
+    "resume_config": "; --resume continues the unfinished and errored trials from their last checkpoints (and the "
+    "finished ones when the stop was raised); remove it",
+    **dict.fromkeys(
+        ("tags", "notes", "description"), "; labels for the runs go to W&B: wandb: {tags: [...], notes: ...}"
+    ),
+    "resources": "; RLlib makes a trial's resources from its config: set num_env_runners, num_learners, "
+    "num_gpus_per_learner or num_cpus_for_main_process in config",
     "extends": "; GitLab's extends: is not YAML: anchor the template (`.defaults: &defaults {...}`) and merge it "
     "with `<<: *defaults`",
 }
