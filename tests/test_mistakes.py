@@ -1550,6 +1550,23 @@ MISTAKES: dict[str, Mistake] = {
     "run tags at the experiment level": Mistake(
         exp("tags: [baseline]"), expect="unknown experiment key 'tags'; labels for the runs go to W&B: wandb: {tags:"
     ),
+    "an option of train file before the file": Mistake(
+        command=("train", "--seed", "3", "file", "{yaml}"),
+        expect="the options of rllib train file go after the file: rllib train file ",
+    ),
+    "a --config-file flag (Hydra's, accelerate's)": Mistake(
+        args=("--config-file", "override.yaml"), expect="rllib train file has no --config-file: --config takes a JSON"
+    ),
+    "a zero-padded number in --config": Mistake(
+        args=("--config", '{"seed": 007}'), expect="--config: JSON numbers do not start with 0 (007, zero-padded?)"
+    ),
+    "an empty --config (an unset shell variable)": Mistake(
+        args=("--config", ""), expect="--config is empty (an unset shell variable?)"
+    ),
+    "the experiments wrapped in an experiments: key": Mistake(
+        lambda: "experiments:\n" + "".join(f"  {line}\n" for line in BASE.splitlines()[1:]),
+        expect="unknown experiment key 'tiny'; tiny is an experiment nested one level too deep",
+    ),
     "an experiment name longer than a directory name can be": Mistake(
         lambda: BASE.replace("tiny:", "x" * 300 + ":"),
         expect="is 300 bytes and names a directory, which is at most 255",
@@ -1897,6 +1914,18 @@ def test_resume_into_an_experiment_of_another_algorithm_is_refused(tmp_path, cap
     assert len(err.strip().splitlines()) == 1
 
 
+def test_a_file_read_through_a_pipe_is_read_once(tmp_path, capfd):
+    """``rllib train file <(sed ... template.yaml)`` (a /dev/fd pipe, readable once) runs as the file would."""
+    read, write = os.pipe()
+    os.write(write, BASE.encode())
+    os.close(write)
+    try:
+        assert run_cli(["train", "file", f"/dev/fd/{read}", "--dry-run"]) == 0, capfd.readouterr().err
+    finally:
+        os.close(read)
+    assert "tiny: SMAC on dmc/cartpole-balance, 1 trial(s)" in capfd.readouterr().out
+
+
 def test_resume_from_the_experiment_directory_names_the_storage_path_above_it(tmp_path, capfd):
     """``--storage-path`` given the experiment's own directory (the "Results:" line) with ``--resume``: the path to
     pass is named; and W&B variables that Tune's callback overrides (the run's name, id, group) are said."""
@@ -1911,6 +1940,14 @@ def test_resume_from_the_experiment_directory_names_the_storage_path_above_it(tm
         code == 2
         and f"--resume: {exp} is the experiment's own directory; the storage path is the one above it: "
         f"--storage-path {tmp_path}"
+        in err
+    ), err
+    code = run_cli(["train", "file", str(path), "--storage-path", str(exp), "--dry-run"])  # a new run nested in it
+    err = capfd.readouterr().err
+    assert (
+        code == 2
+        and f"storage path {exp} is an experiment's own directory (its trials and tuner.pkl): a new run "
+        f"would go into {exp / 'tiny'}, inside it; pass the directory above it, --storage-path {tmp_path}"
         in err
     ), err
     with pytest.MonkeyPatch.context() as env:
@@ -1968,6 +2005,12 @@ def test_plot_out_a_directory_writes_curves_png_into_it(tmp_path, capfd):
     assert run_cli(["plot", str(tmp_path / "exp"), "--out", str(out_dir)]) == 0
     assert (out_dir / "curves.png").stat().st_size > 1000
     assert f"wrote {out_dir / 'curves.png'}" in capfd.readouterr().out
+    (trial / "checkpoint_000000").mkdir()  # a checkpoint passed for its trial: the trial's results are named
+    assert run_cli(["plot", str(trial / "checkpoint_000000")]) == 2
+    assert (
+        f"is inside the trial {trial}, whose results rllib plot reads: pass the experiment directory, rllib plot "
+        f"{tmp_path / 'exp'}" in capfd.readouterr().err
+    )
 
 
 def test_storage_path_through_a_dangling_link_is_one_line_before_ray(tmp_path, capfd):

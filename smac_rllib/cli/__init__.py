@@ -4,6 +4,8 @@ Ray removed its own ``rllib`` CLI in 2.42; this one brings the tuned-example wor
 
   main.py             argument parsing, the process environment (set before Ray is imported), exit codes
   other_forms.py      arguments other tools take (older RLlib/Tune flags, split values, typographic dashes) -> ours
+                      other_keys.py: config keys of other codebases and older RLlib -> ours (unknown_keys.py
+                      says what a key that is no setting here is instead)
   errors.py           ``UserError``: a mistake the user can fix, printed as one line (exit code 2); ``warn``
   yaml_reader.py      reading the YAML file: 1.2 floats, line numbers, size / depth / alias limits, merge keys
                       and ``.name`` / ``x-name`` templates as in CI and compose files

@@ -170,6 +170,13 @@ def json_arg(text: str, flag: str) -> dict:
                 f"{flag} takes JSON text, not a file name ({name}): write {flag} \"$(cat {name})\" "
                 f"for a JSON file, or put the settings in the YAML file; e.g. {flag} '{example}'"
             ) from None
+        if not text.strip():
+            raise UserError(f"{flag} is empty (an unset shell variable?); write e.g. {flag} '{example}'") from None
+        if padded := re.search(r"(?<![\w.\"])-?0\d+(?![\w.\"])", text):  # 007: a zero-padded shell variable
+            number = padded.group()
+            raise UserError(
+                f"{flag}: JSON numbers do not start with 0 ({number}, zero-padded?); write {int(number)}"
+            ) from None
         if as_json := _python_dict_as_json(text):  # {"k": False}, {'k': 1}, {"k": None}
             raise UserError(f"{flag} is written as Python, not JSON: write {flag} '{as_json}'") from None
         raise UserError(

@@ -73,7 +73,23 @@ def find_trials(results_dir: str) -> list[str]:
         if "result.json" in files:
             found.append(root)
             dirs[:] = [d for d in dirs if not d.startswith("checkpoint_")]
+    trial = _trial_above(results_dir) if not found else None
+    if trial:  # a checkpoint (or a folder in one) of a trial: its curves are the trial's
+        raise UserError(
+            f"{results_dir} is inside the trial {trial}, whose results rllib plot reads: pass the experiment "
+            f"directory, rllib plot {os.path.dirname(trial)} (or the trial's own: rllib plot {trial})"
+        )
     return sorted(found)
+
+
+def _trial_above(path: str) -> str | None:
+    """The trial directory (with a result.json) that holds ``path``, a few levels up; None if none does."""
+    path = os.path.abspath(path)
+    for _ in range(3):
+        path = os.path.dirname(path)
+        if os.path.isfile(os.path.join(path, "result.json")):
+            return path
+    return None
 
 
 def load_trial(trial_dir: str, metric: str) -> dict[str, Any] | None:

@@ -239,6 +239,21 @@ def check_resume(specs: list[ExperimentSpec], trust: bool) -> list[ExperimentSpe
     return done
 
 
+def check_not_in_experiment(specs: list[ExperimentSpec]) -> None:
+    """A new run whose storage path is an experiment's own directory (the "Results:" line) would nest its experiment
+    inside that one (``<exp>/<name>``), where ``rllib plot`` and ``--resume`` of either mix them."""
+    for spec in specs:
+        storage = storage_of(spec)
+        if "://" not in storage and os.path.isdir(storage) and tune.Tuner.can_restore(storage):
+            raise UserError(
+                f"storage path {storage} is an experiment's own directory (its trials and tuner.pkl): a new run "
+                f"would go into {os.path.join(storage, spec.name)}, inside it; pass the directory above it, "
+                f"--storage-path {os.path.dirname(storage.rstrip('/'))} (the new run is named beside the old one; "
+                "with --resume, it continues that run)",
+                spec.source,
+            )
+
+
 def _trainables_in(exp_dir: str) -> set[str]:
     """The trainables of an experiment's trial directories (``<Trainable>_<trial id>...``, ``trial_dirname``)."""
     names = set()

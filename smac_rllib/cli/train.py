@@ -49,7 +49,7 @@ from smac_rllib.cli.ray_start import check_before_ray, start_ray
 from smac_rllib.cli.results import lookup
 from smac_rllib.cli.resume_stop import effective_stop, stop_text, trials_to_continue
 from smac_rllib.cli.resume_stop import install as install_stop
-from smac_rllib.cli.storage import check_resume, experiment_name, storage_of
+from smac_rllib.cli.storage import check_not_in_experiment, check_resume, experiment_name, storage_of
 from smac_rllib.cli.summary import print_summary
 
 # Runs started before wandb_logging.py split off pickled its callbacks as smac_rllib.cli.train.<name>: the names stay
@@ -79,6 +79,8 @@ def run_train(args) -> int:
         specs = [spec for spec in specs if all(spec is not d for d in done)]
         if not specs:
             return 0  # every experiment had ended: no Ray to start
+    else:
+        check_not_in_experiment(specs)
     if not (args.address or os.environ.get("RAY_ADDRESS")):  # a cluster's nodes have their own memory
         resources.check_memory(specs, gpus=resources.local_gpus())
         resources.check_local_cpus(specs)

@@ -158,33 +158,41 @@ def _check_evaluation_return_stop(stop: dict, config, random_return: float | Non
 
 
 _WARNED_TARGETS: set = set()
-RANDOM_EPISODE_CAP = 10_000  # agent steps: a longer episode is not rolled out (its return stays unknown)
-_RANDOM_RETURNS: dict[str, float | None] = {}
+RANDOM_EPISODE_CAP = 10_000  # agent steps in all: a longer episode is not rolled out (its return stays unknown)
+RANDOM_EPISODES = 5  # the first result's mean return is one such episode: a stop is compared with the best of them
+_REWARD_ONLY = ("time_limit", "action_repeat")  # what a dmc episode's return depends on (not its pixels)
+_RANDOM_RETURNS: dict[str, list[float] | None] = {}
 
 
-def random_episode_return(env: Any, env_config: dict) -> float | None:
-    """The return of one episode of uniform random actions (seed 0), cached; None where the env is not made here or
-    its episode does not end within ``RANDOM_EPISODE_CAP`` steps."""
+def random_episode_returns(env: Any, env_config: dict) -> list[float] | None:
+    """The returns of ``RANDOM_EPISODES`` episodes of uniform random actions (seeds 0, 1, ...), cached; None where the
+    env is not made here or its first episode does not end within ``RANDOM_EPISODE_CAP`` steps."""
+    if isinstance(env, str) and env.startswith("dmc/"):
+        env_config = {key: value for key, value in (env_config or {}).items() if key in _REWARD_ONLY}
     key = _key(env, env_config)
     if key not in _RANDOM_RETURNS:
         _RANDOM_RETURNS[key] = _roll_random(env, dict(env_config or {}))
     return _RANDOM_RETURNS[key]
 
 
-def _roll_random(env: Any, env_config: dict) -> float | None:
+def _roll_random(env: Any, env_config: dict) -> list[float] | None:
     if env_spaces(env, env_config) is None:
         return None
     made = _make(env, env_config)
+    returns: list[float] = []
     try:
-        made.reset(seed=0)
         made.action_space.seed(0)
-        total = 0.0
-        for _ in range(RANDOM_EPISODE_CAP):
-            _, reward, terminated, truncated, _ = made.step(made.action_space.sample())
-            total += float(reward)
-            if terminated or truncated:
-                return total
-        return None
+        steps = 0
+        for seed in range(RANDOM_EPISODES):
+            made.reset(seed=seed)
+            total, done = 0.0, False
+            while not done:
+                _, reward, terminated, truncated, _ = made.step(made.action_space.sample())
+                total, steps, done = total + float(reward), steps + 1, terminated or truncated
+                if steps >= RANDOM_EPISODE_CAP and not done:
+                    return returns or None
+            returns.append(total)
+        return returns
     finally:
         made.close()
 
@@ -196,7 +204,7 @@ def check_return_stop_after_warm_up(stop: dict, config) -> None:
     key = "env_runners/episode_return_mean"
     threshold = stop.get(key)
     if not is_real(threshold) and is_real(stop.get(f"evaluation/{key}")):
-        _check_evaluation_return_stop(stop, config, random_episode_return(config.env, config.env_config))
+        _check_evaluation_return_stop(stop, config, _first(random_episode_returns(config.env, config.env_config)))
     if not is_real(threshold) or not hasattr(config, "async_learning"):  # not one of our loops
         return
     episode = episode_steps(config.env, config.env_config)
@@ -206,8 +214,9 @@ def check_return_stop_after_warm_up(stop: dict, config) -> None:
     returns = episode_return_range(config.env, config.env_config)
     if returns is not None and threshold <= returns[0]:
         return  # met by every episode: the stop rules say so (cli/episode_bounds.py)
-    random_return = random_episode_return(config.env, config.env_config)
-    _check_evaluation_return_stop(stop, config, random_return)
+    random_returns = random_episode_returns(config.env, config.env_config)
+    _check_evaluation_return_stop(stop, config, _first(random_returns))
+    random_return = max(random_returns) if random_returns else None
     if random_return is not None and random_return >= threshold:
         first = (
             "before its first gradient update"
@@ -215,8 +224,13 @@ def check_return_stop_after_warm_up(stop: dict, config) -> None:
             else f"at its first episode ({episode:,} env steps, {warm_up:,} of them uniform random warm-up)"
         )
         raise TrialError(
-            f"stop criterion {key}={threshold:g} is met by uniform random actions (an episode of {config.env} at "
-            f"random returned {random_return:.4g}), so the run would stop {first}; raise the threshold above "
+            f"stop criterion {key}={threshold:g} is met by uniform random actions ({len(random_returns)} episodes of "
+            f"{config.env} at random returned up to {random_return:.4g}), so the run would stop {first} (a stop "
+            f"ends the run at the first criterion met); raise the threshold above "
             f"{random_return:.4g}, or stop on evaluation/env_runners/episode_return_mean",
             "stop",
         )
+
+
+def _first(returns: list[float] | None) -> float | None:
+    return returns[0] if returns else None

@@ -11,7 +11,7 @@ from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 
 from smac_rllib.cli.errors import did_you_mean
 from smac_rllib.cli.key_owners import is_placeholder, owners_of
-from smac_rllib.cli.other_forms import OTHER_LIBRARY_KEYS, REMOVED_KEYS
+from smac_rllib.cli.other_keys import OTHER_LIBRARY_KEYS, REMOVED_KEYS
 from smac_rllib.envs import ENV_CONFIG_KEYS
 
 # Keys of the config that are no user setting (a traceback inside RLlib when set)

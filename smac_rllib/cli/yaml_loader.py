@@ -295,7 +295,10 @@ def _check_values(config: dict, line_of) -> None:
 
 
 def _config_key_hint(key: Any, body: dict) -> str:
-    """``; num_particles is a config key of SMAC: ...`` when an experiment's unknown key is one of its config's."""
+    """``; num_particles is a config key of SMAC: ...`` when an experiment's unknown key is one of its config's; an
+    experiment nested in a wrapper (``experiments: {name: {run: ...}}``) is said as one."""
+    if isinstance(body.get(key), dict) and "run" in body[key]:
+        return f"; {key} is an experiment nested one level too deep: experiments are the file's top-level keys"
     with contextlib.suppress(UserError):  # no run, or an unknown one: said next
         return config_key_hint(key, algorithm_class(body.get("run"), ""))
     return ""

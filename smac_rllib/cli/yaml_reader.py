@@ -337,6 +337,9 @@ def _check_pasted_text(text: str, path: str) -> None:
             )
 
 
+_STREAMS: dict[str, bytes] = {}
+
+
 def _read_text(path: str) -> str:
     if re.match(r"^[a-z][a-z0-9+.-]*://", path) and not os.path.exists(path):  # https://..., s3://...
         name = os.path.basename(path.split("?")[0]) or "experiment.yaml"
@@ -366,8 +369,12 @@ def _read_text(path: str) -> str:
                 f"{path} is larger than {MAX_YAML_BYTES >> 20} MiB ({size:,} bytes), not a tuned example; pass the "
                 "YAML file"
             )
-        with open(path, "rb") as f:
-            data = f.read(MAX_YAML_BYTES + 1)
+        data = _STREAMS.get(path)
+        if data is None:
+            with open(path, "rb") as f:
+                data = f.read(MAX_YAML_BYTES + 1)
+            if not os.path.isfile(path):  # a pipe (`<(sed ...)`, /dev/stdin) is read once: kept for the next read
+                _STREAMS[path] = data
     except OSError as e:
         raise UserError(f"cannot read {path} ({e.strerror}); check the path and its permissions") from None
     try:

@@ -1,0 +1,98 @@
+"""Config keys of other codebases and of older RLlib -> what sets the same here (``unknown_keys.py`` says them)."""
+
+_TEMPERATURE = (
+    "the temperature alpha is always learned here, toward target_entropy (auto: -|A|), from initial_alpha "
+    "(default 0.1); there is no fixed-alpha switch"
+)
+# Config keys of other SAC codebases (CleanRL, Stable-Baselines3, SpinningUp) -> what sets the same here.
+OTHER_LIBRARY_KEYS = {
+    "autotune": _TEMPERATURE,
+    "alpha": _TEMPERATURE,
+    "ent_coef": _TEMPERATURE,
+    "learning_starts": "write num_steps_sampled_before_learning_starts",
+    "start_steps": "write num_steps_sampled_before_learning_starts",
+    "buffer_size": "write replay_buffer_config: {capacity: N}",
+    "replay_size": "write replay_buffer_config: {capacity: N}",
+    "batch_size": "write train_batch_size_per_learner",
+    "policy_lr": "write actor_lr",
+    "pi_lr": "write actor_lr",
+    "q_lr": "write critic_lr",
+    "learning_rate": "write actor_lr and critic_lr (and alpha_lr for the temperature)",
+    **dict.fromkeys(
+        ("optimization_config", "actor_learning_rate", "critic_learning_rate", "entropy_learning_rate"),
+        "RLlib's old-stack SAC rates (its optimization block, which the new stack never reads): write actor_lr, "
+        "critic_lr and alpha_lr beside the other keys",
+    ),
+    "polyak": "write tau: 1 - polyak (polyak 0.995 -> tau: 0.005)",
+    "total_timesteps": "the run's length is the stop: stop: {env_runners/num_env_steps_sampled_lifetime: N}",
+    "gradient_steps": "write updates_per_env_step (gradient updates per env step stored)",
+    "train_freq": "write updates_per_env_step (gradient updates per env step stored)",
+    "update_every": "write updates_per_env_step (gradient updates per env step stored)",
+    "utd_ratio": "write updates_per_env_step (gradient updates per env step stored)",
+    "target_network_frequency": "write target_network_update_freq",
+    "target_update_interval": "write target_network_update_freq (updates between target-network updates, with tau)",
+    "entropy_coeff": _TEMPERATURE,
+    **dict.fromkeys(
+        ("policy_kwargs", "net_arch", "hidden_sizes", "ac_kwargs"),
+        "size the networks with hidden_dim and critic_hidden_dim (num_hidden_layers for the depth)",
+    ),
+    "use_sde": "the policy explores by its own sampling (no state-dependent noise switch); remove it",
+    "action_noise": "the policy explores by its own sampling; TD3 adds Gaussian noise (run: TD3, exploration_noise)",
+    "tensorboard_log": "Tune writes TensorBoard files into each trial's directory: tensorboard --logdir <storage path>",
+    "device": "a GPU learner is num_gpus_per_learner: 1 (0: the CPU)",
+    **dict.fromkeys(
+        ("eval_freq", "eval_interval", "test_interval", "eval_frequency", "evaluation_frequency", "eval_every"),
+        "write evaluation_interval (in iterations)",
+    ),
+    **dict.fromkeys(
+        ("n_eval_episodes", "num_test_episodes", "eval_episodes", "num_eval_episodes", "evaluation_episodes"),
+        "write evaluation_duration (episodes)",
+    ),
+    **dict.fromkeys(
+        ("init_temperature", "initial_temperature", "init_alpha", "alpha_init", "init_entropy_coef"),
+        "write initial_alpha (the temperature's start; it is learned toward target_entropy)",
+    ),
+    **dict.fromkeys(
+        ("reward_scale", "reward_scaling", "scale_reward"),
+        "rewards are learned as the env gives them (DMC: in [0, 1] per step); there is no reward scale",
+    ),
+    **dict.fromkeys(
+        ("epochs", "steps_per_epoch", "max_steps", "num_timesteps"),
+        "the run's length is the stop: stop: {env_runners/num_env_steps_sampled_lifetime: N}",
+    ),
+}
+
+
+# Settings of older RLlib that 2.60 no longer has -> what sets the same now.
+REMOVED_KEYS = {
+    **dict.fromkeys(
+        ("horizon", "soft_horizon"),
+        "an episode's limit is env_config time_limit (DMC, seconds) or max_episode_steps (gymnasium)",
+    ),
+    "no_done_at_end": "time limits are truncations already (the target bootstraps there)",
+    "num_rollout_workers": "write num_env_runners",
+    "num_envs_per_worker": "write num_envs_per_env_runner",
+    "num_cpus_per_worker": "write num_cpus_per_env_runner",
+    "num_gpus_per_worker": "write num_gpus_per_env_runner",
+    "evaluation_num_workers": "write evaluation_num_env_runners",
+    "create_env_on_local_worker": "write create_local_env_runner (with num_env_runners: 0 the local one samples)",
+    "sample_async": "acting and learning overlap with async_learning: true (the default here)",
+    **dict.fromkeys(
+        ("timesteps_per_iteration", "min_sample_timesteps_per_reporting"), "write min_sample_timesteps_per_iteration"
+    ),
+    **dict.fromkeys(("min_iter_time_s", "min_time_s_per_reporting"), "write min_time_s_per_iteration (seconds)"),
+    "min_train_timesteps_per_reporting": "write min_train_timesteps_per_iteration",
+    "metrics_smoothing_episodes": "write metrics_num_episodes_for_smoothing",
+    "collect_metrics_timeout": "write metrics_episode_collection_timeout_s",
+    "evaluation_num_episodes": "write evaluation_duration (with evaluation_duration_unit: episodes)",
+    "monitor": "record a trained policy with rllib evaluate CHECKPOINT --video eval.mp4",
+    "replay_batch_size": "write train_batch_size_per_learner (transitions per update)",
+    **dict.fromkeys(
+        ("prioritized_replay", "prioritized_replay_alpha", "prioritized_replay_beta", "prioritized_replay_eps"),
+        "RLlib's SAC and DQN take replay_buffer_config: {type: PrioritizedEpisodeReplayBuffer}; ours replay "
+        "uniformly (the paper's)",
+    ),
+    "replay_mode": "the replay here is uniform over single-agent transitions; remove it",
+    "input_evaluation": "this algorithm learns online and evaluates with evaluation_interval; remove it",
+    "enable_async_evaluation": "write evaluation_parallel_to_training: true (with evaluation_num_env_runners >= 1)",
+}
