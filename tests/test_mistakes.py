@@ -1554,6 +1554,9 @@ MISTAKES: dict[str, Mistake] = {
         command=("train", "--seed", "3", "file", "{yaml}"),
         expect="the options of rllib train file go after the file: rllib train file ",
     ),
+    "RLlib's older gym: prefix on a gymnasium id": Mistake(
+        exp("env: gym:Pendulum-v1"), expect="env 'gym:Pendulum-v1': gymnasium's Pendulum-v1 is written env: Pendulum-v1"
+    ),
     "a --config-file flag (Hydra's, accelerate's)": Mistake(
         args=("--config-file", "override.yaml"), expect="rllib train file has no --config-file: --config takes a JSON"
     ),

@@ -187,6 +187,8 @@ def _check_env_name(env: str, where: str) -> None:
             "module, which must call gymnasium.register(id=...) for it); register it there or fix the id",
             where,
         )
+    if colon and module in ("gym", "gymnasium", "gym_env") and env_id in gym.registry:  # RLlib's older "gym:" form
+        raise UserError(f"env {env!r}: gymnasium's {env_id} is written env: {env_id} here", where)
     if colon and module and importlib.util.find_spec(module.split(".")[0]) is None:  # gymnasium's "module:EnvId"
         raise UserError(
             f"env {env!r} registers {env_id!r} from the Python package {module!r}, which is not installed here; "
