@@ -1557,6 +1557,12 @@ MISTAKES: dict[str, Mistake] = {
     "RLlib's older gym: prefix on a gymnasium id": Mistake(
         exp("env: gym:Pendulum-v1"), expect="env 'gym:Pendulum-v1': gymnasium's Pendulum-v1 is written env: Pendulum-v1"
     ),
+    "W&B tags as one string (taken letter by letter)": Mistake(
+        exp("wandb: {tags: smac}"), expect="wandb.tags='smac' must be a list of strings: tags: [smac]"
+    ),
+    "a W&B run name for every trial": Mistake(
+        exp("wandb: {name: run1}"), expect="unknown wandb key 'name'; each trial's W&B run is named after the trial"
+    ),
     "a --config-file flag (Hydra's, accelerate's)": Mistake(
         args=("--config-file", "override.yaml"), expect="rllib train file has no --config-file: --config takes a JSON"
     ),

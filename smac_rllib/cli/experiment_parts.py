@@ -25,6 +25,10 @@ CHECKPOINT_KEYS = (
     "checkpoint_score_order",
 )
 DEFAULT_CHECKPOINT_CONFIG = {"checkpoint_frequency": 10, "checkpoint_at_end": True, "num_to_keep": 2}
+_WANDB_HINTS = {  # wandb.init's arguments that Tune's callback sets itself
+    "name": "; each trial's W&B run is named after the trial (and grouped by group:)",
+    "id": "; each trial's W&B run has the trial's id",
+}
 WANDB_KEYS = (
     "project", "group", "entity", "tags", "notes", "job_type", "mode", "log_config", "excludes",
     "upload_checkpoints", "upload_timeout", "api_key_file",
@@ -183,8 +187,13 @@ def parse_wandb(block: Any, flag: bool | None, where: str) -> dict | None:
     for key in block:
         if key not in WANDB_KEYS:
             raise UserError(
-                f"unknown wandb key {key!r}{did_you_mean(key, WANDB_KEYS)} (valid: {', '.join(WANDB_KEYS)})", where
+                f"unknown wandb key {key!r}{_WANDB_HINTS.get(key) or did_you_mean(key, WANDB_KEYS)} (valid: "
+                f"{', '.join(WANDB_KEYS)})",
+                where,
             )
+    for key in ("tags", "excludes"):  # a string would be taken letter by letter
+        if key in block and not (isinstance(block[key], list) and all(isinstance(t, str) for t in block[key])):
+            raise UserError(f"wandb.{key}={block[key]!r} must be a list of strings: {key}: [{block[key]}]", where)
     for key in ("log_config", "upload_checkpoints"):
         if key in block and not isinstance(block[key], bool):
             raise UserError(f"wandb.{key}={block[key]!r} must be true or false (without quotes)", where)
