@@ -1645,6 +1645,9 @@ def test_an_old_api_stop_key_is_read_as_the_new_one_and_said_once(tmp_path, capf
         f"rllib: note: {path}:5: stop criterion 'episode_reward_mean' is the old API stack's name; read as "
         "'env_runners/episode_return_mean' (write that to silence this note)"
     ]
+    path.write_text(exp("stop: {agent_timesteps_total: 200}"))  # one agent: its steps are the env steps
+    assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
+    assert "stop {'num_env_steps_sampled_lifetime': 200}" in capfd.readouterr().out
 
 
 def test_config_overrides_env_and_two_configs_merge_in_order(tmp_path, capfd):

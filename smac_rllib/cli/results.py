@@ -23,6 +23,11 @@ EVAL_MARKER = "evaluation/num_healthy_workers"
 # Old result keys -> RLlib 2.60 new-stack result keys (stop criteria, scheduler metrics).
 LEGACY_METRICS = {
     "timesteps_total": "num_env_steps_sampled_lifetime",
+    "agent_timesteps_total": "num_env_steps_sampled_lifetime",  # one agent: agent steps are env steps
+    "episodes_total": "env_runners/num_episodes_lifetime",
+    "episode_reward_max": "env_runners/episode_return_max",
+    "episode_reward_min": "env_runners/episode_return_min",
+    "episode_len_mean": "env_runners/episode_len_mean",
     "episode_reward_mean": "env_runners/episode_return_mean",
     "episode_return_mean": "env_runners/episode_return_mean",
     "env_runners/episode_reward_mean": "env_runners/episode_return_mean",
