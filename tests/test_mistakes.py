@@ -1563,6 +1563,16 @@ MISTAKES: dict[str, Mistake] = {
     "a W&B run name for every trial": Mistake(
         exp("wandb: {name: run1}"), expect="unknown wandb key 'name'; each trial's W&B run is named after the trial"
     ),
+    "a discount key of another codebase": Mistake(
+        cfg("discount: 0.99"), expect="unknown config key 'discount' for SMAC; write gamma (the discount, paper: 0.99)"
+    ),
+    "the paper's K as a key": Mistake(cfg("K: 8"), expect="unknown config key 'K' for SMAC; write num_particles"),
+    "a warm-up under another codebase's name": Mistake(
+        cfg("warmup_steps: 100"), expect="'warmup_steps' for SMAC; write num_steps_sampled_before_learning_starts"
+    ),
+    "a misspelled subcommand of train": Mistake(
+        command=("train", "fle", "{yaml}"), expect="rllib train runs a file: rllib train file "
+    ),
     "a --config-file flag (Hydra's, accelerate's)": Mistake(
         args=("--config-file", "override.yaml"), expect="rllib train file has no --config-file: --config takes a JSON"
     ),

@@ -179,6 +179,9 @@ def other_forms(argv: list[str]) -> str | None:
         return (
             "`rllib rollout` is RLlib's older command: rllib evaluate CHECKPOINT --episodes 10 (its env and algorithm)"
         )
+    if argv[:1] == ["train"] and len(argv) > 1 and argv[1] != "file" and not argv[1].startswith("-"):
+        rest = argv[1:] if argv[1].endswith(YAML_SUFFIXES) else argv[2:]  # `train x.yaml` or `train fle x.yaml`
+        return f"rllib train runs a file: rllib train file {' '.join(rest) or 'X.yaml'} ('{argv[1]}' is no subcommand)"
     if argv[:1] == ["train"] and "file" in argv[2:] and argv[1].startswith("-"):  # `rllib train --seed 3 file x`
         return f"the options of rllib train file go after the file: rllib train file {_after_file(argv)}"
     if argv[:2] == ["train", "file"]:

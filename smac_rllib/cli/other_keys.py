@@ -14,6 +14,61 @@ OTHER_LIBRARY_KEYS = {
     "buffer_size": "write replay_buffer_config: {capacity: N}",
     "replay_size": "write replay_buffer_config: {capacity: N}",
     "batch_size": "write train_batch_size_per_learner",
+    **dict.fromkeys(("discount", "discount_factor", "gamma_discount"), "write gamma (the discount, paper: 0.99)"),
+    **dict.fromkeys(("K", "k", "num_latent_samples", "num_samples_latent"), "write num_particles (the paper's K)"),
+    **dict.fromkeys(("z_dim", "latent_dims", "latent_dimension"), "write latent_dim"),
+    **dict.fromkeys(
+        ("target_update_rate", "polyak_tau", "soft_update_tau", "soft_tau"),
+        "write tau (the soft target update's rate; paper: 0.005)",
+    ),
+    **dict.fromkeys(
+        ("replay_capacity", "capacity", "memory_size", "replay_buffer_size", "buffer_capacity"),
+        "write replay_buffer_config: {capacity: N}",
+    ),
+    **dict.fromkeys(
+        (
+            "warmup_steps",
+            "warmup",
+            "random_steps",
+            "num_seed_steps",
+            "seed_steps",
+            "init_steps",
+            "initial_collect_steps",
+            "exploration_steps",
+            "random_exploration_steps",
+            "num_random_steps",
+        ),
+        "write num_steps_sampled_before_learning_starts (agent steps of uniform random actions)",
+    ),  # fmt: skip
+    **dict.fromkeys(
+        ("frame_skip", "frameskip", "action_repeats", "frame_repeat"), "it is env_config: {action_repeat: N}"
+    ),
+    **dict.fromkeys(
+        ("max_grad_norm", "clip_grad", "grad_norm_clip", "clip_grad_norm", "gradient_clip", "grad_clip_norm"),
+        "write grad_clip (each optimizer's gradients clipped by their global norm)",
+    ),
+    "weight_decay": "the optimizers are Adam without weight decay (as SAC's); remove it",
+    **dict.fromkeys(("adam_eps", "optimizer_eps", "adam_epsilon"), "Adam's epsilon is not a setting here; remove it"),
+    **dict.fromkeys(
+        ("activation", "activation_fn", "act_fn", "nonlinearity"),
+        "the networks' activations are not a setting here (docs/design.md lists the architecture); remove it",
+    ),
+    **dict.fromkeys(
+        ("critic_target_update_freq", "target_update_freq", "target_update_period"),
+        "write target_network_update_freq (env steps between target updates; with tau: soft updates)",
+    ),
+    **dict.fromkeys(
+        ("actor_update_freq", "policy_update_freq", "policy_frequency", "actor_update_interval"),
+        "the actor is updated at every update here (SAC's and the paper's); TD3's delayed actor is run: TD3",
+    ),
+    **dict.fromkeys(
+        ("n_step_return", "nstep", "n_steps", "multi_step"),
+        "the replay stores 1-step transitions (the paper's TD target); remove it",
+    ),
+    **dict.fromkeys(
+        ("replay_ratio", "update_to_data_ratio", "updates_per_step", "gradient_steps", "train_every"),
+        "write updates_per_env_step (gradient updates per env step)",
+    ),
     "policy_lr": "write actor_lr",
     "pi_lr": "write actor_lr",
     "q_lr": "write critic_lr",
