@@ -1570,6 +1570,9 @@ MISTAKES: dict[str, Mistake] = {
     "a warm-up under another codebase's name": Mistake(
         cfg("warmup_steps: 100"), expect="'warmup_steps' for SMAC; write num_steps_sampled_before_learning_starts"
     ),
+    "an env name as a stray argument": Mistake(
+        args=("dmc/cartpole-swingup",), expect="the env is the file's env: key; to run another: --config '{\"env\""
+    ),
     "a misspelled subcommand of train": Mistake(
         command=("train", "fle", "{yaml}"), expect="rllib train runs a file: rllib train file "
     ),

@@ -196,6 +196,13 @@ def other_forms(argv: list[str]) -> str | None:
         for flag in (arg.split("=")[0] for arg in argv[2:]):
             if flag in FOREIGN_FLAGS:
                 return f"rllib train file has no {flag}: {FOREIGN_FLAGS[flag]}"
+        envs = [
+            a
+            for i, a in enumerate(argv[3:], 3)
+            if a.startswith("dmc/") and not _after_value_option(argv, i, tuple(SWITCHES))
+        ]
+        if envs:  # `rllib train file x.yaml dmc/cartpole-swingup`
+            return f"the env is the file's env: key; to run another: --config '{{\"env\": \"{envs[0]}\"}}'"
         files = [a for a in argv[2:] if not a.startswith("-") and a.endswith((".yaml", ".yml"))]
         if len(files) > 1:  # `rllib train file a.yaml b.yaml`
             return (
