@@ -718,7 +718,12 @@ MISTAKES: dict[str, Mistake] = {
                 'it by run `pip install swig` followed by `pip install "gymnasium[box2d]"`',
             ),
             "evaluation env whose extra is not installed": Mistake(
-                cfg("evaluation_config: {explore: false, env: LunarLanderContinuous-v3, env_config: {}}"),
+                exp("env: Pendulum-v1")
+                .replace(
+                    "    evaluation_config: {explore: false}\n",
+                    "    evaluation_config: {explore: false, env: LunarLanderContinuous-v3, env_config: {}}\n",
+                )
+                .replace("    env_config: {time_limit: 1.0}\n", ""),
                 expect="evaluation_config: the evaluation env 'LunarLanderContinuous-v3' cannot be made here: Box2D is "
                 "not installed",
             ),
@@ -1572,6 +1577,14 @@ MISTAKES: dict[str, Mistake] = {
     ),
     "an env name as a stray argument": Mistake(
         args=("dmc/cartpole-swingup",), expect="the env is the file's env: key; to run another: --config '{\"env\""
+    ),
+    "a rollout fragment meant as an episode's frames": Mistake(
+        cfg("rollout_fragment_length: 50000"),
+        expect="rollout_fragment_length: 50,000 x 1 env(s) per runner = 50,000 env steps per sample request, 500x",
+    ),
+    "a gymnasium evaluation env for a dmc task of a similar name": Mistake(
+        cfg("evaluation_config: {explore: false, env: Pendulum-v1}"),
+        expect="evaluation_config evaluates on Pendulum-v1, a gymnasium env, a policy trained on dmc/cartpole-balance",
     ),
     "a misspelled subcommand of train": Mistake(
         command=("train", "fle", "{yaml}"), expect="rllib train runs a file: rllib train file "

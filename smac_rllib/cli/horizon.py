@@ -41,7 +41,8 @@ The rules (``check_horizon``: every grid point; the first contradiction is a one
    env steps the stop lets the run collect: every update replays the whole run's data several times over.
 9. A stop on a loss: Tune stops at result >= value, so it ends the run at once instead of when the loss falls.
 10. One sample request (``rollout_fragment_length`` x envs per runner) or one iteration's minimum
-    (``min_sample_timesteps_per_iteration``) above the stop's env steps: the first iteration samples past the stop.
+    (``min_sample_timesteps_per_iteration``) above the stop's env steps: the first iteration samples past the stop;
+    a request over ``LONG_REQUEST`` env steps and 10x the iteration's minimum (a fragment meant as an episode).
 11. ``min_time_s_per_iteration`` of a minute or more on our loop (its iterations end on env steps).
 12. ``target_network_update_freq`` past the env steps the run updates in: the targets are never updated after the first;
     beside a soft ``tau`` (a DQN habit): the targets move less than half way to the critics over the whole run.
@@ -64,6 +65,7 @@ from smac_rllib.core.values import is_int, is_number
 from smac_rllib.training.rate_limiter import SampleToInsertRatio
 
 MAX_ITERATION_S = 60  # rule 11: a longer minimum per iteration is a setting written for another
+LONG_REQUEST = 1000  # rule 10: env steps of one sample request above which it must be near an iteration's minimum
 EVALUATION_FACTOR = 10  # rule 5: evaluation env steps per evaluation <= 10 x the env steps trained in between
 
 
@@ -199,6 +201,7 @@ def _check_fragment(spec: ExperimentSpec, config) -> None:
     fragment, envs = config.get_rollout_fragment_length(), config.num_envs_per_env_runner
     minimum = int(config.min_sample_timesteps_per_iteration or 0)
     if not stops or max(fragment * envs, minimum) <= min(stops.values()):
+        _check_request_size(spec, fragment, envs, minimum)
         return
     key, at = min(stops.items(), key=lambda item: item[1])
     setting, fix = "min_sample_timesteps_per_iteration", f"lower it to <= {int(at):,}"
@@ -211,6 +214,19 @@ def _check_fragment(spec: ExperimentSpec, config) -> None:
         f"{max(fragment * envs, minimum) / at:.3g}x the run; {fix} or raise the stop",
         spec.key_lines.get(setting, spec.source),
     )
+
+
+def _check_request_size(spec: ExperimentSpec, fragment: int, envs: int, minimum: int) -> None:
+    """Rule 10's second half: a sample request far longer than an iteration's minimum."""
+    request = fragment * envs
+    if request > LONG_REQUEST and request >= 10 * max(minimum, 1):  # a fragment meant as an episode, or in frames
+        raise UserError(
+            f"rollout_fragment_length: {fragment:,} x {envs} env(s) per runner = {request:,} env steps per sample "
+            f"request, {request / max(minimum, 1):.0f}x min_sample_timesteps_per_iteration ({minimum:,}): every "
+            "iteration samples at least that much, and shows its progress only at the end; it is a runner's steps per "
+            "request, not an episode's: lower it (the tuned examples: 50-250)",
+            spec.key_lines.get("rollout_fragment_length", spec.source),
+        )
 
 
 def _check_iteration_time(spec: ExperimentSpec, config, iterations: int | None) -> None:

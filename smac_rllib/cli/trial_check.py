@@ -132,6 +132,13 @@ def _check_evaluation_env(spec: ExperimentSpec, config) -> None:
         evaluation = config.get_evaluation_config_object()
     mapping = {"env": evaluation.env, "env_config": dict(evaluation.env_config or {})}
     where = spec.key_lines.get("evaluation_config", spec.source)
+    suites = ["DeepMind Control" if str(e).startswith("dmc/") else "gymnasium" for e in (config.env, evaluation.env)]
+    if suites[0] != suites[1]:  # dmc/pendulum-swingup vs Pendulum-v1: another task under a similar name
+        raise UserError(
+            f"{where}: evaluation_config evaluates on {evaluation.env}, a {suites[1]} env, a policy trained on "
+            f"{config.env}, a {suites[0]} task: another task (its observations, actions and rewards mean other "
+            "things); remove env from evaluation_config"
+        )
     try:
         check_env(mapping, spec.algo_class, lambda key, sub=None: where)
     except UserError as e:
