@@ -1586,6 +1586,16 @@ MISTAKES: dict[str, Mistake] = {
         cfg("evaluation_config: {explore: false, env: Pendulum-v1}"),
         expect="evaluation_config evaluates on Pendulum-v1, a gymnasium env, a policy trained on dmc/cartpole-balance",
     ),
+    "a choice of ours written as a boolean": Mistake(
+        cfg("td_entropy: false"), expect="td_entropy=False is unknown; use one of null, 'marginal', 'conditional'"
+    ),
+    "a fractional iteration count in the stop": Mistake(
+        exp("stop: {training_iteration: 2.5}"),
+        expect="stop criterion training_iteration=2.5 is a count: the run stops at the first result at or above it, 3",
+    ),
+    "a flow list without commas (one string)": Mistake(
+        cfg("seed: {grid_search: [0 1 2]}"), expect="(a YAML list separates its values with commas: [0, 1, 2])"
+    ),
     "a misspelled subcommand of train": Mistake(
         command=("train", "fle", "{yaml}"), expect="rllib train runs a file: rllib train file "
     ),
@@ -1877,7 +1887,7 @@ def test_autocast_null_is_what_the_config_documents_and_a_wrong_type_still_is_re
     path.write_text(without_state_keys(BASE))
     code = run_cli(["train", "file", str(path), "--config", pixels.replace("null", "3"), "--dry-run"])
     _, err = capfd.readouterr()
-    assert code == 2 and "autocast=3 has the wrong type" in err
+    assert code == 2 and "autocast=3 is unknown; use one of" in err
 
 
 def test_a_gymnasium_env_config_key_the_env_does_not_take_is_refused_before_ray(tmp_path, capfd):
@@ -2032,6 +2042,7 @@ def test_plot_out_a_directory_writes_curves_png_into_it(tmp_path, capfd):
         {
             "training_iteration": i,
             "env_runners": {"num_env_steps_sampled_lifetime": 1000 * i, "episode_return_mean": 10.0 * i},
+            "learners": {"default_policy": {"critic/loss": 1.0 / i}},
             "config": {"seed": 0},
             "time_total_s": i,
         }
@@ -2043,6 +2054,9 @@ def test_plot_out_a_directory_writes_curves_png_into_it(tmp_path, capfd):
     assert run_cli(["plot", str(tmp_path / "exp"), "--out", str(out_dir)]) == 0
     assert (out_dir / "curves.png").stat().st_size > 1000
     assert f"wrote {out_dir / 'curves.png'}" in capfd.readouterr().out
+    metric = "info/learner/default_policy/learner_stats/critic_loss"  # the old stack's name of a loss
+    assert run_cli(["plot", str(tmp_path / "exp"), "--metric", metric]) == 2
+    assert "the results' key with its words: 'learners/default_policy/critic/loss': pass that" in capfd.readouterr().err
     (trial / "checkpoint_000000").mkdir()  # a checkpoint passed for its trial: the trial's results are named
     assert run_cli(["plot", str(trial / "checkpoint_000000")]) == 2
     assert (
@@ -2166,6 +2180,20 @@ def test_sweeps_that_differ_as_run_pass_and_asha_on_one_trial_is_a_warning(tmp_p
     )
     assert run_cli(["train", "file", str(path), "--dry-run", "--stop", '{"training_iteration": 130}']) == 0
     assert "num_steps_sampled_before_learning_starts" not in capfd.readouterr().err  # a smoke test's --stop
+    many = cfg("num_particles: 1024").replace("stop: {training_iteration: 2}", "stop: {training_iteration: 50000}")
+    every = exp("checkpoint_config: {checkpoint_frequency: 1}", "stop: {training_iteration: 5000}")
+    path.write_text(every)  # 5000 checkpoints of a replay growing to 500k transitions
+    assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
+    assert "tiny: checkpoint_frequency: 1 writes 5,000 checkpoints by the stop, each with the replay buffer" in (
+        capfd.readouterr().err
+    )
+    path.write_text(many)  # 5M updates of 1025 particles: ~11 days on this CPU
+    assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
+    assert (
+        "updates of K+1 = 1025 particles x 16 transitions on a CPU learner: ~0.19 s each, ~"
+        in (err := capfd.readouterr().err)
+        and "h to the stop (scaled from 0.05 s at K=16, batch 256" in err
+    ), err
     path.write_text(exp("scheduler: {type: ASHA, mode: max}"))
     assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
     err = capfd.readouterr().err

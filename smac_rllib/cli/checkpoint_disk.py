@@ -2,7 +2,8 @@
 (``store_buffer_in_checkpoints``: RLlib 2.60 would otherwise drop it on restore), so checkpointing every iteration and
 keeping them all (``num_to_keep: null``) writes the growing replay once per checkpoint. Checked before Ray for a local
 storage path: the kept checkpoints' size by the stop (the replay as ``cli/memory.py`` counts it, at each checkpoint's
-env step) against the free disk there. And does the file's stop reach the checkpoint cadence?
+env step) against the free disk there; hundreds of checkpoints that write tens of GiB of replay are said. And does
+the file's stop reach the checkpoint cadence?
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from smac_rllib.cli.experiment_parts import DEFAULT_CHECKPOINT_CONFIG
 from smac_rllib.cli.experiment_spec import ExperimentSpec
 from smac_rllib.cli.horizon import iterations_at_stop, steps_per_iteration
 from smac_rllib.cli.memory import GiB, estimate
+
+MANY_CHECKPOINTS, MANY_BYTES = 100, 10 * 2**30  # more checkpoints of the replay than this, writing more than 10 GiB
 
 
 def check_checkpoint_disk(spec: ExperimentSpec, storage: str) -> None:
@@ -37,6 +40,13 @@ def check_checkpoint_disk(spec: ExperimentSpec, storage: str) -> None:
     total = sum(sizes if kept is None else sizes[-kept:])
     free = shutil.disk_usage(_existing(storage)).free
     if total <= free:
+        if len(sizes) > MANY_CHECKPOINTS and sum(sizes) > MANY_BYTES:  # kept or not, each one was written
+            warn(
+                f"{spec.name}: checkpoint_frequency: {every} writes {len(sizes):,} checkpoints by the stop, each with "
+                f"the replay buffer (up to ~{max(sizes) / GiB:,.2f} GiB): ~{sum(sizes) / GiB:,.0f} GiB written over "
+                f"the run; the tuned examples checkpoint ~20 times a run (here checkpoint_frequency: "
+                f"{max(1, iterations // 20)})"
+            )
         return
     how_many = f"all {len(sizes):,}" if kept is None else f"{min(kept, len(sizes))}"
     raise UserError(

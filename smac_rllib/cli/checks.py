@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
 import types
 import typing
 from collections.abc import Mapping
@@ -116,6 +117,9 @@ def check_config(config: dict, algo_class: type, line_of) -> None:
                 f" (see {type(default).__name__}; all keys: {type(default).__name__}().to_dict())",
                 line_of(key),
             )
+        field = getattr(default, "ALL_FIELDS", {}).get(attr)  # a choice of ours: the choices, not a type, named
+        if field is not None and field.choices and not is_grid(config[key]) and (said := field.error(key, config[key])):
+            raise UserError(said, line_of(key))
         expected = _expected_type(key, attr, annotations, default)
         own = attr in getattr(default, "ALL_FIELDS", {})  # our field tables: None may stand for a per-run value
         value = default.resolved(attr) if own else getattr(default, attr, None)
@@ -248,6 +252,8 @@ def check_type(
         generic = isinstance(value, str) and fix == _example_fix(name, expected, "")  # not the user's own value
         if generic and is_real(default) and not isinstance(default, bool):  # initial_alpha: 0.1, not 0.0003
             fix = f" (write e.g. `{name.split('.')[-1]}: {default!r}`, its default)"
+        if isinstance(value, str) and re.fullmatch(r"\s*-?[\d.e]+(\s+-?[\d.e]+)+\s*", value):  # [0 1 2]: one string
+            fix = f" (a YAML list separates its values with commas: [{', '.join(value.split())}])"
         if isinstance(value, str) and value.strip().lower() in ("none", "nil", "undefined"):
             allowed = _matches(None, expected) is not False
             fix = f" (YAML's None is null: `{name.split('.')[-1]}: null`)" if allowed else f"; it takes no null{fix}"

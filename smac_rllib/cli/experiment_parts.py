@@ -4,6 +4,7 @@ checked against the result keys a run reports, every mistake a one-line ``UserEr
 from __future__ import annotations
 
 import inspect
+import math
 import os
 from typing import Any
 
@@ -87,6 +88,12 @@ def parse_stop(stop: Any, where: str, *, custom_metrics: bool = False) -> dict[s
             raise UserError(
                 f"stop criterion {key}={value!r} ends the run before its first iteration (the result starts "
                 f"above 0); write a positive value, e.g. {{{key}: {COUNTING_STOP_KEYS[key]}}}",
+                where,
+            )
+        if key in COUNTING_STOP_KEYS and not key.startswith("time_") and value != int(value):  # a count
+            raise UserError(
+                f"stop criterion {key}={value!r} is a count: the run stops at the first result at or above it, "
+                f"{math.ceil(value):,}; write {math.ceil(value)} (or {int(value)})",
                 where,
             )
         out[key] = value

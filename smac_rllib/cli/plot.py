@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections import defaultdict
 from typing import Any
 
@@ -163,6 +164,11 @@ def load_trials(results_dir: str, metric: str | None = None) -> tuple[str, list[
             return candidate, trials
     if metric:
         reported = _returns_reported(trial_dirs)
+        if near := _keys_sharing_words(trial_dirs, metric):  # an old stack's or another tool's name of a metric
+            raise UserError(
+                f"no trial under {results_dir} reports {metric!r}; the results' key with its words: "
+                f"{', '.join(map(repr, near))}: pass that to --metric"
+            )
         if reported:
             raise UserError(
                 f"no trial under {results_dir} reports {metric!r}; they report {', '.join(map(repr, reported))}: pass "
@@ -176,6 +182,24 @@ def load_trials(results_dir: str, metric: str | None = None) -> tuple[str, list[
         f"no trial under {results_dir} has reported an evaluation return ({EVAL_RETURN!r}) or a training return "
         f"({TRAIN_RETURN!r}) yet (an episode must end first); train longer or pass --metric"
     )
+
+
+def _keys_sharing_words(trial_dirs: list[str], metric: str) -> list[str]:
+    """Numeric result keys that hold every word of ``metric``'s last part (``critic_loss``: critic/loss)."""
+    words = set(re.split(r"[/_.]", metric.rsplit("/", 1)[-1].lower())) - {""}
+    rows = read_results(trial_dirs[0]) if trial_dirs else []
+    keys = _numeric_keys(rows[-1]) if rows else []
+    return [key for key in keys if words and words <= set(re.split(r"[/_.]", key.lower()))][:3]
+
+
+def _numeric_keys(row: dict, prefix: str = "") -> list[str]:
+    keys = []
+    for key, value in row.items():
+        if isinstance(value, dict):
+            keys += _numeric_keys(value, f"{prefix}{key}/")
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            keys.append(f"{prefix}{key}")
+    return keys
 
 
 def _returns_reported(trial_dirs: list[str]) -> list[str]:

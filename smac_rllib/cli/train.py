@@ -63,10 +63,9 @@ def run_train(args) -> int:
     smac_rllib.register()
     experiment_parts.NOTES[:] = args.overrides.notes if args.overrides else []  # not an earlier read's (tests)
     specs = load_experiments(args.path, args.overrides)
+    own_stop = args.overrides is None or args.overrides.stop is None  # the file's own, not a smoke test's
     for spec in specs:
         check_horizon(spec)  # settings against the stop and the task (one-line UserError)
-        own_stop = args.overrides is None or args.overrides.stop is None  # the file's own, not a smoke test's
-        warn_update_budget(spec, own_stop)
         if own_stop:
             warn_checkpoint_cadence(spec)
         warn_asha_one_trial(spec)
@@ -85,6 +84,8 @@ def run_train(args) -> int:
         resources.check_memory(specs, gpus=resources.local_gpus())
         resources.check_local_cpus(specs)
         resources.check_local_placement(specs)  # one node: no STRICT_SPREAD
+    for spec in specs:  # once nothing is refused: what the run's updates amount to
+        warn_update_budget(spec, own_stop)
     if args.dry_run:
         check_before_ray(args, specs)  # the cluster answers as one; the warnings a local Ray's start prints
         print_dry_run(specs)

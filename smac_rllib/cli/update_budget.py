@@ -2,6 +2,8 @@
 
 * Many updates per env step on a CPU learner (REDQ/DroQ-style ratios, ``MANY_CPU_UPDATES_PER_ENV_STEP``): every
   iteration waits for its updates; said with the run's count.
+* A state run whose updates would take more than ``LONG_CPU_HOURS`` on a CPU learner (the measured cost of one
+  update, scaled with the particles K + 1 and the batch).
 * A warm-up (``num_steps_sampled_before_learning_starts``, uniform random actions) longer than half of a real run
   (``REAL_RUN_ENV_STEPS`` or more): the policy learns on the rest only. It counts agent steps, while the reference
   code's ``start_steps`` and the paper's budgets count env frames (``action_repeat`` per agent step), so a warm-up
@@ -21,12 +23,15 @@ from smac_rllib.cli.results import action_repeat
 from smac_rllib.core.values import is_number
 
 MANY_CPU_UPDATES_PER_ENV_STEP = 4  # REDQ/DroQ-style ratios (10-20) are GPU settings; the paper's is 1
+STATE_S_PER_UPDATE = 0.05  # SMAC from states, K=16, batch 256, hidden 256, 1 thread (tuned_examples/smac_state.yaml)
+LONG_CPU_HOURS = 100  # the tuned 1M-step state runs take ~14-27 h of updates on a CPU learner
 REAL_RUN_ENV_STEPS = 10_000  # shorter runs are smoke tests, whose warm-up may well be most of them
 
 
 def warn_update_budget(spec: ExperimentSpec, own_stop: bool) -> None:
     """The module docstring's warnings, each at most once per experiment; ``own_stop``: the file's stop is the run's."""
     _warn_many_cpu_updates(spec)
+    _warn_long_state_run(spec)
     if own_stop:
         _warn_warm_up_share(spec)
 
@@ -48,6 +53,26 @@ def _warn_many_cpu_updates(spec: ExperimentSpec) -> None:
             "(num_gpus_per_learner: 1)"
         )
         return
+
+
+def _warn_long_state_run(spec: ExperimentSpec) -> None:
+    """A state run whose updates, at the measured cost scaled with K + 1 and the batch, take days on a CPU learner."""
+    for config in spec.configs:
+        cost = getattr(config, "cost_particles", None)
+        if cost is None or getattr(config, "is_pixels", True) or (config.num_gpus_per_learner or 0) > 0:
+            continue
+        updates = updates_at_stop(spec.stop, config)
+        batch = config.train_batch_size_per_learner or 256
+        per_update = STATE_S_PER_UPDATE * (cost() + 1) / 17 * batch / 256
+        hours = (updates or 0) * per_update / 3600
+        if hours > LONG_CPU_HOURS:
+            warn(
+                f"{spec.name}: ~{updates:,} updates of K+1 = {cost() + 1} particles x {batch} transitions on a CPU "
+                f"learner: ~{per_update:.2g} s each, ~{hours:,.0f} h to the stop (scaled from {STATE_S_PER_UPDATE} s "
+                "at K=16, batch 256, measured on a 2-core CPU); a GPU learner (num_gpus_per_learner: 1), fewer "
+                "num_particles or a shorter stop"
+            )
+            return
 
 
 def _warn_warm_up_share(spec: ExperimentSpec) -> None:

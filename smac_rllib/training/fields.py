@@ -109,7 +109,8 @@ class Field:
                 return None
             if len(self.choices) == 1:
                 return f"{name}={value!r} must be {self.choices[0]!r}{hint}"
-            return f"{name}={value!r} is unknown; use one of {', '.join(repr(c) for c in self.choices)}{hint}"
+            named = ", ".join("null" if c is None else repr(c) for c in self.choices)
+            return f"{name}={value!r} is unknown; use one of {named}{hint}"
         kind, ok = self.value_kind, True
         if kind is bool:
             if not isinstance(value, bool):
