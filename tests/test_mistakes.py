@@ -1596,6 +1596,9 @@ MISTAKES: dict[str, Mistake] = {
     "a flow list without commas (one string)": Mistake(
         cfg("seed: {grid_search: [0 1 2]}"), expect="(a YAML list separates its values with commas: [0, 1, 2])"
     ),
+    "the old stack's Atari preprocessing asked at its default": Mistake(
+        cfg("preprocessor_pref: deepmind"), expect="preprocessor_pref='deepmind' is read by RLlib's old API stack only"
+    ),
     "a misspelled subcommand of train": Mistake(
         command=("train", "fle", "{yaml}"), expect="rllib train runs a file: rllib train file "
     ),

@@ -100,6 +100,14 @@ def _one_step_learner(config) -> bool:
         return False
 
 
+def _set(key: str, value, default) -> bool:
+    """Whether a never-read key was set: another stack's switch written at all (its default too: ``preprocessor_pref:
+    deepmind`` asks for a preprocessing this stack never does), an offline-RL setting other than its default."""
+    if key in _TENSORFLOW_KEYS + _OLD_STACK_ONLY:
+        return value is not None
+    return value != default
+
+
 @functools.cache
 def _defaults(config_class: type) -> dict:
     """A fresh config's ``to_dict()`` (once per class)."""
@@ -174,7 +182,7 @@ def unused_keys(config, written: dict) -> list[str]:
     found += [
         f"{key}={written[key]!r} {why}; remove {key}"
         for key in written
-        if (why := _never_read(key)) and key in defaults and written[key] != defaults[key]
+        if (why := _never_read(key)) and key in defaults and _set(key, written[key], defaults[key])
     ]
     if written.get("num_aggregator_actors_per_learner"):
         found.append(
