@@ -1599,6 +1599,10 @@ MISTAKES: dict[str, Mistake] = {
     "the old stack's Atari preprocessing asked at its default": Mistake(
         cfg("preprocessor_pref: deepmind"), expect="preprocessor_pref='deepmind' is read by RLlib's old API stack only"
     ),
+    "multi-agent policies on a one-agent env": Mistake(
+        cfg("policies: [learner_a, learner_b]"),
+        expect="policies=['learner_a', 'learner_b'] is a multi-agent setting: the envs here have one agent",
+    ),
     "a misspelled subcommand of train": Mistake(
         command=("train", "fle", "{yaml}"), expect="rllib train runs a file: rllib train file "
     ),

@@ -22,7 +22,7 @@ from typing import Any
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 
 from smac_rllib.core.values import is_int, is_real
-from smac_rllib.cli.unknown_keys import placeholders, unknown_key_hint
+from smac_rllib.cli.unknown_keys import placeholders, said_before_type, unknown_key_hint
 from smac_rllib.cli.same_trials import UPDATE_ONLY_KEYS
 from smac_rllib.cli.errors import UserError, did_you_mean, type_name
 from smac_rllib.cli.experiment_spec import EXPERIMENT_KEYS
@@ -117,8 +117,7 @@ def check_config(config: dict, algo_class: type, line_of) -> None:
                 f" (see {type(default).__name__}; all keys: {type(default).__name__}().to_dict())",
                 line_of(key),
             )
-        field = getattr(default, "ALL_FIELDS", {}).get(attr)  # a choice of ours: the choices, not a type, named
-        if field is not None and field.choices and not is_grid(config[key]) and (said := field.error(key, config[key])):
+        if said := said_before_type(attr, config[key], default):  # a choice of ours, a multi-agent setting
             raise UserError(said, line_of(key))
         expected = _expected_type(key, attr, annotations, default)
         own = attr in getattr(default, "ALL_FIELDS", {})  # our field tables: None may stand for a per-run value

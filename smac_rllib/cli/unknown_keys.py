@@ -6,10 +6,12 @@ sets itself (``in_evaluation``), a dmc ``env_config`` key one level up, another 
 from __future__ import annotations
 
 import inspect
+from typing import Any
 
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 
 from smac_rllib.cli.errors import did_you_mean
+from smac_rllib.cli.grids import is_grid
 from smac_rllib.cli.key_owners import is_placeholder, owners_of
 from smac_rllib.cli.other_keys import OTHER_LIBRARY_KEYS, REMOVED_KEYS
 from smac_rllib.envs import ENV_CONFIG_KEYS
@@ -55,3 +57,23 @@ def unknown_key_hint(key: str, algorithm: str, public: list[str], removed: bool)
     said = [f"it is a setting of {names}, not of {algorithm}"] if owners else []
     said += [OTHER_LIBRARY_KEYS[key]] if key in OTHER_LIBRARY_KEYS else []
     return "".join(f"; {part}" for part in said) or hint
+
+
+# RLlib's multi-agent settings: the envs here have one agent, trained by one policy
+MULTI_AGENT_KEYS = (
+    "policies", "policy_mapping_fn", "policies_to_train", "multiagent", "algorithm_config_overrides_per_module",
+)  # fmt: skip
+
+
+def said_before_type(key: str, value: Any, default) -> str | None:
+    """What a known key's value is instead of a type mistake: a multi-agent setting on these one-agent envs, or a
+    value outside one of our fields' choices (the choices named, not a type)."""
+    if key in MULTI_AGENT_KEYS and value not in (None, {}, []):
+        return (
+            f"{key}={value!r} is a multi-agent setting: the envs here have one agent, trained by one policy "
+            f"(default_policy); remove {key}"
+        )
+    field = getattr(default, "ALL_FIELDS", {}).get(key)
+    if field is not None and field.choices and not is_grid(value):
+        return field.error(key, value)
+    return None
