@@ -2188,6 +2188,11 @@ def test_sweeps_that_differ_as_run_pass_and_asha_on_one_trial_is_a_warning(tmp_p
     assert run_cli(["train", "file", str(path), "--dry-run", "--stop", '{"training_iteration": 130}']) == 0
     assert "num_steps_sampled_before_learning_starts" not in capfd.readouterr().err  # a smoke test's --stop
     many = cfg("num_particles: 1024").replace("stop: {training_iteration: 2}", "stop: {training_iteration: 50000}")
+    path.write_text(exp("stop: {env_runners/episode_return_max: 90, training_iteration: 2}"))
+    assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
+    assert "stop criterion env_runners/episode_return_max: 90 ends the run on one episode's return" in (
+        capfd.readouterr().err
+    )
     every = exp("checkpoint_config: {checkpoint_frequency: 1}", "stop: {training_iteration: 5000}")
     path.write_text(every)  # 5000 checkpoints of a replay growing to 500k transitions
     assert run_cli(["train", "file", str(path), "--dry-run"]) == 0

@@ -12,6 +12,7 @@ from ray.tune.schedulers import ASHAScheduler
 
 from smac_rllib.core.values import is_int, is_real
 from smac_rllib.cli.errors import UserError, did_you_mean, note, type_name, warn
+from smac_rllib.cli.errors import yaml_number as _num
 from smac_rllib.cli.grids import grid_options
 from smac_rllib.cli.ranges import check_finite
 from smac_rllib.cli.result_keys import result_key_error
@@ -89,6 +90,12 @@ def parse_stop(stop: Any, where: str, *, custom_metrics: bool = False) -> dict[s
                 f"stop criterion {key}={value!r} ends the run before its first iteration (the result starts "
                 f"above 0); write a positive value, e.g. {{{key}: {COUNTING_STOP_KEYS[key]}}}",
                 where,
+            )
+        if key.endswith("episode_return_max"):  # the best single episode of the window, not the policy's return
+            warn(
+                f"{where}: stop criterion {key}: {_num(value)} ends the run on one episode's return (the best of the "
+                f"last episodes, a lucky one included); for the policy's return stop on {key[:-3]}mean"
+                + ("" if key.startswith("evaluation/") else " or evaluation/env_runners/episode_return_mean")
             )
         if key in COUNTING_STOP_KEYS and not key.startswith("time_") and value != int(value):  # a count
             raise UserError(
