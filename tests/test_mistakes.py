@@ -2188,6 +2188,13 @@ def test_sweeps_that_differ_as_run_pass_and_asha_on_one_trial_is_a_warning(tmp_p
     assert run_cli(["train", "file", str(path), "--dry-run", "--stop", '{"training_iteration": 130}']) == 0
     assert "num_steps_sampled_before_learning_starts" not in capfd.readouterr().err  # a smoke test's --stop
     many = cfg("num_particles: 1024").replace("stop: {training_iteration: 2}", "stop: {training_iteration: 50000}")
+    path.write_text(cfg(f"seed: {{grid_search: {list(range(101))}}}"))  # 101 runs, 2 at a time on 2 cores
+    with pytest.MonkeyPatch.context() as machine:
+        machine.setattr(os, "cpu_count", lambda: 2)
+        assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
+    assert "tiny: 101 trials, at most 2 at a time on this machine (1 CPUs each, 2 here): 51 rounds back to back" in (
+        capfd.readouterr().err
+    )
     path.write_text(exp("stop: {env_runners/episode_return_max: 90, training_iteration: 2}"))
     assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
     assert "stop criterion env_runners/episode_return_max: 90 ends the run on one episode's return" in (

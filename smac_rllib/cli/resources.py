@@ -119,8 +119,18 @@ def check_local_cpus(specs: list[ExperimentSpec]) -> None:
                 f"to {max(0, have - 1)}) or run on a Ray cluster (--address)",
                 spec.source,
             )
+        at_once = max(1, min(have // max(need, 1), spec.max_concurrent_trials or have))
+        rounds = math.ceil(spec.num_trials / at_once)
+        if rounds > MANY_ROUNDS:  # 100 seeds x a grid on a laptop: weeks of back-to-back runs
+            stop = ", ".join(f"{key}: {value:g}" for key, value in spec.stop.items())
+            warn(
+                f"{spec.name}: {spec.num_trials:,} trials, at most {at_once} at a time on this machine ({need} CPUs "
+                f"each, {have} here): {rounds:,} rounds back to back, each to the stop ({stop}); lower "
+                "num_samples or the grid, or run on a Ray cluster (--address)"
+            )
 
 
+MANY_ROUNDS = 50  # trials run back to back on this machine above which the sweep is said (the tuned sweep: 27)
 SMALL_REQUEST_STEPS = 10  # env steps per sample request to a remote runner below which its Ray round trip dominates
 
 
