@@ -1603,6 +1603,10 @@ MISTAKES: dict[str, Mistake] = {
         cfg("policies: [learner_a, learner_b]"),
         expect="policies=['learner_a', 'learner_b'] is a multi-agent setting: the envs here have one agent",
     ),
+    "stop: at the top level of the file": Mistake(
+        lambda: "stop: {training_iteration: 2}\n" + BASE,
+        expect="stop: at the top level is read as an experiment named 'stop'; experiment keys go inside an experiment",
+    ),
     "a misspelled subcommand of train": Mistake(
         command=("train", "fle", "{yaml}"), expect="rllib train runs a file: rllib train file "
     ),
@@ -1967,6 +1971,17 @@ def test_resume_into_an_experiment_of_another_algorithm_is_refused(tmp_path, cap
     _, err = capfd.readouterr()
     assert code == 2 and f"--resume: {exp} was run with run: TD3, the file now says run: SMAC" in err, err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_windows_path_whose_backslash_the_shell_dropped_names_the_file(tmp_path, capfd, monkeypatch):
+    """``rllib train file configs\\case.yaml`` unquoted reaches us as ``configscase.yaml``: the file meant is named."""
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "case.yaml").write_text(BASE)
+    monkeypatch.chdir(tmp_path)
+    assert run_cli(["train", "file", "configscase.yaml", "--dry-run"]) == 2
+    assert "no such file: configscase.yaml; did you mean configs/case.yaml? (the shell drops an unquoted backslash" in (
+        capfd.readouterr().err
+    )
 
 
 def test_a_file_read_through_a_pipe_is_read_once(tmp_path, capfd):

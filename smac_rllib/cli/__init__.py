@@ -10,6 +10,7 @@ Ray removed its own ``rllib`` CLI in 2.42; this one brings the tuned-example wor
   yaml_reader.py      reading the YAML file: 1.2 floats, line numbers, size / depth / alias limits, merge keys
                       and ``.name`` / ``x-name`` templates as in CI and compose files
   yaml_errors.py      what a YAML syntax error means, said as its fix (and where the mistake is, not where PyYAML stops)
+  yaml_text.py        the file's text before YAML reads it: the path, the bytes (a pipe read once), pasted characters
   yaml_loader.py      tuned-example YAML -> ``ExperimentSpec`` (experiment_spec.py; every grid point built)
   experiment_parts.py an experiment's stop, checkpoint_config, wandb and scheduler blocks
   checks.py           config keys and value types, with close-match suggestions (env, env_config: env_checks.py;

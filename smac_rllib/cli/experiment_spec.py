@@ -8,6 +8,7 @@ import dataclasses
 import json
 import os
 import re
+from typing import Any
 
 from smac_rllib.cli.errors import UserError
 from smac_rllib.cli.grids import deep_merge, num_grid_points
@@ -222,3 +223,26 @@ def _python_dict_as_json(text: str) -> str | None:
         return json.dumps(value) if isinstance(value, dict) else None
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return None
+
+
+def check_experiment_name(name: Any, body: Any, where: str) -> None:
+    """A top-level key names an experiment's directory and holds its mapping; an experiment key written at the top
+    (``stop:`` outside any experiment) is said as such."""
+    if not isinstance(name, str) or not re.fullmatch(r"[^/\\\x00-\x1f]+", name) or name != name.strip():
+        raise UserError(
+            f"experiment name {name!r} names a directory: no '/', '\\', control characters or edge spaces", where
+        )
+    if len(name.encode()) > 255:  # NAME_MAX of Linux and macOS file systems
+        raise UserError(
+            f"experiment name {name[:40]!r}... is {len(name.encode())} bytes and names a directory, which is at most "
+            "255: shorten it",
+            where,
+        )
+    if name in EXPERIMENT_KEYS and not (isinstance(body, dict) and "run" in body):  # `stop:` at the top level
+        raise UserError(
+            f"{name}: at the top level is read as an experiment named {name!r}; experiment keys go inside an "
+            f"experiment, indented under its name (my-run: {{run: SMAC, env: ..., {name}: ...}})",
+            where,
+        )
+    if not isinstance(body, dict):
+        raise UserError(f"experiment {name!r} must be a mapping with run, env, stop and config", where)

@@ -66,7 +66,13 @@ from smac_rllib.cli.experiment_parts import (
     plain,
     translate_legacy_keys,
 )
-from smac_rllib.cli.experiment_spec import EXPERIMENT_KEYS, FOREIGN_EXPERIMENT_KEYS, ExperimentSpec, Overrides
+from smac_rllib.cli.experiment_spec import (
+    check_experiment_name,
+    EXPERIMENT_KEYS,
+    FOREIGN_EXPERIMENT_KEYS,
+    ExperimentSpec,
+    Overrides,
+)
 from smac_rllib.cli.grids import MAX_GRID_POINTS, check_grids, grid_variants, num_grid_points
 from smac_rllib.cli.ranges import check_finite, config_errors
 from smac_rllib.cli.ray_output import quiet
@@ -124,18 +130,7 @@ def _check_distinct_experiments(specs: list[ExperimentSpec], doc: MarkedDict, pa
 
 def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overrides) -> ExperimentSpec:
     where = f"{path}:{doc.line_of(name)}"
-    if not isinstance(name, str) or not re.fullmatch(r"[^/\\\x00-\x1f]+", name) or name != name.strip():
-        raise UserError(
-            f"experiment name {name!r} names a directory: no '/', '\\', control characters or edge spaces", where
-        )
-    if len(name.encode()) > 255:  # NAME_MAX of Linux and macOS file systems
-        raise UserError(
-            f"experiment name {name[:40]!r}... is {len(name.encode())} bytes and names a directory, which is at most "
-            "255: shorten it",
-            where,
-        )
-    if not isinstance(body, dict):
-        raise UserError(f"experiment {name!r} must be a mapping with run, env, stop and config", where)
+    check_experiment_name(name, body, where)
     body = translate_legacy_keys(body, path)
     for key in body:
         if key not in EXPERIMENT_KEYS:

@@ -11,15 +11,13 @@ duplicate key). A top-level entry named ``.name`` (GitLab CI) or ``x-name`` (com
 
 from __future__ import annotations
 
-import difflib
-import os
 import re
-import unicodedata
 from typing import Any
 
 import yaml
 
 from smac_rllib.cli.yaml_errors import syntax_hint
+from smac_rllib.cli.yaml_text import check_pasted_text, read_text
 from smac_rllib.cli.errors import UserError, one_line, warn
 
 
@@ -44,7 +42,6 @@ class MarkedDict(dict):
         return getattr(self, "key_lines", {}).get(key, self.line)
 
 
-MAX_YAML_BYTES = 1 << 20  # a tuned example is a few kB; more is a wrong file
 MAX_YAML_DEPTH = 64  # nesting levels (PyYAML composes recursively: 1000 levels would be a RecursionError)
 MAX_YAML_VALUES = 100_000  # values after expanding '*' aliases ("billion laughs": 9 lines -> 10**9 values)
 
@@ -277,8 +274,8 @@ _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _constru
 def read_yaml(path: str) -> MarkedDict:
     """Parse ``path``; a missing file, a syntax error, non-UTF-8 bytes or a file beyond the limits (size, nesting,
     aliases) is a ``UserError`` with ``file:line:column``."""
-    text = _read_text(path)
-    _check_pasted_text(text, path)
+    text = read_text(path)
+    check_pasted_text(text, path)
     loader = None
     try:
         loader = _Loader(text)  # (its reader refuses control characters already here)
@@ -309,90 +306,3 @@ def read_yaml(path: str) -> MarkedDict:
     for line, note in sorted(set(loader.merge_notes)):  # once each, even when an alias constructs a mapping twice
         warn(f"{path}:{line}: {note}")
     return doc
-
-
-# Spaces YAML reads as letters (pasted from web pages and word processors): U+00A0 no-break, U+2000-U+200B, ...
-_TEMPLATE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}")  # {{ seed }}, {% if ... %}: a template's, not YAML's
-_ODD_SPACES = re.compile("[\u00a0\u1680\u2000-\u200b\u202f\u205f\u3000\ufeff]")
-
-
-def _check_pasted_text(text: str, path: str) -> None:
-    """A no-break (or other Unicode) space outside a comment: YAML takes it for a letter, so an indentation or a
-    ``key: value`` written with one breaks far from it, or makes a key or value with an invisible character. So does
-    an unrendered template placeholder (``{{ seed }}``: a mapping as a key)."""
-    for number, line in enumerate(text.splitlines(), 1):
-        code = re.split(r"(?:^|\s)#", line, maxsplit=1)[0]
-        if template := _TEMPLATE.search(code):
-            raise UserError(
-                f"{template.group()} is a template placeholder (Jinja, Helm, Ansible) that was never rendered; render "
-                "the file with its tool first, or write the value",
-                f"{path}:{number}:{template.start() + 1}",
-            )
-        if found := _ODD_SPACES.search(code):
-            name = unicodedata.name(found.group(), f"U+{ord(found.group()):04X}").lower()
-            raise UserError(
-                f"the line holds a {name} (U+{ord(found.group()):04X}, pasted from a web page or a document?), which "
-                f"YAML reads as a letter, not a space; retype it as a plain space",
-                f"{path}:{number}:{found.start() + 1}",
-            )
-
-
-_STREAMS: dict[str, bytes] = {}
-
-
-def _read_text(path: str) -> str:
-    if re.match(r"^[a-z][a-z0-9+.-]*://", path) and not os.path.exists(path):  # https://..., s3://...
-        name = os.path.basename(path.split("?")[0]) or "experiment.yaml"
-        raise UserError(
-            f"rllib train file reads a local file, not a URL ({path}); download it first (e.g. curl -o {name} "
-            f"'{path}') and pass {name}"
-        )
-    if not os.path.exists(path):
-        file, _, name = path.rpartition(":")
-        if file and os.path.isfile(file):  # `two.yaml:smac-k8`, as some tools select one entry of a file
-            raise UserError(
-                f"no such file: {path}; {file} exists, and rllib train file runs every experiment in it (no "
-                f"':{name}' selection): put {name} in a file of its own, or keep the others as templates ('.' names)"
-            )
-        raise UserError(f"no such file: {path}{_tuned_examples_hint(path)}")
-    if path.endswith(".py") and os.path.isfile(path):
-        raise UserError(
-            f"{path} is a Python script: rllib train file reads a YAML (or JSON) experiment file; run the script "
-            "with python, or write the experiment as YAML (e.g. a copy of tuned_examples/smac_state_quick.yaml)"
-        )
-    if os.path.isdir(path):
-        raise UserError(f"{path} is a directory; pass a YAML file, e.g. {os.path.join(path, 'smac_state.yaml')}")
-    try:
-        size = os.path.getsize(path)
-        if size > MAX_YAML_BYTES:
-            raise UserError(
-                f"{path} is larger than {MAX_YAML_BYTES >> 20} MiB ({size:,} bytes), not a tuned example; pass the "
-                "YAML file"
-            )
-        data = _STREAMS.get(path)
-        if data is None:
-            with open(path, "rb") as f:
-                data = f.read(MAX_YAML_BYTES + 1)
-            if not os.path.isfile(path):  # a pipe (`<(sed ...)`, /dev/stdin) is read once: kept for the next read
-                _STREAMS[path] = data
-    except OSError as e:
-        raise UserError(f"cannot read {path} ({e.strerror}); check the path and its permissions") from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        line = data[: e.start].count(b"\n") + 1
-        raise UserError(
-            f"the file is not UTF-8 text (byte 0x{data[e.start]:02x}); save it as UTF-8", f"{path}:{line}"
-        ) from None
-
-
-def _tuned_examples_hint(path: str) -> str:
-    here = os.path.join(os.getcwd(), "tuned_examples")
-    if os.path.isdir(here):
-        names = sorted(n for n in os.listdir(here) if n.endswith(".yaml"))
-        close = difflib.get_close_matches(os.path.basename(path), names, n=1)
-        if close:
-            return f"; did you mean tuned_examples/{close[0]}?"
-        if names:
-            return f"; tuned examples: {', '.join('tuned_examples/' + n for n in names)}"
-    return ""
