@@ -1607,6 +1607,14 @@ MISTAKES: dict[str, Mistake] = {
         lambda: "stop: {training_iteration: 2}\n" + BASE,
         expect="stop: at the top level is read as an experiment named 'stop'; experiment keys go inside an experiment",
     ),
+    "--wandb and --no-wandb together": Mistake(
+        args=("--wandb", "--no-wandb"), expect="--wandb and --no-wandb contradict each other: keep one"
+    ),
+    "a stop on the transitions the updates replayed": Mistake(
+        exp("stop: {learners/__all_modules__/num_env_steps_trained_lifetime: 20000}"),
+        expect="counts the transitions the updates replayed (batch x updates), not the env steps the run sampled",
+    ),
+    "an Atari env": Mistake(exp("env: ALE/Pong-v5"), expect="env 'ALE/Pong-v5' is an Atari game (ale-py, not"),
     "a misspelled subcommand of train": Mistake(
         command=("train", "fle", "{yaml}"), expect="rllib train runs a file: rllib train file "
     ),
@@ -2587,3 +2595,20 @@ def test_what_the_command_line_replaces_and_other_evaluations_are_said(tmp_path,
     path.write_text(BASE)
     assert run_cli(["train", "file", str(path), "--dry-run"]) == 2
     assert "TUNE_MAX_PENDING_TRIALS_PG=0: Tune takes a whole number >= 1 here" in capfd.readouterr().err
+
+
+def test_a_long_evaluation_prints_its_progress(capsys, monkeypatch):
+    """``rllib evaluate --episodes 1000``: a line of episodes done, mean return and time left every 15 s."""
+    from smac_rllib.cli import evaluate_callbacks
+
+    class Episode:
+        def get_return(self):
+            return 2.0
+
+    clock = iter([0.0, 20.0, 21.0])  # the start, the first episode's end, the second's
+    monkeypatch.setattr(evaluate_callbacks.time, "time", lambda: next(clock))
+    progress = evaluate_callbacks.Progress(4)
+    progress.on_episode_end(episode=Episode())
+    progress.on_episode_end(episode=Episode())  # 1 s later: no line
+    out = capsys.readouterr().out
+    assert "1/4 episodes, return mean 2, 20s, ~1m00s left" in out and out.count("episodes") == 1, out

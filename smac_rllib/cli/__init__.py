@@ -39,6 +39,7 @@ Ray removed its own ``rllib`` CLI in 2.42; this one brings the tuned-example wor
   results.py          reading Tune's results (keys, result.json, params.json) and the shared number formats
   progress.py         one line per training iteration (live.py: the running iteration's); summary.py: the end
   checkpoints.py      atomic checkpoints and the ``--resume`` staging cleanup
-  evaluate.py         deterministic evaluation of a checkpoint, optional mp4
+  evaluate.py         deterministic evaluation of a checkpoint, optional mp4 (evaluate_callbacks.py: its frames and
+                      the progress of a long evaluation)
   plot.py             learning curves from Tune results: mean and 95% interval over seeds
 """

@@ -195,6 +195,13 @@ def _check_env_name(env: str, where: str) -> None:
             f"install it (e.g. pip install {module.split('.')[0].replace('_', '-')}) or use another env",
             where,
         )
+    if env.startswith("ALE/") or "NoFrameskip" in env:  # Atari: ale-py's, not installed, and not for these algorithms
+        raise UserError(
+            f"env {env!r} is an Atari game (ale-py, not installed here): image observations and discrete actions, "
+            "which these continuous-control algorithms do not take; pixels come from dmc/<domain>-<task> with "
+            "env_config: {from_pixels: true}",
+            where,
+        )
     names = env_names() + sorted(gym.registry)
     close = difflib.get_close_matches(env, names, n=1) or difflib.get_close_matches("dmc/" + env, names, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""

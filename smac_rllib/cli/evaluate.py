@@ -24,6 +24,7 @@ import smac_rllib
 from smac_rllib.cli.checkpoints import check_owner, checkpoint_dirs, incomplete_reason, is_complete, uses_markers
 from smac_rllib.cli.errors import UserError, one_line
 from smac_rllib.cli.ray_output import quiet
+from smac_rllib.cli.evaluate_callbacks import FrameRecorder, Progress
 from smac_rllib.cli.rendering import render_options
 
 
@@ -264,9 +265,16 @@ def evaluate(
     config.environment(env_config=env_config)
     config.env_runners(num_env_runners=0, num_envs_per_env_runner=1, explore=False)
     config.debugging(seed=seed)
+    progress = Progress(episodes)  # a long evaluation says how far it is, as training does
     if video:
-        recorder = _FrameRecorder(frames, fps)
-        config.callbacks(on_episode_start=recorder.on_episode_start, on_episode_step=recorder.on_episode_step)
+        recorder = FrameRecorder(frames, fps)
+        config.callbacks(
+            on_episode_start=recorder.on_episode_start,
+            on_episode_step=recorder.on_episode_step,
+            on_episode_end=progress.on_episode_end,
+        )
+    else:
+        config.callbacks(on_episode_end=progress.on_episode_end)
 
     module_dir = os.path.join(checkpoint, "learner_group", "learner", "rl_module", DEFAULT_MODULE_ID)
     if not os.path.isdir(module_dir):
@@ -300,45 +308,6 @@ def evaluate(
                 f"the returns above are kept, but writing --video {video} failed: {one_line(e, 200)}"
             ) from None
     return result
-
-
-class _FrameRecorder:
-    """Env-runner callbacks that render the first episode's frames."""
-
-    def __init__(self, frames: list, fps: list):
-        self.frames, self.fps, self.episode_id = frames, fps, None
-
-    def __deepcopy__(self, memo):  # the env runner deep-copies its config (and these bound methods): share us
-        return self
-
-    def _render(self, env, env_index: int, episode) -> None:
-        if self.episode_id is None:
-            self.episode_id = episode.id_
-        if episode.id_ != self.episode_id:
-            return
-        sub_env = _sub_env(env, env_index)
-        frame = sub_env.render() if sub_env is not None else None
-        if frame is not None:
-            self.frames.append(frame)
-            self.fps[0] = int(getattr(sub_env, "metadata", {}).get("render_fps", self.fps[0]))
-
-    def on_episode_start(self, *, episode, env, env_index, **kwargs):
-        self._render(env, env_index, episode)
-
-    def on_episode_step(self, *, episode, env, env_index, **kwargs):
-        self._render(env, env_index, episode)
-
-
-def _sub_env(env, index: int):
-    """The ``index``-th gymnasium env inside RLlib's vector env (unwrapped down to the DMCEnv)."""
-    node = env
-    for _ in range(8):
-        if hasattr(node, "envs"):
-            return node.envs[index].unwrapped
-        node = getattr(node, "env", None) or getattr(node, "unwrapped", None)
-        if node is None:
-            break
-    return None
 
 
 def write_video(path: str, frames: list, fps: int) -> str:

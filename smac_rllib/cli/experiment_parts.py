@@ -91,6 +91,13 @@ def parse_stop(stop: Any, where: str, *, custom_metrics: bool = False) -> dict[s
                 f"above 0); write a positive value, e.g. {{{key}: {COUNTING_STOP_KEYS[key]}}}",
                 where,
             )
+        if key.endswith(("steps_trained_lifetime", "steps_trained")):  # replayed transitions, not the run's length
+            raise UserError(
+                f"stop criterion {key}: {_num(value)} counts the transitions the updates replayed (batch x updates), "
+                "not the env steps the run sampled; for the run's length stop on "
+                f"env_runners/num_env_steps_sampled_lifetime: {_num(value)}",
+                where,
+            )
         if key.endswith("episode_return_max"):  # the best single episode of the window, not the policy's return
             warn(
                 f"{where}: stop criterion {key}: {_num(value)} ends the run on one episode's return (the best of the "

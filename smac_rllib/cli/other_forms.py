@@ -187,6 +187,10 @@ def other_forms(argv: list[str]) -> str | None:
     if argv[:2] == ["train", "file"]:
         if fix := _split_values(argv):
             return fix
+        if "--wandb" in argv and "--no-wandb" in argv:
+            return (
+                "--wandb and --no-wandb contradict each other: keep one (--no-wandb turns off the file's wandb: block)"
+            )
         after = argv[argv.index("--resume") + 1 :] if "--resume" in argv else []
         if after and after[0].upper() in ("AUTO", "LOCAL", "REMOTE", "ERRORED_ONLY", "TRUE", "PROMPT"):
             return (
