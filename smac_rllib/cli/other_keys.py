@@ -16,7 +16,7 @@ OTHER_LIBRARY_KEYS = {
     "batch_size": "write train_batch_size_per_learner",
     **dict.fromkeys(("discount", "discount_factor", "gamma_discount"), "write gamma (the discount, paper: 0.99)"),
     **dict.fromkeys(("K", "k", "num_latent_samples", "num_samples_latent"), "write num_particles (the paper's K)"),
-    **dict.fromkeys(("z_dim", "latent_dims", "latent_dimension"), "write latent_dim"),
+    **dict.fromkeys(("z_dim", "latent_dimension", "latent_size"), "write latent_dim"),
     **dict.fromkeys(
         ("target_update_rate", "polyak_tau", "soft_update_tau", "soft_tau"),
         "write tau (the soft target update's rate; paper: 0.005)",
