@@ -124,7 +124,8 @@ def unused_keys(config, written: dict) -> list[str]:
     """One message per key the user wrote that this algorithm and run would silently ignore, naming what to write.
 
     ``written`` is the grid point's own mapping (defaults are not the user's). Ours: RLlib's old-stack keys, a
-    replay buffer type other than the one the algorithm builds, and the algorithm's own modality rules
+    replay buffer type other than the one the algorithm builds, TensorFlow, offline-RL and old-stack-only settings,
+    multi-agent counting, RLlib's gradient pipeline that the one update replaces, and the algorithm's own modality rules
     (``config.unused_keys``); RLlib's algorithms say what they ignore themselves."""
     if not type(config).__module__.startswith("smac_rllib."):
         return []

@@ -1,7 +1,7 @@
 """What a config key that is no setting of this algorithm is instead, said as the fix: a key RLlib removed (its config
 may keep the name as a placeholder at ``DEPRECATED_VALUE``, -1, only to refuse it later inside Ray), a key that RLlib
 sets itself (``in_evaluation``), a dmc ``env_config`` key one level up, another algorithm's or library's setting
-(``key_owners.py``, ``other_forms.py``), or else the nearest spelling."""
+(``key_owners.py``, ``other_keys.py``), or else the nearest spelling."""
 
 from __future__ import annotations
 
