@@ -1615,6 +1615,17 @@ MISTAKES: dict[str, Mistake] = {
         expect="counts the transitions the updates replayed (batch x updates), not the env steps the run sampled",
     ),
     "an Atari env": Mistake(exp("env: ALE/Pong-v5"), expect="env 'ALE/Pong-v5' is an Atari game (ale-py, not"),
+    "an empty --stop (it replaces the file's)": Mistake(
+        args=("--stop", "{}"), expect="--stop '{}' has no criterion, and --stop replaces the file's stop"
+    ),
+    "a gymnasium space written in the file": Mistake(
+        cfg("observation_space: Box(-1, 1, (5,))"),
+        expect="observation_space='Box(-1, 1, (5,))': it takes a Python gymnasium space, which a YAML file cannot hold",
+    ),
+    "a custom env runner class named as a string": Mistake(
+        cfg("env_runner_cls: my_pkg.runners.MyRunner"),
+        expect="env_runner_cls='my_pkg.runners.MyRunner': it takes a Python class, which a YAML file cannot hold",
+    ),
     "a misspelled subcommand of train": Mistake(
         command=("train", "fle", "{yaml}"), expect="rllib train runs a file: rllib train file "
     ),
@@ -1856,6 +1867,15 @@ def test_more_cpus_than_the_machine_names_the_setting_that_asks_for_them(key, tm
     err = capfd.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1, err
     assert f"lower {key} (now {many};" in err[0] and "or drop --strict-resources" in err[0], err
+
+
+def test_parallel_evaluation_runners_are_named_when_they_oversubscribe(tmp_path, capfd, ray_never_starts):
+    """evaluation_parallel_to_training needs one evaluation runner: the fix named is the rest of them."""
+    many = (os.cpu_count() or 1) + 2
+    path = tmp_path / "ok.yaml"
+    path.write_text(cfg(f"evaluation_num_env_runners: {many}", "evaluation_parallel_to_training: true"))
+    assert run_cli(["train", "file", str(path), "--strict-resources", "--dry-run"]) == 2
+    assert f"lower evaluation_num_env_runners (now {many}; 1 saves {many - 1} of the" in capfd.readouterr().err
 
 
 def test_a_bucket_that_does_not_answer_is_one_line_before_ray(tmp_path, capfd, monkeypatch, ray_never_starts):

@@ -117,7 +117,9 @@ def check_config(config: dict, algo_class: type, line_of) -> None:
                 f" (see {type(default).__name__}; all keys: {type(default).__name__}().to_dict())",
                 line_of(key),
             )
-        if said := said_before_type(attr, config[key], default):  # a choice of ours, a multi-agent setting
+        if said := said_before_type(
+            attr, config[key], default, annotations.get(attr)
+        ):  # a choice of ours, a multi-agent setting
             raise UserError(said, line_of(key))
         expected = _expected_type(key, attr, annotations, default)
         own = attr in getattr(default, "ALL_FIELDS", {})  # our field tables: None may stand for a per-run value

@@ -185,6 +185,11 @@ def json_arg(text: str, flag: str) -> dict:
         ) from None
     if not isinstance(value, dict):
         raise UserError(f"{flag} must be a JSON object like '{{\"key\": value}}', got {text!r}")
+    if flag == "--stop" and not value:  # it replaces the file's stop: a run without one
+        raise UserError(
+            "--stop '{}' has no criterion, and --stop replaces the file's stop: the run would have none; drop --stop "
+            "to keep the file's, or give one, e.g. --stop '{\"training_iteration\": 5}'"
+        )
     return value
 
 

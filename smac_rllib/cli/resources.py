@@ -199,18 +199,22 @@ _CPU_SETTINGS = {
 def _largest_cpu_setting(spec: ExperimentSpec) -> str:
     """``num_env_runners (now 2; 0 saves 2 of the 4 CPUs)``: the setting whose smallest value saves the most CPUs."""
     config = max(spec.configs, key=lambda c: _cpus(spec, c))
-    total, saved = _cpus(spec, config), {}
+    total, saved, lowest = _cpus(spec, config), {}, {}
     for key, low in _CPU_SETTINGS.items():
         value = getattr(config, key, None)
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > low:
+        for tried in (low, low + 1):  # evaluation_parallel_to_training needs one evaluation runner at least
+            if not (isinstance(value, (int, float)) and not isinstance(value, bool) and value > tried):
+                break
             try:
-                saved[key] = total - _cpus(spec, config.copy(copy_frozen=False).update_from_dict({key: low}))
-            except ValueError:  # a setting others need (evaluation_parallel_to_training needs evaluation runners)
+                saved[key] = total - _cpus(spec, config.copy(copy_frozen=False).update_from_dict({key: tried}))
+            except ValueError:  # a value other settings refuse: the next one up
                 continue
+            lowest[key] = tried
+            break
     if not saved or max(saved.values()) <= 0:
         return "num_env_runners"
     key = max(saved, key=saved.get)
-    return f"{key} (now {getattr(config, key)}; {_CPU_SETTINGS[key]} saves {saved[key]:g} of the {total:g} CPUs)"
+    return f"{key} (now {getattr(config, key)}; {lowest[key]} saves {saved[key]:g} of the {total:g} CPUs)"
 
 
 def _cpus(spec: ExperimentSpec, config) -> float:

@@ -65,9 +65,13 @@ MULTI_AGENT_KEYS = (
 )  # fmt: skip
 
 
-def said_before_type(key: str, value: Any, default) -> str | None:
-    """What a known key's value is instead of a type mistake: a multi-agent setting on these one-agent envs, or a
-    value outside one of our fields' choices (the choices named, not a type)."""
+def said_before_type(key: str, value: Any, default, annotation: Any = None) -> str | None:
+    """What a known key's value is instead of a type mistake: a multi-agent setting on these one-agent envs, a value
+    outside one of our fields' choices (the choices named, not a type), or a Python object (a class, a function, a
+    gymnasium space) that a YAML file cannot hold."""
+    if value is not None and (what := _python_object(annotation)):
+        instead = PYTHON_OBJECTS_INSTEAD.get(key, "remove it (or build the config in Python)")
+        return f"{key}={value!r}: it takes a Python {what}, which a YAML file cannot hold; {instead}"
     if key in MULTI_AGENT_KEYS and value not in (None, {}, []):
         return (
             f"{key}={value!r} is a multi-agent setting: the envs here have one agent, trained by one policy "
@@ -76,4 +80,23 @@ def said_before_type(key: str, value: Any, default) -> str | None:
     field = getattr(default, "ALL_FIELDS", {}).get(key)
     if field is not None and field.choices and not is_grid(value):
         return field.error(key, value)
+    return None
+
+
+PYTHON_OBJECTS_INSTEAD = {
+    "observation_space": "the spaces come from the env itself: remove it",
+    "action_space": "the spaces come from the env itself: remove it",
+    "env_runner_cls": "the env runners here are RLlib's SingleAgentEnvRunner: remove it",
+}
+
+
+def _python_object(annotation: Any) -> str | None:
+    """``class``, ``function`` or ``gymnasium space`` for a setter annotation that takes such an object."""
+    text = str(annotation)
+    if "Callable" in text:
+        return "function"
+    if "gymnasium.spaces" in text:
+        return "gymnasium space"
+    if annotation is type or "Optional[type]" in text or "typing.Type[" in text:
+        return "class"
     return None
