@@ -1626,6 +1626,10 @@ MISTAKES: dict[str, Mistake] = {
         cfg("env_runner_cls: my_pkg.runners.MyRunner"),
         expect="env_runner_cls='my_pkg.runners.MyRunner': it takes a Python class, which a YAML file cannot hold",
     ),
+    "the task written into env_config": Mistake(
+        envc("task: swingup"),
+        expect="unknown env_config key 'task'; the task is part of the env's name: env: dmc/cartpole-swingup",
+    ),
     "a misspelled subcommand of train": Mistake(
         command=("train", "fle", "{yaml}"), expect="rllib train runs a file: rllib train file "
     ),
@@ -2001,6 +2005,13 @@ def test_resume_into_an_experiment_of_another_algorithm_is_refused(tmp_path, cap
     assert len(err.strip().splitlines()) == 1
 
 
+def test_a_yml_for_a_yaml_file_beside_it_names_it(tmp_path, capfd, monkeypatch):
+    (tmp_path / "case.yaml").write_text(BASE)
+    monkeypatch.chdir(tmp_path)
+    assert run_cli(["train", "file", "case.yml", "--dry-run"]) == 2
+    assert "no such file: case.yml; did you mean case.yaml?" in capfd.readouterr().err
+
+
 def test_a_windows_path_whose_backslash_the_shell_dropped_names_the_file(tmp_path, capfd, monkeypatch):
     """``rllib train file configs\\case.yaml`` unquoted reaches us as ``configscase.yaml``: the file meant is named."""
     (tmp_path / "configs").mkdir()
@@ -2107,6 +2118,10 @@ def test_plot_out_a_directory_writes_curves_png_into_it(tmp_path, capfd):
     metric = "info/learner/default_policy/learner_stats/critic_loss"  # the old stack's name of a loss
     assert run_cli(["plot", str(tmp_path / "exp"), "--metric", metric]) == 2
     assert "the results' key with its words: 'learners/default_policy/critic/loss': pass that" in capfd.readouterr().err
+    assert run_cli(["plot", str(trial / "result.json")]) == 2  # a trial's file: the directories are named
+    assert f"result.json is a file; rllib plot reads a directory: the experiment's, rllib plot {tmp_path / 'exp'}" in (
+        capfd.readouterr().err
+    )
     (trial / "checkpoint_000000").mkdir()  # a checkpoint passed for its trial: the trial's results are named
     assert run_cli(["plot", str(trial / "checkpoint_000000")]) == 2
     assert (

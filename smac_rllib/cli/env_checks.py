@@ -60,8 +60,9 @@ def check_env(config: dict, algo_class: type, line_of) -> None:
     hints = typing.get_type_hints(DMCEnv.__init__)
     for key, value in env_config.items():
         if key not in ENV_CONFIG_KEYS:
+            hint = _dmc_key_hint(key, algo_class, env_options[0], value)
             raise UserError(
-                f"unknown env_config key {key!r}{_dmc_key_hint(key, algo_class)} (valid: {', '.join(ENV_CONFIG_KEYS)})",
+                f"unknown env_config key {key!r}{hint} (valid: {', '.join(ENV_CONFIG_KEYS)})",
                 line_of("env_config", key),
             )
         check_type(f"env_config.{key}", value, hints.get(key, Any), line_of("env_config", key), env_config, key)
@@ -81,13 +82,17 @@ DMC_KEY_SYNONYMS = {
 }
 
 
-def _dmc_key_hint(key, algo_class) -> str:
+def _dmc_key_hint(key, algo_class, env: str = "dmc/<domain>-<task>", value=None) -> str:
     """``; did you mean 'image_size'?`` from a synonym other suites use or a close spelling; an algorithm's setting
     written into env_config is moved up."""
     if isinstance(key, str) and hasattr(algo_class.get_default_config(), key):
         return (
             f"; {key} is a setting of {algo_class.__name__}, not of the env: move it up into config, beside env_config"
         )
+    if key in ("task", "task_name", "domain", "domain_name"):  # the task is the env's name: dmc/<domain>-<task>
+        domain, task = env.removeprefix("dmc/").partition("-")[::2]
+        named = f"dmc/{domain}-{value}" if key.startswith("task") else f"dmc/{value}-{task}"
+        return f"; the {key} is part of the env's name: env: {named} (dmc/<domain>-<task>)"
     if key in DMC_KEY_SYNONYMS:
         unit = " (seconds of simulated time)" if DMC_KEY_SYNONYMS[key] == "time_limit" else ""
         return f"; did you mean {DMC_KEY_SYNONYMS[key]!r}{unit}?"
@@ -151,6 +156,8 @@ def _check_action_space(env: str, env_config: dict, algo_class: type, where: str
 
 
 def _check_env_name(env: str, where: str) -> None:
+    if env != env.strip():  # `env: dmc/cartpole-balance ` (quoted) or a pasted name
+        raise UserError(f"env {env!r} has a space at its start or end; write env: {env.strip()}", where)
     if env.startswith("dmc/"):
         try:
             parse_env_name(env)

@@ -145,10 +145,12 @@ def parse_checkpoint_config(block: Any, where: str, *, custom_metrics: bool = Fa
     for key in ("checkpoint_frequency", "num_to_keep"):
         value = ckpt[key]
         if value is not None and not (is_int(value) and value >= (0 if key == "checkpoint_frequency" else 1)):
-            keep_all = (
-                "; num_to_keep: null keeps every checkpoint (the default keeps 2)" if key == "num_to_keep" else ""
+            what = (
+                "a positive integer; num_to_keep: null keeps every checkpoint (the default keeps 2)"
+                if key == "num_to_keep"
+                else "an integer >= 0 (iterations between checkpoints; 0: only the end checkpoint)"
             )
-            raise UserError(f"checkpoint_config.{key}={value!r} must be a positive integer{keep_all}", where)
+            raise UserError(f"checkpoint_config.{key}={value!r} must be {what}", where)
     if not isinstance(ckpt["checkpoint_at_end"], bool):
         raise UserError(
             f"checkpoint_config.checkpoint_at_end={ckpt['checkpoint_at_end']!r} must be true or false (without quotes)",

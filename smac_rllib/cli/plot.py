@@ -65,6 +65,12 @@ def metric_label(metric: str) -> str:
 
 def find_trials(results_dir: str) -> list[str]:
     """Trial directories (with a result.json) under ``results_dir``, sorted."""
+    if os.path.isfile(results_dir):  # a trial's progress.csv / result.json: its directory is read
+        trial = os.path.dirname(os.path.abspath(results_dir))
+        raise UserError(
+            f"{results_dir} is a file; rllib plot reads a directory: the experiment's, rllib plot "
+            f"{os.path.dirname(trial)} (or the trial's own: rllib plot {trial})"
+        )
     if not os.path.isdir(results_dir):
         raise UserError(
             f"no such directory: {results_dir} (pass an experiment directory, e.g. ~/ray_results/smac-state)"

@@ -57,7 +57,9 @@ def read_text(path: str) -> str:
                 f"no such file: {path}; {file} exists, and rllib train file runs every experiment in it (no "
                 f"':{name}' selection): put {name} in a file of its own, or keep the others as templates ('.' names)"
             )
-        raise UserError(f"no such file: {path}{_eaten_separator(path) or _tuned_examples_hint(path)}")
+        raise UserError(
+            f"no such file: {path}{_other_suffix(path) or _eaten_separator(path) or _tuned_examples_hint(path)}"
+        )
     if path.endswith(".py") and os.path.isfile(path):
         raise UserError(
             f"{path} is a Python script: rllib train file reads a YAML (or JSON) experiment file; run the script "
@@ -87,6 +89,13 @@ def read_text(path: str) -> str:
         raise UserError(
             f"the file is not UTF-8 text (byte 0x{data[e.start]:02x}); save it as UTF-8", f"{path}:{line}"
         ) from None
+
+
+def _other_suffix(path: str) -> str:
+    """``case.yml`` beside ``case.yaml`` (or the reverse, or .json)."""
+    stem, _ = os.path.splitext(path)
+    found = [stem + suffix for suffix in (".yaml", ".yml", ".json") if os.path.isfile(stem + suffix)]
+    return f"; did you mean {found[0]}?" if found else ""
 
 
 def _eaten_separator(path: str) -> str:
