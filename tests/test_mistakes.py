@@ -1630,6 +1630,13 @@ MISTAKES: dict[str, Mistake] = {
         envc("task: swingup"),
         expect="unknown env_config key 'task'; the task is part of the env's name: env: dmc/cartpole-swingup",
     ),
+    "a target entropy written as a formula": Mistake(
+        cfg('target_entropy: "-dim(A)"'), expect="target_entropy='-dim(A)': write a number (e.g. -6.0) or auto"
+    ),
+    "evaluation_config written as a YAML list": Mistake(
+        BASE.replace("    evaluation_config: {explore: false}\n", "    evaluation_config:\n      - explore: false\n"),
+        expect="evaluation_config must be a mapping of settings, e.g. evaluation_config: {explore: false}, got list",
+    ),
     "a misspelled subcommand of train": Mistake(
         command=("train", "fle", "{yaml}"), expect="rllib train runs a file: rllib train file "
     ),

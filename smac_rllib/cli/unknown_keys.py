@@ -69,6 +69,12 @@ def said_before_type(key: str, value: Any, default, annotation: Any = None) -> s
     """What a known key's value is instead of a type mistake: a multi-agent setting on these one-agent envs, a value
     outside one of our fields' choices (the choices named, not a type), or a Python object (a class, a function, a
     gymnasium space) that a YAML file cannot hold."""
+    if key in _MAPPINGS and value is not None and not isinstance(value, dict):  # `- explore: false`: a list
+        return (
+            f"{key} must be a mapping of settings, e.g. {key}: {_MAPPINGS[key]}, got {type(value).__name__} {value!r}"
+        )
+    if key == "target_entropy" and isinstance(value, str) and value != "auto":  # a formula: -dim(A)
+        return f"target_entropy={value!r}: write a number (e.g. -6.0) or auto (-|A|, the action space's dimension)"
     if value is not None and (what := _python_object(annotation)):
         instead = PYTHON_OBJECTS_INSTEAD.get(key, "remove it (or build the config in Python)")
         return f"{key}={value!r}: it takes a Python {what}, which a YAML file cannot hold; {instead}"
@@ -83,6 +89,7 @@ def said_before_type(key: str, value: Any, default, annotation: Any = None) -> s
     return None
 
 
+_MAPPINGS = {"evaluation_config": "{explore: false}", "replay_buffer_config": "{capacity: 1000000}"}
 PYTHON_OBJECTS_INSTEAD = {
     "observation_space": "the spaces come from the env itself: remove it",
     "action_space": "the spaces come from the env itself: remove it",
