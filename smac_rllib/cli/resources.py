@@ -22,6 +22,7 @@ from smac_rllib.cli.experiment_spec import ExperimentSpec
 from smac_rllib.cli.memory import max_steps, memory_error
 from smac_rllib.cli.ray_output import quiet
 from smac_rllib.cli.checkpoint_disk import check_checkpoint_disk
+from smac_rllib.cli.resume_stop import stop_text
 from smac_rllib.cli.storage import storage_of
 from smac_rllib.cli.yaml_loader import build_configs
 
@@ -122,10 +123,9 @@ def check_local_cpus(specs: list[ExperimentSpec]) -> None:
         at_once = max(1, min(have // max(need, 1), spec.max_concurrent_trials or have))
         rounds = math.ceil(spec.num_trials / at_once)
         if rounds > MANY_ROUNDS:  # 100 seeds x a grid on a laptop: weeks of back-to-back runs
-            stop = ", ".join(f"{key}: {value:g}" for key, value in spec.stop.items())
             warn(
                 f"{spec.name}: {spec.num_trials:,} trials, at most {at_once} at a time on this machine ({need} CPUs "
-                f"each, {have} here): {rounds:,} rounds back to back, each to the stop ({stop}); lower "
+                f"each, {have} here): {rounds:,} rounds back to back, each to the stop ({stop_text(spec.stop)}); lower "
                 "num_samples or the grid, or run on a Ray cluster (--address)"
             )
 

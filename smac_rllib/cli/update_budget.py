@@ -61,13 +61,13 @@ def _warn_long_state_run(spec: ExperimentSpec) -> None:
         cost = getattr(config, "cost_particles", None)
         if cost is None or getattr(config, "is_pixels", True) or (config.num_gpus_per_learner or 0) > 0:
             continue
-        updates = updates_at_stop(spec.stop, config)
+        updates, particles = updates_at_stop(spec.stop, config), cost() + 1
         batch = config.train_batch_size_per_learner or 256
-        per_update = STATE_S_PER_UPDATE * (cost() + 1) / 17 * batch / 256
+        per_update = STATE_S_PER_UPDATE * particles / 17 * batch / 256
         hours = (updates or 0) * per_update / 3600
         if hours > LONG_CPU_HOURS:
             warn(
-                f"{spec.name}: ~{updates:,} updates of K+1 = {cost() + 1} particles x {batch} transitions on a CPU "
+                f"{spec.name}: ~{updates:,} updates of K+1 = {particles} particles x {batch} transitions on a CPU "
                 f"learner: ~{per_update:.2g} s each, ~{hours:,.0f} h to the stop (scaled from {STATE_S_PER_UPDATE} s "
                 "at K=16, batch 256, measured on a 2-core CPU); a GPU learner (num_gpus_per_learner: 1), fewer "
                 "num_particles or a shorter stop"
