@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import glob
 import json
+import logging
 import os
 import pickle
 import queue
@@ -495,6 +496,36 @@ def test_rays_worker_pool_notice_stays_out_of_the_terminal_and_other_notices_pas
     oom = "Task was killed due to the node running low on memory."
     ray_worker.print_to_stdstream({"lines": [notice, oom], "pid": "raylet", "is_err": False}, ignore_prefix=False)
     assert printed == [[oom]]
+
+
+def test_tunes_failed_copy_of_a_renamed_searcher_file_stays_out_and_other_copy_errors_pass(tmp_path):
+    """Tune copies its staging dir to storage in a background thread while the searcher's state is written as
+    ``.<uuid>-tmp-<name>`` and renamed: a copy that listed the temp file fails to open it (pyarrow's real error here)
+    and Tune logs it with a traceback. That record is dropped; a missing ordinary file still reaches the user."""
+    import uuid
+
+    import pyarrow.fs
+
+    from smac_rllib.cli.ray_output import StateCopyRaceFilter
+
+    logger = logging.getLogger("ray.tune.execution.experiment_state")
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logger.addHandler(handler)
+    StateCopyRaceFilter.install()
+    StateCopyRaceFilter.install()  # idempotent: one filter
+    assert sum(isinstance(f, StateCopyRaceFilter) for f in logger.filters) == 1
+    renamed = tmp_path / f".{uuid.uuid4()}-tmp-basic-variant-state-2026-11-29_12-08-40.json"
+    for missing, kept in ((renamed, False), (tmp_path / "experiment_state-2026.json", True)):
+        records.clear()
+        with pytest.raises(FileNotFoundError) as raised:
+            pyarrow.fs.copy_files(str(missing), str(tmp_path / "storage" / missing.name))
+        logger.error(
+            "Saving experiment state to storage at '%s' failed with exception: ", tmp_path, exc_info=raised.value
+        )
+        assert bool(records) == kept, raised.value
+    logger.removeHandler(handler)
 
 
 def test_the_pixel_quick_example_prints_only_our_lines(tmp_path):

@@ -1,11 +1,12 @@
 """What Ray and Tune print that the user cannot act on, kept out of the terminal (it stays in Ray's log files):
 Tune's traceback of a trial's configuration error (the summary says it in one line), its stale-checkpoint notice after
-a resume, and the raylet's worker-pool notice. ``rllib train -v`` shows everything. ``quiet``: RLlib's warnings
-while the CLI checks or builds configs."""
+a resume, its failed copy of a searcher file it was renaming, and the raylet's worker-pool notice. ``rllib train -v``
+shows everything. ``quiet``: RLlib's warnings while the CLI checks or builds configs."""
 
 from __future__ import annotations
 
 import logging
+import re
 import warnings
 
 from smac_rllib.cli.checkpoints import config_error
@@ -47,6 +48,27 @@ class StaleCheckpointFilter(logging.Filter):
             warn(f"an old checkpoint was already deleted before the interruption ({one_line(exc)}); continuing")
             return False
         return True
+
+
+class StateCopyRaceFilter(logging.Filter):
+    """Tune writes its experiment state into a staging dir and copies that dir to the storage path in a background
+    thread; the searcher's file is written as ``.<uuid>-tmp-<name>`` and renamed, so a copy that listed the temp file
+    before the rename fails to open it and Tune logs a 20-line traceback ("Saving experiment state to storage ...
+    failed"). Nothing is lost: the renamed file goes with the next copy, and the last one (at the end of the run, or
+    the next snapshot) is taken after the write. That record, and only that one, is dropped.
+    """
+
+    TEMP_FILE = re.compile(r"/\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-tmp-")
+
+    @classmethod
+    def install(cls) -> None:
+        logger = logging.getLogger("ray.tune.execution.experiment_state")
+        if not any(isinstance(f, cls) for f in logger.filters):
+            logger.addFilter(cls())
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not (isinstance(exc, FileNotFoundError) and self.TEMP_FILE.search(str(exc)))
 
 
 # Notices Ray's raylet pushes to the driver's terminal that say nothing the user can act on (they stay in Ray's

@@ -44,7 +44,7 @@ from smac_rllib.cli.pending import PendingReporter
 from smac_rllib.cli.plot import plot_experiments
 from smac_rllib.cli.preflight import describe_env, print_dry_run, warn_algorithm, warn_asha_one_trial
 from smac_rllib.cli.progress import ProgressPrinter
-from smac_rllib.cli.ray_output import ConfigErrorFilter, StaleCheckpointFilter, quiet_ray_notices
+from smac_rllib.cli.ray_output import ConfigErrorFilter, StaleCheckpointFilter, StateCopyRaceFilter, quiet_ray_notices
 from smac_rllib.cli.ray_start import check_before_ray, start_ray
 from smac_rllib.cli.results import lookup
 from smac_rllib.cli.resume_stop import effective_stop, stop_text, trials_to_continue
@@ -96,6 +96,7 @@ def run_train(args) -> int:
     ConfigErrorFilter.install()
     if not args.verbose:
         quiet_ray_notices()
+        StateCopyRaceFilter.install()
 
     worst = 0
     with catch_ctrl_c():
