@@ -123,6 +123,13 @@ def test_the_default_storage_path_is_checked_and_old_tune_variables_named(tmp_pa
     code, _, err = _run(["train", "file", str(path), "--storage-path", str(tmp_path), "--dry-run"], capfd)
     assert code == 2 and f"unset it and pass --storage-path {tmp_path / 'old'}" in err, err
 
+    monkeypatch.delenv("TUNE_RESULT_DIR")
+    monkeypatch.setenv("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "1")  # a run without result.json / progress.csv
+    code, _, err = _run(["train", "file", str(path), "--storage-path", str(tmp_path), "--dry-run"], capfd)
+    assert code == 2 and "TUNE_DISABLE_AUTO_CALLBACK_LOGGERS=1 is set: Tune would write no result.json" in err, err
+    monkeypatch.setenv("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "0")  # Tune reads exactly "1"
+    assert _run(["train", "file", str(path), "--storage-path", str(tmp_path), "--dry-run"], capfd)[0] == 0
+
 
 def test_dmc_names_with_other_separators_are_respelled():
     from smac_rllib.envs.names import respelled

@@ -1657,6 +1657,57 @@ MISTAKES: dict[str, Mistake] = {
         lambda: BASE.replace("tiny:", "x" * 300 + ":"),
         expect="is 300 bytes and names a directory, which is at most 255",
     ),
+    "the Tuner's param_space block for config": Mistake(
+        lambda: BASE.replace("  config:\n", "  param_space:\n"),
+        expect="unknown experiment key 'param_space'; the Tuner's param_space is this file's config:",
+    ),
+    "a healthy range written high end first (every episode ends at once)": Mistake(
+        SAC_PENDULUM.replace("Pendulum-v1", "Hopper-v5") + "    env_config: {healthy_z_range: [2.0, 0.7]}\n",
+        expect="ends every episode at its first step (3 resets, random actions: terminated after 1 step each), so "
+        "there is nothing to learn; healthy_z_range: [2.0, 0.7] lists its high end first: write [low, high]",
+    ),
+    "an iteration's size inside evaluation_config": Mistake(
+        cfg("evaluation_config: {explore: false, min_sample_timesteps_per_iteration: 5000}"),
+        expect="evaluation_config.min_sample_timesteps_per_iteration: the evaluation runs the trained policy and never "
+        "trains",
+    ),
+    "one anchor name for two templates": Mistake(
+        "x-small: &net {hidden_dim: 16}\nx-big: &net {hidden_dim: 1024}\n"
+        + BASE.replace("  config:\n", "  config:\n    <<: *net\n").replace("    hidden_dim: 16\n", ""),
+        expect="the anchor &net is already defined on line 1; each anchor needs its own name: rename this one",
+    ),
+    "ASHA ranking the returns of an env grid together": Mistake(
+        exp(
+            "env: {grid_search: [dmc/cartpole-balance, dmc/cheetah-run]}",
+            "scheduler: {type: ASHA, metric: env_runners/episode_return_mean, mode: max, grace_period: 1, max_t: 2}",
+        ),
+        expect="scheduler ASHA ranks all trials on env_runners/episode_return_mean together, across the envs of the "
+        "grid (dmc/cartpole-balance, dmc/cheetah-run), whose returns are not on one scale",
+    ),
+    "a grid over whole configs": Mistake(
+        "tiny:\n  run: SMAC\n  env: dmc/cartpole-balance\n  stop: {training_iteration: 2}\n  config:\n"
+        "    grid_search:\n      - {num_particles: 4, seed: 0}\n      - {num_particles: 8, seed: 0}\n",
+        expect="config: {grid_search: [2 configs]} sweeps whole configs, which Tune does not expand (it sweeps the "
+        "values of keys); write the shared keys once and grid the one that differs: num_particles: {grid_search: "
+        "[4, 8]}",
+    ),
+    "the whole experiment merged into its own config": Mistake(
+        lambda: (
+            BASE.replace("tiny:", "tiny: &base") + "k8:\n  <<: *base\n  config:\n    <<: *base\n    num_particles: 8\n"
+        ),
+        expect="`<<: *base` merges the whole experiment base (run, env, stop, max_failures, config) into config:; "
+        "anchor its config (`config: &base_config`",
+    ),
+    "a whole experiment under a template's name, never merged": Mistake(
+        lambda: BASE.replace("tiny:", "x-large-k16:") + BASE.replace("# Test-only", "#").replace("tiny:", "k4:"),
+        expect="x-large-k16 is a whole experiment (config, env, run, stop) but is not run: a top-level name starting "
+        "with 'x-' is a template, and no `*alias` merges this one; rename it (`large-k16:`) to run it",
+    ),
+    "a randint seed space": Mistake(
+        cfg("seed: {randint: [0, 2]}"),
+        expect="seed: {randint: [...]} is not a search space (Tune reads grid_search only); write seed: "
+        "{grid_search: [0, 1]}",
+    ),
 }
 
 
@@ -1709,6 +1760,20 @@ def _dry_run(tmp_path, capfd, text: str, *args: str) -> str:
     out, err = capfd.readouterr()
     assert code == 0, err
     return out
+
+
+def test_wandb_checkpoint_uploads_say_how_much_replay_they_copy(tmp_path, capfd):
+    """``upload_checkpoints: true``: each checkpoint (with its replay) becomes a W&B artifact; the count and sizes are
+    said once, before Ray (100 steps of 5-D cartpole states per iteration: a few KiB each)."""
+    path = tmp_path / "ok.yaml"
+    path.write_text(exp("checkpoint_config: {checkpoint_frequency: 1}", "wandb: {upload_checkpoints: true}"))
+    assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
+    err = capfd.readouterr().err
+    said = re.findall(r"copies each of the 2 checkpoints \(each holds the replay buffer: up to ~(\d+) KiB", err)
+    assert len(said) == 1 and 1 <= int(said[0]) <= 64, err
+    path.write_text(exp("checkpoint_config: {checkpoint_frequency: 1}", "wandb: {upload_checkpoints: false}"))
+    assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
+    assert "upload_checkpoints" not in capfd.readouterr().err
 
 
 def test_an_old_api_stop_key_is_read_as_the_new_one_and_said_once(tmp_path, capfd):

@@ -20,22 +20,37 @@ from smac_rllib.cli.memory import GiB, estimate
 MANY_CHECKPOINTS, MANY_BYTES = 100, 10 * 2**30  # more checkpoints of the replay than this, writing more than 10 GiB
 
 
+def checkpoint_sizes(spec: ExperimentSpec) -> list[float]:
+    """The bytes of each checkpoint the run writes by its stop (each holds the replay as it is then), in order; [] when
+    they cannot be counted here (a stop not in iterations or steps, no replay in the checkpoints)."""
+    ckpt = spec.checkpoint_config
+    every = ckpt.get("checkpoint_frequency") or 0
+    if not spec.configs or not (every or ckpt.get("checkpoint_at_end")):
+        return []
+    config = spec.configs[0]
+    iterations, steps = iterations_at_stop(spec.stop, config), steps_per_iteration(config)
+    if not (iterations and steps) or not getattr(config, "store_buffer_in_checkpoints", False):
+        return []
+    replay = [b for term, (b, _) in estimate(config, steps=iterations * steps).items() if term.startswith("the replay")]
+    if not replay:
+        return []
+    capacity = (config.replay_buffer_config or {}).get("capacity") or iterations * steps
+    per_step = replay[0] / max(1, min(capacity, iterations * steps))
+    at = list(range(every, iterations + 1, every)) if every else []
+    if ckpt.get("checkpoint_at_end") and iterations not in at:
+        at.append(iterations)
+    return [per_step * min(capacity, i * steps) for i in at]
+
+
 def check_checkpoint_disk(spec: ExperimentSpec, storage: str) -> None:
     """One line when the checkpoints ``spec`` keeps by its stop exceed the free disk under ``storage`` (local)."""
     ckpt = spec.checkpoint_config
     every = ckpt.get("checkpoint_frequency") or 0
-    if not every or "://" in storage or not spec.configs:
+    _warn_wandb_uploads(spec)
+    sizes = checkpoint_sizes(spec) if every and "://" not in storage else []
+    if not sizes:
         return
-    config = spec.configs[0]
-    iterations, steps = iterations_at_stop(spec.stop, config), steps_per_iteration(config)
-    if not (iterations and steps) or not getattr(config, "store_buffer_in_checkpoints", False):
-        return
-    replay = [b for term, (b, _) in estimate(config, steps=iterations * steps).items() if term.startswith("the replay")]
-    if not replay:
-        return
-    capacity = (config.replay_buffer_config or {}).get("capacity") or iterations * steps
-    per_step = replay[0] / max(1, min(capacity, iterations * steps))
-    sizes = [per_step * min(capacity, i * steps) for i in range(every, iterations + 1, every)]
+    iterations = iterations_at_stop(spec.stop, spec.configs[0])
     kept = ckpt.get("num_to_keep")
     total = sum(sizes if kept is None else sizes[-kept:])
     free = shutil.disk_usage(_existing(storage)).free
@@ -61,6 +76,24 @@ def check_checkpoint_disk(spec: ExperimentSpec, storage: str) -> None:
     )
 
 
+def _warn_wandb_uploads(spec: ExperimentSpec) -> None:
+    """``wandb: {upload_checkpoints: true}`` logs every checkpoint as a W&B artifact: with the replay in each, copies
+    of it all are staged in W&B's cache and uploaded."""
+    if not (spec.wandb or {}).get("upload_checkpoints"):
+        return
+    sizes = checkpoint_sizes(spec)
+    each = (
+        f"{len(sizes):,} checkpoints (each holds the replay buffer: up to ~{_size(max(sizes))}, ~{_size(sum(sizes))} "
+        "in all)"
+        if sizes
+        else "checkpoints (each holds the replay buffer)"
+    )
+    warn(
+        f"{spec.name}: wandb upload_checkpoints: true copies each of the {each} into W&B's cache and uploads it as an "
+        "artifact; set it false to keep them in the trial directory only (W&B still gets every metric)"
+    )
+
+
 def warn_checkpoint_cadence(spec: ExperimentSpec) -> None:
     """A ``checkpoint_frequency`` (in iterations) past the file's own stop writes only the end checkpoint: said (a
     frequency meant in env steps?). Without an end checkpoint it is refused (``tune_horizon.check_checkpoints``)."""
@@ -80,6 +113,12 @@ def warn_checkpoint_cadence(spec: ExperimentSpec) -> None:
             f"{max(last)}: only the end checkpoint is written; for checkpoints along the way write e.g. "
             f"checkpoint_frequency: {max(1, max(last) // 3)} (0 says end-only without this warning)"
         )
+
+
+def _size(n: float) -> str:
+    if n >= GiB:
+        return f"{n / GiB:,.1f} GiB"
+    return f"{n / 2**20:,.1f} MiB" if n >= 2**20 else f"{n / 2**10:,.0f} KiB"
 
 
 def _existing(path: str) -> str:

@@ -157,8 +157,12 @@ EVALUATION_ONLY_AT_TOP = (
 )
 
 
-# Read by the training loop only (besides what only updates read, ``UPDATE_ONLY_KEYS``).
-TRAINING_ONLY_KEYS = ("num_steps_sampled_before_learning_starts", "replay_buffer_config", "lr")
+# Read by the training loop only (besides ``UPDATE_ONLY_KEYS``): an iteration's size, the learners, the replay.
+TRAINING_ONLY_KEYS = (
+    "num_steps_sampled_before_learning_starts", "replay_buffer_config", "lr", "min_sample_timesteps_per_iteration",
+    "min_train_timesteps_per_iteration", "min_time_s_per_iteration", "train_batch_size", "training_intensity",
+    "num_learners", "num_gpus_per_learner", "num_cpus_per_learner", "n_step",
+)  # fmt: skip
 
 
 def _check_evaluation_config(

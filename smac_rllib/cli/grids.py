@@ -57,7 +57,14 @@ def check_grids(value: Any, name: str, where: str) -> None:
     elif isinstance(value, dict):
         for key, sub in value.items():
             if isinstance(key, str) and isinstance(sub, list) and _near_grid_search(key):
-                fix = f"{name}: {{grid_search: {sub!r}}}" if sub else f"one value, or {name}: {{grid_search: [a, b]}}"
+                values = sub
+                if key.lower() == "randint" and len(sub) == 2 and all(type(v) is int for v in sub):
+                    values = list(range(sub[0], sub[1]))[:10]  # Tune's randint excludes its upper bound
+                fix = (
+                    f"{name}: {{grid_search: {values!r}}}"
+                    if values
+                    else f"one value, or {name}: {{grid_search: [a, b]}}"
+                )
                 raise UserError(
                     f"{name}: {{{key}: {'[...]' if sub else '[]'}}} is not a search space (Tune reads grid_search "
                     f"only{'' if sub else ', and it lists no values'}); write {fix}",
@@ -177,6 +184,35 @@ def check_experiment_keys(body: dict, where_of) -> None:
             "one experiment per value (sharing a template: `<<: *defaults`)",
             where_of(key),
         )
+
+
+def check_whole_config_grid(config: dict, where: str) -> None:
+    """``config: {grid_search: [{...}, {...}]}``: Tune sweeps the values of keys, not whole configs (it would read a
+    config key named grid_search). The fix names the keys whose values differ between the variants."""
+    if not is_grid(config):
+        return
+    variants = config["grid_search"]
+    if not (isinstance(variants, list) and variants and all(isinstance(v, dict) for v in variants)):
+        raise UserError(
+            "config: {grid_search: [...]} is not a config; grid a key's values: key: {grid_search: [...]}", where
+        )
+    keys = list(dict.fromkeys(k for v in variants for k in v))
+    differ = [k for k in keys if len({_content(v.get(k)) for v in variants}) > 1]
+    grids = "; ".join(f"{k}: {{grid_search: {_yaml([v.get(k) for v in variants])}}}" for k in differ[:3])
+    if not differ:
+        fix = "its configs are the same: write one"
+    elif len(differ) == 1:
+        fix = f"write the shared keys once and grid the one that differs: {grids}"
+    else:  # several grids cross; variants that move together are experiments
+        fix = (
+            f"grid the keys that differ ({', '.join(differ)}): each grid crosses the others; for variants that differ "
+            "in several keys together, write one experiment per variant (sharing a template: `<<: *defaults`)"
+        )
+    raise UserError(
+        f"config: {{grid_search: [{len(variants)} configs]}} sweeps whole configs, which Tune does not expand (it "
+        f"sweeps the values of keys); {fix}",
+        where,
+    )
 
 
 def check_shared_grids(config: dict, where_of) -> None:

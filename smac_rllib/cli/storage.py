@@ -8,7 +8,8 @@ Every form of storage path is checked alike (``resolve_storage_path``): ``--stor
 traceback after it), ``file:///abs/path`` (read as the local path, so it is checked and resumed like one) and
 cloud URIs (a scheme Tune writes to, a bucket, this pyarrow's support for it, and an answer from the bucket
 within seconds: bucket_probe.py). ``TUNE_RESULT_DIR`` / ``RAY_AIR_LOCAL_CACHE_DIR`` in the environment, which Tune 2.x
-refuses once Ray started, are refused with the ``--storage-path`` that does what they meant."""
+refuses once Ray started, are refused with the ``--storage-path`` that does what they meant;
+``TUNE_DISABLE_AUTO_CALLBACK_LOGGERS=1``, which leaves a run without the result files it is read from, is refused."""
 
 from __future__ import annotations
 
@@ -45,6 +46,11 @@ def resolve_storage_path(value, where: str | None) -> str | None:
                 f"{var}={os.environ[var]} is set, which Ray Tune 2.x refuses (it raises once the run started); "
                 f"unset it and pass --storage-path {os.environ[var]}"
             )
+    if os.environ.get("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS") == "1":  # read by Tune as exactly "1"
+        raise UserError(
+            "TUNE_DISABLE_AUTO_CALLBACK_LOGGERS=1 is set: Tune would write no result.json, progress.csv or TensorBoard "
+            "files, which the summary, rllib plot and --resume read; unset it"
+        )
     if value is None:
         default = os.path.abspath(os.path.expanduser(DEFAULT_STORAGE_PATH))
         check_storage_path(default, f"the default storage path {DEFAULT_STORAGE_PATH} (--storage-path DIR for another)")

@@ -85,9 +85,13 @@ def _first_step(made, env: str, env_config: dict) -> str | None:
     config = f" with env_config {env_config}" if env_config else ""
     try:
         with quiet():
-            made.reset(seed=0)
             made.action_space.seed(0)
-            made.step(made.action_space.sample())
+            for seed in range(FIRST_STEP_RESETS):  # one, unless the episode ended at once
+                made.reset(seed=seed)
+                if not made.step(made.action_space.sample())[2]:
+                    break
+            else:
+                return _ends_at_once(env, env_config)
     except Exception as e:  # noqa: BLE001 - the env's own words
         gl = os.environ.get("MUJOCO_GL")
         if "rendering with MUJOCO_GL" in str(e):  # the machine's GL, not the env_config
@@ -97,6 +101,29 @@ def _first_step(made, env: str, env_config: dict) -> str | None:
             )
         return f"env {env!r}{config} fails at its first step: {one_line(e)}; fix env_config"
     return None
+
+
+FIRST_STEP_RESETS = 3
+
+
+def _ends_at_once(env: str, env_config: dict) -> str:
+    """Every episode terminated at its first step: no transition to learn from (a reversed healthy range, a
+    termination threshold the reset state already crosses)."""
+    reversed_ranges = [
+        f"{key}: [{value[0]}, {value[1]}]"
+        for key, value in env_config.items()
+        if isinstance(value, (list, tuple)) and len(value) == 2 and all(map(is_real, value)) and value[0] > value[1]
+    ]
+    cause = (
+        f"{', '.join(reversed_ranges)} lists its high end first: write [low, high]"
+        if reversed_ranges
+        else "fix the env_config that ends it (a termination threshold the start state already crosses?)"
+    )
+    config = f" with env_config {env_config}" if env_config else ""
+    return (
+        f"env {env!r}{config} ends every episode at its first step ({FIRST_STEP_RESETS} resets, random actions: "
+        f"terminated after 1 step each), so there is nothing to learn; {cause}"
+    )
 
 
 def env_values(config) -> dict[str, tuple]:

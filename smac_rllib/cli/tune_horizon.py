@@ -5,8 +5,9 @@ of its docstring, the ASHA scheduler and the checkpoints.
    ``max_t``; a ``grace_period`` at or past the stop: ASHA never compares trials. A stop in other units than
    ``time_attr`` cannot be compared: ASHA's default ``max_t`` is refused there (an explicit one is the user's cut).
    ASHA over trials that differ only in their seeds: it stops the unluckiest seeds, and the mean over the survivors
-   is biased upward. ASHA's rungs on an ``evaluation/`` metric at iterations that do not evaluate. Rungs in seconds
-   against a stop in iterations or env steps: compared once the run measured its pace (``seconds_rung_past_stop``).
+   is biased upward; over an env grid: it ranks returns of different tasks together. ASHA's rungs on an
+   ``evaluation/`` metric at iterations that do not evaluate. Rungs in seconds against a stop in iterations or env
+   steps: compared once the run measured its pace (``seconds_rung_past_stop``).
 7. ``checkpoint_frequency`` past the stop with ``checkpoint_at_end: false``: no checkpoint; checkpoints ranked on an
    ``evaluation/`` metric that all come before the first evaluation, or at iterations that do not evaluate (ranked
    by an earlier evaluation's score).
@@ -32,7 +33,18 @@ def check_scheduler_trials(spec: ExperimentSpec) -> None:
     of one configuration) stops the unluckiest seeds, and the mean over the seeds it kept is biased upward."""
     if (spec.scheduler or {}).get("type") != "ASHA" or spec.num_trials < 2:
         return
-    varying = set(varying_paths([flatten(v) for v in grid_variants(spec.param_space, limit=spec.num_trials)]))
+    variants = grid_variants(spec.param_space, limit=spec.num_trials)
+    varying = set(varying_paths([flatten(v) for v in variants]))
+    metric = str(spec.scheduler.get("metric", "return"))
+    if "env" in varying and "return" in metric:  # one ranking over several tasks: their returns are on other scales
+        envs = ", ".join(dict.fromkeys(str(v["env"]) for v in variants))
+        raise UserError(
+            f"scheduler ASHA ranks all trials on {metric} together, across the "
+            f"envs of the grid ({envs}), whose returns are not on one scale: it would stop the harder task's trials "
+            "for that alone; write one experiment per env (sharing a template: `<<: *defaults`), each with its own "
+            "scheduler",
+            spec.key_lines.get("env", spec.source),
+        )
     if varying - {"seed"}:
         return  # settings to choose between
     seeds = "seed: {grid_search: ...}" if varying else f"num_samples: {spec.num_samples}"

@@ -1,7 +1,8 @@
 """Tune's own experiment keys: which this file passes to Tune (``max_concurrent_trials``, ``log_to_file``, with our
 ``warm_up_only``: ``parse_run_options``), and what a key of Tune's Python API that it does not pass says instead
-(``tune_key_hint``): a ``checkpoint_config`` key written at the top, the Tuner's ``run_config``/``tune_config`` blocks
-(written flat here), an argument only Python can give (a function, a search algorithm, a filesystem object)."""
+(``tune_key_hint``): a ``checkpoint_config`` key written at the top, the Tuner's ``param_space`` (``config:`` here),
+its ``run_config``/``tune_config`` blocks (written flat here), an argument only Python can give (a function, a search
+algorithm, a filesystem object)."""
 
 from __future__ import annotations
 
@@ -41,6 +42,10 @@ def tune_key_hint(key: Any) -> str:
     """``; ...`` for an unknown experiment key that is Tune's, else ""."""
     if key in inspect.signature(tune.CheckpointConfig).parameters:
         return f"; it is a checkpoint_config key: write checkpoint_config: {{{key}: ...}}"
+    if key in ("param_space", "search_space"):  # tune.Tuner(param_space=...), Tune's older search_space
+        return (
+            f"; the Tuner's {key} is this file's config: (the algorithm's settings, grids included): rename it config:"
+        )
     if key in ("run_config", "tune_config", "failure_config"):
         return (
             f"; the Tuner's {key} is written flat here: its keys this file reads ({FLAT_HERE}) go beside run: and env:"

@@ -1,6 +1,6 @@
 """What a YAML syntax error means, in the words of the fix: PyYAML's problem text mapped to a hint (``_YAML_HINTS``),
 and the mistakes whose error PyYAML reports elsewhere than where they are (``key:value`` without a space, a comment
-in ``//`` from JSONC, an alias before its anchor, a tag such as ``!include``)."""
+in ``//`` from JSONC, an alias before its anchor, an anchor name used twice, a tag such as ``!include``)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,13 @@ def syntax_hint(e: yaml.MarkedYAMLError, text: str, path: str) -> tuple[str, str
     hint = next((h or problem for pattern, h in _YAML_HINTS if pattern in problem or pattern in str(e.context)), None)
     if "found undefined alias" in problem:
         hint = _undefined_alias(problem, text)
+    duplicate = re.search(r"found duplicate anchor '?([^';\s]+)", str(e.context))
+    if duplicate and e.context_mark:  # PyYAML's context is the first &name, its problem the second
+        name, first = duplicate.group(1), e.context_mark.line + 1
+        hint = (
+            f"the anchor &{name} is already defined on line {first}; each anchor needs its own name: rename this one "
+            f"(e.g. &{name}_2) and write the one you mean in `*{name}`"
+        )
     tag = re.search(r"for the tag '(![^']*)'", problem)  # !include, !Ref, ...: no constructor here
     if tag and not tag.group(1).startswith(("!!python", "!reference")):  # those two have hints of their own
         hint = (

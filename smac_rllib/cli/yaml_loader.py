@@ -149,6 +149,7 @@ def parse_experiment(name: Any, body: Any, doc: MarkedDict, path: str, ov: Overr
         raise UserError(
             f"`config:` must be a mapping of config keys, got {type_name(config)}", _where(path, body, "config")
         )
+    grids.check_whole_config_grid(config, _where(path, body, "config"))
     marked_config, config_lines = config, {k: _where(path, config, k) for k in config}
     grids.check_shared_grids(config, config_lines.get)
     config = plain(config)

@@ -66,6 +66,7 @@ class _Loader(yaml.SafeLoader):
     def __init__(self, stream):
         super().__init__(stream)
         self.merge_notes: list[tuple[int, str]] = []  # (line, warning) about shallow merges
+        self.aliased: set[str] = set()  # the anchors some `*alias` refers to
 
     def compose_node(self, parent, index):
         self._depth += 1
@@ -74,7 +75,9 @@ class _Loader(yaml.SafeLoader):
                 raise _LimitError(None, None, _too_deep(), self.peek_event().start_mark)
             event = self.peek_event()
             node = super().compose_node(parent, index)
-            if not isinstance(event, yaml.AliasEvent) and event.anchor:
+            if isinstance(event, yaml.AliasEvent):
+                self.aliased.add(event.anchor)
+            elif event.anchor:
                 node.anchor_name = event.anchor  # for the merge warnings' `<<: *name`
             return node
         finally:
@@ -148,6 +151,8 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> MarkedDict:
         )
     if merges and isinstance(merges[0][1], yaml.SequenceNode):
         _note_merge_list_order(loader, merges[0][0], merges[0][1])
+    if merges:
+        _check_experiment_merged_inside(loader, node, merges[0])
     for key_node, _ in node.value:  # duplicates among the keys written here (PyYAML silently keeps the last)
         if key_node.tag == "tag:yaml.org,2002:merge":
             continue
@@ -178,6 +183,37 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> MarkedDict:
         mapping[key] = loader.construct_object(value_node, deep=True)
         mapping.key_lines[key] = key_node.start_mark.line + 1
     return mapping
+
+
+def _check_experiment_merged_inside(loader: _Loader, node: yaml.MappingNode, merge: tuple) -> None:
+    """``config: {<<: *base}`` where ``&base`` is a whole experiment (run, config, ...): its run/env/stop land among
+    the config keys. Said where the merge is, naming the anchor to merge instead (the experiment's config)."""
+    key_node, value = merge
+    root = getattr(loader, "root", None)
+    if root is None or any(v is node for _, v in root.value):
+        return  # an experiment merging an experiment: what templates are for
+    for base in value.value if isinstance(value, yaml.SequenceNode) else [value]:
+        parts = {k.value: v for k, v in base.value} if isinstance(base, yaml.MappingNode) else {}
+        if "run" not in parts or "config" not in parts:
+            continue
+        config, anchor = parts["config"], getattr(base, "anchor_name", "?")
+        inner = getattr(config, "anchor_name", None)
+        fix = (
+            f"merge its config instead: `<<: *{inner}` (the anchor on line {config.start_mark.line + 1})"
+            if inner
+            else f"anchor its config (`config: &{anchor}_config`, line {config.start_mark.line + 1}) and merge that"
+        )
+        inside = next(
+            (f"{k.value}:" for _, e in root.value if isinstance(e, yaml.MappingNode) for k, v in e.value if v is node),
+            "a mapping inside an experiment",
+        )
+        raise _LimitError(
+            None,
+            None,
+            f"`<<: *{anchor}` merges the whole experiment {anchor} ({', '.join(k for k in parts if k != '<<')}) into "
+            f"{inside}; {fix}",
+            key_node.start_mark,
+        )
 
 
 def _note_shallow_merges(loader: _Loader, node: yaml.MappingNode, own: set, merged_from: yaml.Node) -> None:
@@ -305,4 +341,42 @@ def read_yaml(path: str) -> MarkedDict:
         raise UserError("expected a mapping {experiment_name: {run: ..., env: ..., config: {...}}}", path)
     for line, note in sorted(set(loader.merge_notes)):  # once each, even when an alias constructs a mapping twice
         warn(f"{path}:{line}: {note}")
+    _check_unused_experiment_templates(loader, path)
     return doc
+
+
+def _check_unused_experiment_templates(loader: _Loader, path: str) -> None:
+    """A whole experiment (``run:`` with ``config:``/``stop:``) under a template's name that no ``*alias`` merges:
+    meant to run (``x-large-k16:``), skipped without a word."""
+    if all(is_template(k.value) for k, _ in loader.root.value):
+        return  # a file of templates only: load_experiments says so
+    for key_node, value in loader.root.value:
+        name = key_node.value
+        if not (isinstance(name, str) and name.startswith((".", "x-")) and isinstance(value, yaml.MappingNode)):
+            continue
+        keys = {k.value for k, _ in value.value if isinstance(k, yaml.ScalarNode)}
+        if "run" in keys and keys & {"config", "stop"} and not _anchors(value) & loader.aliased:
+            prefix = "." if name.startswith(".") else "x-"
+            raise UserError(
+                f"{name} is a whole experiment ({', '.join(sorted(keys & EXPERIMENT_PARTS))}) but is not run: a "
+                f"top-level name starting with '{prefix}' is a template, and no `*alias` merges this one; rename it "
+                f"(`{name[len(prefix) :].lstrip('.-_') or 'my-run'}:`) to run it, or delete it",
+                f"{path}:{key_node.start_mark.line + 1}",
+            )
+
+
+EXPERIMENT_PARTS = {"run", "env", "stop", "config"}
+
+
+def _anchors(node: yaml.Node) -> set[str]:
+    """The anchors on ``node`` and inside it."""
+    found, stack = set(), [node]
+    while stack:
+        n = stack.pop()
+        if getattr(n, "anchor_name", None):
+            found.add(n.anchor_name)
+        if isinstance(n, yaml.MappingNode):
+            stack += [v for pair in n.value for v in pair]
+        elif isinstance(n, yaml.SequenceNode):
+            stack += n.value
+    return found
