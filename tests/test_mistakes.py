@@ -2164,6 +2164,12 @@ def test_resume_with_a_setting_the_run_did_not_have_is_refused(tmp_path, capfd):
         f"--resume continues {exp} with the config it ran with, and Tune would ignore what changed: hidden_dim " in err
     )
     assert f"(ran with {hidden}; now {2 * hidden}); resume with the settings it ran with" in err, err
+    # a kill while Tune copied a trial's params.json leaves it empty: that trial is not compared, the others are
+    (exp / "SMAC_abcde_00001").mkdir()
+    (exp / "SMAC_abcde_00001" / "params.json").write_text("")
+    code = run_cli([*args, "--config", json.dumps({"hidden_dim": 2 * hidden})])
+    assert code == 2 and "Traceback" not in capfd.readouterr().err
+    assert run_cli(args) == 0, capfd.readouterr().err
 
 
 def test_plot_out_a_directory_writes_curves_png_into_it(tmp_path, capfd):

@@ -191,7 +191,7 @@ def changed_settings(exp_dir: str, param_space: dict) -> list[str]:
     """``key (ran with A; now B)`` for every setting of ``param_space`` (the file with ``--config``) whose value
     none of the experiment's trials ran with: Tune resumes a run with the config it started with and would ignore
     it. Swept keys (a grid now) and keys only the run has (a ``--config`` left out) are not compared."""
-    ran = [_read_json(p) for p in glob.glob(os.path.join(exp_dir, "*", "params.json"))]
+    ran = [p for p in map(_read_json, glob.glob(os.path.join(exp_dir, "*", "params.json"))) if p is not None]
     if not ran:
         return []
     changed = []
@@ -208,9 +208,14 @@ def changed_settings(exp_dir: str, param_space: dict) -> list[str]:
 _UNSET = object()
 
 
-def _read_json(path: str) -> dict:
-    with open(path) as f:
-        return json.load(f)
+def _read_json(path: str) -> dict | None:
+    """A trial's params.json; None where a kill left it empty or cut (Tune writes it as the trial starts)."""
+    try:
+        with open(path) as f:
+            params = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return params if isinstance(params, dict) else None
 
 
 def _plain(value):
