@@ -130,6 +130,11 @@ def test_the_default_storage_path_is_checked_and_old_tune_variables_named(tmp_pa
     monkeypatch.setenv("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "0")  # Tune reads exactly "1"
     assert _run(["train", "file", str(path), "--storage-path", str(tmp_path), "--dry-run"], capfd)[0] == 0
 
+    monkeypatch.setenv("WANDB_MODE", "offine")  # W&B's settings would raise in every trial's logging actor
+    code, _, err = _run(["train", "file", str(path), "--storage-path", str(tmp_path), "--wandb", "--dry-run"], capfd)
+    assert code == 2 and "WANDB_MODE=offine is not a W&B mode; did you mean 'offline'?" in err, err
+    assert _run(["train", "file", str(path), "--storage-path", str(tmp_path), "--dry-run"], capfd)[0] == 0  # W&B off
+
 
 def test_dmc_names_with_other_separators_are_respelled():
     from smac_rllib.envs.names import respelled

@@ -1703,6 +1703,28 @@ MISTAKES: dict[str, Mistake] = {
         expect="x-large-k16 is a whole experiment (config, env, run, stop) but is not run: a top-level name starting "
         "with 'x-' is a template, and no `*alias` merges this one; rename it (`large-k16:`) to run it",
     ),
+    "keys below an alias (config: *cfg then more lines)": Mistake(
+        lambda: (
+            BASE.replace("  config:\n", "  config: &cfg\n")
+            + "k8:\n  run: SMAC\n  env: dmc/cartpole-balance\n  config: *cfg\n    num_particles: 8\n"
+        ),
+        expect="`config: *cfg` is the anchored mapping as a whole and takes no keys below it; to add or change keys, "
+        "merge it: `config: {<<: *cfg, num_particles: 8}`",
+    ),
+    "a grid_search inside a grid_search's list": Mistake(
+        cfg("num_particles: {grid_search: [{grid_search: [2, 4]}, 8]}"),
+        expect="num_particles: a grid_search inside a grid_search's list; write the one flat list of its values: "
+        "num_particles: {grid_search: [2, 4, 8]}",
+    ),
+    "RLlib's old-stack private switch": Mistake(
+        cfg("_disable_preprocessor_api: true"),
+        expect="_disable_preprocessor_api=True is read by RLlib's old API stack only",
+    ),
+    "a sweep of torch threads run side by side": Mistake(
+        cfg("torch_num_threads: {grid_search: [1, 2]}"),
+        expect="the trials differ only in torch_num_threads, which changes how fast a run trains, not what it "
+        "learns: the same run 2 times, side by side",
+    ),
     "a randint seed space": Mistake(
         cfg("seed: {randint: [0, 2]}"),
         expect="seed: {randint: [...]} is not a search space (Tune reads grid_search only); write seed: "
@@ -1774,6 +1796,13 @@ def test_wandb_checkpoint_uploads_say_how_much_replay_they_copy(tmp_path, capfd)
     path.write_text(exp("checkpoint_config: {checkpoint_frequency: 1}", "wandb: {upload_checkpoints: false}"))
     assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
     assert "upload_checkpoints" not in capfd.readouterr().err
+
+
+def test_a_thread_sweep_one_trial_at_a_time_is_a_speed_comparison(tmp_path, capfd):
+    text = cfg("torch_num_threads: {grid_search: [1, 2]}").replace(
+        "  max_failures: 0\n", "  max_failures: 0\n  max_concurrent_trials: 1\n"
+    )
+    assert "2 trial(s)" in _dry_run(tmp_path, capfd, text)
 
 
 def test_an_old_api_stop_key_is_read_as_the_new_one_and_said_once(tmp_path, capfd):

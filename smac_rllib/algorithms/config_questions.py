@@ -69,11 +69,16 @@ _OFFLINE_KEYS = (
     "dataset_num_iters_per_learner", "actions_in_input_normalized", "postprocess_inputs", "shuffle_buffer_size",
     "ignore_final_observation", "map_batches_kwargs", "iter_batches_kwargs",
 )  # fmt: skip
-_TENSORFLOW_KEYS = ("eager_tracing", "eager_max_retraces", "tf_session_args", "local_tf_session_args")
-_OLD_STACK_ONLY = (  # read by RLlib's old API stack (RolloutWorker, Policy) only
+_TENSORFLOW_KEYS = (
+    "eager_tracing", "eager_max_retraces", "tf_session_args", "local_tf_session_args",
+    "_tf_policy_handles_more_than_one_loss",
+)  # fmt: skip
+_OLD_STACK_ONLY = (  # read by RLlib's old API stack (RolloutWorker, Policy; its SAC policy's private switches) only
     "enable_tf1_exec_eagerly", "keep_per_episode_custom_metrics", "export_native_model_files", "fake_sampler",
     "create_env_on_driver", "policy_map_capacity", "sampler_perf_stats_ema_coef", "preprocessor_pref",
-    "replay_sequence_length",
+    "replay_sequence_length", "_disable_preprocessor_api", "_disable_action_flattening",
+    "_disable_execution_plan_api", "_disable_initialize_loss_from_dummy_batch", "_enable_rl_module_api",
+    "_deterministic_loss", "_use_beta_distribution",
 )  # fmt: skip
 
 

@@ -51,6 +51,13 @@ def check_grids(value: Any, name: str, where: str) -> None:
                 f"grid_search of {name} needs a non-empty list, e.g. {name}: {{grid_search: [8, 16, 32]}}; got {got}",
                 where,
             )
+        if any(is_grid(option) for option in options):  # one list says the same trials, and is checked as such
+            flat = [v for option in options for v in grid_options(option)]
+            raise UserError(
+                f"{name}: a grid_search inside a grid_search's list; write the one flat list of its values: "
+                f"{name}: {{grid_search: {_yaml(flat)}}}",
+                where,
+            )
         _check_distinct(options, name, where)
         for option in options:
             check_grids(option, name, where)

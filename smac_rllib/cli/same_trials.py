@@ -197,6 +197,7 @@ REPORTING_KEYS = (
     "min_time_s_per_iteration",
     "metrics_num_episodes_for_smoothing",
 )
+SPEED_KEYS = ("torch_num_threads",)  # how fast a run computes, never what it learns
 LOGGING_KEYS = ("log_level", "log_sys_usage", "log_gradients")  # what a run logs, never what it learns
 # Ray's resource requests: reservations that place a trial's actors, not limits on what they use (no cgroups)
 RESOURCE_KEYS = tuple(
@@ -211,6 +212,13 @@ def _check_training_alike(spec: ExperimentSpec, trials: list[tuple[str, dict, An
     if len(trials) < 2 or not all(hasattr(config, "async_learning") for _, _, config in trials):
         return
     varying = varying_paths([flatten(variant) for _, variant, _ in trials])
+    if varying and set(varying) <= set(SPEED_KEYS) and spec.max_concurrent_trials != 1:
+        raise UserError(
+            f"{spec.key_lines.get(varying[0], spec.source)}: the trials differ only in {', '.join(varying)}, which "
+            f"changes how fast a run trains, not what it learns: the same run {len(trials)} times, side by side (so "
+            "sharing the cores: their speeds do not compare either); to compare speeds add max_concurrent_trials: 1 "
+            "(one trial at a time), or set one value"
+        )
     counted = "training_iteration" in spec.stop
     reporting = [p for p in varying if p in LOGGING_KEYS or (p in REPORTING_KEYS and not counted)]
     resources = [p for p in varying if p.split(".")[0] in RESOURCE_KEYS]

@@ -12,7 +12,7 @@ import threading
 import ray
 from ray.air.integrations.wandb import WandbLoggerCallback, _clean_log, _force_on_current_node, _QueueItem
 
-from smac_rllib.cli.errors import UserError, one_line, warn
+from smac_rllib.cli.errors import UserError, did_you_mean, one_line, warn
 from smac_rllib.cli.experiment_spec import ExperimentSpec
 from smac_rllib.cli.storage import unwritable
 from smac_rllib.cli.wandb_key import WANDB_KEY_VAR, has_key, requested_mode, runs_dir, user_dir, wandb_server
@@ -53,6 +53,12 @@ def wandb_callback(spec: ExperimentSpec, local_ray: bool = True):
 def check_api_key(spec: ExperimentSpec) -> None:
     """Before Ray: online W&B without an API key fails in Tune's setup with a traceback (Ray's callback); so does a
     ``WANDB_DIR`` that cannot be written (in every trial's logging actor)."""
+    mode = os.environ.get("WANDB_MODE")
+    if spec.wandb is not None and mode and not spec.wandb.get("mode") and mode not in WANDB_MODES:
+        raise UserError(  # else W&B's settings raise a traceback in every trial's logging actor
+            f"WANDB_MODE={mode} is not a W&B mode{did_you_mean(mode, WANDB_MODES[:3])} (W&B's: online, offline, "
+            "disabled)"
+        )
     if spec.wandb and requested_mode(spec.wandb) != "disabled" and user_dir():
         _check_dir(user_dir())
     if spec.wandb is not None and requested_mode(spec.wandb) != "disabled":
@@ -66,6 +72,8 @@ def check_api_key(spec: ExperimentSpec) -> None:
         "in ~/.netrc): run `wandb login` or set WANDB_API_KEY, or log offline (unset WANDB_MODE; `wandb sync` later)"
     )
 
+
+WANDB_MODES = ("online", "offline", "disabled", "dryrun", "run", "shared")  # wandb.Settings.mode
 
 # W&B's variables that Tune's callback overrides with its own wandb.init arguments (name, id, group)
 _OVERRIDDEN = {

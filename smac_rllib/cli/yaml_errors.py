@@ -1,6 +1,7 @@
 """What a YAML syntax error means, in the words of the fix: PyYAML's problem text mapped to a hint (``_YAML_HINTS``),
 and the mistakes whose error PyYAML reports elsewhere than where they are (``key:value`` without a space, a comment
-in ``//`` from JSONC, an alias before its anchor, an anchor name used twice, a tag such as ``!include``)."""
+in ``//`` from JSONC, an alias before its anchor, an anchor name used twice, keys below a ``key: *alias``, a tag
+such as ``!include``)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,13 @@ def syntax_hint(e: yaml.MarkedYAMLError, text: str, path: str) -> tuple[str, str
         line, key, value = glued
         where = f"{path}:{line}"
         hint = f"`{key}:{value}` needs a space after ':' (`{key}: {value}`): YAML reads it as one string"
+    if (aliased := _keys_under_an_alias(text, mark.line if mark else None)) is not None:
+        line, key, name, sub = aliased
+        where = f"{path}:{line}"
+        hint = (
+            f"`{key}: *{name}` is the anchored mapping as a whole and takes no keys below it; to add or change keys, "
+            f"merge it: `{key}: {{<<: *{name}, {sub}}}` (or `<<: *{name}` as the first line under {key}:)"
+        )
     row = text.splitlines()[mark.line] if mark and mark.line < len(text.splitlines()) else ""
     nested = re.match(r"^(\s*)([\w./-]+):\s+([\w./-]+):\s+(\S.*?)\s*$", row.split(" #")[0])
     if "mapping values" in problem and nested:  # `stop: training_iteration: 2`: a mapping inside a line
@@ -72,6 +80,20 @@ def _colon_without_space(text: str, problem_line: int | None) -> tuple[int, str,
         if match:
             return i + 1, match.group(1), match.group(2)
     return None
+
+
+def _keys_under_an_alias(text: str, problem_line: int | None) -> tuple[int, str, str, str] | None:
+    """(line, key, anchor, the first key below) of ``key: *anchor`` followed by more deeply indented ``sub: value``
+    lines at a syntax error (YAML ends the mapping at the alias)."""
+    lines = text.splitlines()
+    if problem_line is None or not 0 < problem_line < len(lines):
+        return None
+    above = next((i for i in range(problem_line - 1, -1, -1) if lines[i].split("#")[0].strip()), None)
+    alias = re.match(r"^(\s*)([\w./-]+):\s*\*([\w.-]+)\s*(?:#.*)?$", lines[above]) if above is not None else None
+    sub = re.match(r"^(\s*)(\S.*?)\s*(?:#.*)?$", lines[problem_line])
+    if not (alias and sub and len(sub.group(1)) > len(alias.group(1))):
+        return None
+    return above + 1, alias.group(2), alias.group(3), sub.group(2)
 
 
 def _undefined_alias(problem: str, text: str) -> str:
