@@ -528,6 +528,15 @@ def test_tunes_failed_copy_of_a_renamed_searcher_file_stays_out_and_other_copy_e
     logger.removeHandler(handler)
 
 
+def test_an_rllib_algorithm_name_is_resolved_without_rllibs_import_warnings():
+    """``run: SAC`` makes Tune register all of RLlib's algorithms; one of them builds a gymnasium debug env at import
+    (4 gymnasium warnings about no env of the user's). In a fresh process, as the CLI meets it."""
+    code = "from smac_rllib.cli.checkpoints import trainable; print(trainable('SAC').__mro__[2].__name__)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip() == "SAC", proc.stderr[-2000:]
+    assert "WARN" not in proc.stderr, proc.stderr[-2000:]
+
+
 def test_the_pixel_quick_example_prints_only_our_lines(tmp_path):
     """`rllib train file tuned_examples/smac_pixels_quick.yaml` for 2 iterations (1,000 warm-up steps, the 2nd ending
     with the example's evaluation, here of 1 episode instead of 2): stderr empty, stdout only the CLI's own lines

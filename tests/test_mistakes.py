@@ -1725,6 +1725,30 @@ MISTAKES: dict[str, Mistake] = {
         expect="the trials differ only in torch_num_threads, which changes how fast a run trains, not what it "
         "learns: the same run 2 times, side by side",
     ),
+    "Fujimoto's TD3 start_timesteps": Mistake(
+        cfg("start_timesteps: 1000"),
+        expect="unknown config key 'start_timesteps' for SMAC; write num_steps_sampled_before_learning_starts",
+    ),
+    "jaxrl's temperature rate and entropy backup, both said": Mistake(
+        cfg("temp_lr: 0.0003", "backup_entropy: false"),  # (cfg puts the last line first)
+        expect="unknown config key 'backup_entropy' for SMAC; the TD target here always has the entropy term; "
+        "td_entropy (SMAC) says which: marginal (Eq. 10) or conditional (Eq. 12) (see SMACConfig; all keys: "
+        "SMACConfig().to_dict()); also unknown: 'temp_lr'",
+    ),
+    "TorchRL's frames_per_batch": Mistake(
+        cfg("frames_per_batch: 1000"),
+        expect="unknown config key 'frames_per_batch' for SMAC; write "
+        "min_sample_timesteps_per_iteration (env steps per iteration; the run's length is the stop)",
+    ),
+    "Tianshou's test_num": Mistake(
+        cfg("test_num: 10"), expect="unknown config key 'test_num' for SMAC; write evaluation_duration (episodes)"
+    ),
+    "a return stop at the top of a return without a lower bound": Mistake(
+        SAC_PENDULUM.replace("Pendulum-v1", "Pusher-v5").replace(
+            "{training_iteration: 1}", "{env_runners/episode_return_mean: 0}"
+        ),
+        expect="set a threshold below it (the returns have no lower bound: take one a trained run reaches)",
+    ),
     "a randint seed space": Mistake(
         cfg("seed: {randint: [0, 2]}"),
         expect="seed: {randint: [...]} is not a search space (Tune reads grid_search only); write seed: "

@@ -26,6 +26,7 @@ import os
 import re
 import shutil
 import time
+import warnings
 
 from smac_rllib.cli.errors import UserError, one_line
 
@@ -301,7 +302,11 @@ def trainable(run: str) -> type:
     directories stay ``<run>_<id>``; ``Tuner.restore`` accepts it for runs started before)."""
     from ray.tune.registry import get_trainable_cls  # lazy: as in _save_atomically
 
-    base = get_trainable_cls(run)
+    with warnings.catch_warnings():  # an RLlib name registers all of RLlib's algorithms, one of which makes a gymnasium
+        warnings.simplefilter(
+            "ignore"
+        )  # debug env at import (dreamerv3/utils/debugging.py): 4 warnings on no env of ours
+        base = get_trainable_cls(run)
     if isinstance(base, type) and issubclass(base, AtomicCheckpoints):
         return base
     cached = _TRAINABLES.get(run)

@@ -22,7 +22,7 @@ from typing import Any
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 
 from smac_rllib.core.values import is_int, is_real
-from smac_rllib.cli.unknown_keys import placeholders, said_before_type, unknown_key_hint
+from smac_rllib.cli.unknown_keys import also_unknown, placeholders, said_before_type, unknown_key_hint
 from smac_rllib.cli.same_trials import UPDATE_ONLY_KEYS
 from smac_rllib.cli.errors import UserError, did_you_mean, type_name
 from smac_rllib.cli.experiment_spec import EXPERIMENT_KEYS
@@ -113,13 +113,11 @@ def check_config(config: dict, algo_class: type, line_of) -> None:
             public = sorted(k for k in known if not k.startswith("_"))
             hint = unknown_key_hint(key, algo_class.__name__, public, removed=key in placeholders(default.to_dict()))
             raise UserError(
-                f"unknown config key {key!r} for {algo_class.__name__}{hint}"
-                f" (see {type(default).__name__}; all keys: {type(default).__name__}().to_dict())",
+                f"unknown config key {key!r} for {algo_class.__name__}{hint} (see {type(default).__name__}; all keys: "
+                f"{type(default).__name__}().to_dict()){also_unknown(config, key, known)}",
                 line_of(key),
             )
-        if said := said_before_type(
-            attr, config[key], default, annotations.get(attr)
-        ):  # a choice of ours, a multi-agent setting
+        if said := said_before_type(attr, config[key], default, annotations.get(attr)):  # a choice, a multi-agent key
             raise UserError(said, line_of(key))
         expected = _expected_type(key, attr, annotations, default)
         own = attr in getattr(default, "ALL_FIELDS", {})  # our field tables: None may stand for a per-run value
@@ -136,9 +134,7 @@ def _expected_type(key: str, attr: str, annotations: dict[str, Any], default) ->
         return typing.Optional[float]  # fractional resources are fine
     if key in annotations:
         return annotations[key]
-    declared = getattr(
-        type(default), "FIELD_TYPES", {}
-    )  # types the defaults do not show (a None default, a nullable str)
+    declared = getattr(type(default), "FIELD_TYPES", {})  # types a None default does not show
     if attr in declared:
         return declared[attr]
     return type_of_default(getattr(default, attr, None))

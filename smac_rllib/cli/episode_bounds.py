@@ -117,10 +117,15 @@ def check_episode_stops(spec: ExperimentSpec, config, steps_at_stop: int | None)
             bound = episode_steps(env.env, env.env_config)
             most = f"lasts at most {_num(bound or 0)} agent steps (its time limit)"
         if key in RETURN_KEYS and bound is not None and value == bound:
+            example = (
+                f"(e.g. {_num(round(low + 0.9 * (bound - low), 6))})"
+                if math.isfinite(low)
+                else "(the returns have no lower bound: take one a trained run reaches)"
+            )
             raise UserError(
                 f"stop criterion {key}={_num(value)} is the most an episode of {env.env} can return ({why}): only an "
                 f"episode with the highest reward at every step reaches it, so the run would not stop; set a "
-                f"threshold below it (e.g. {_num(round(low + 0.9 * (bound - low), 6))}) or stop on training_iteration",
+                f"threshold below it {example} or stop on training_iteration",
                 spec.source,
             )
         if key not in RETURN_KEYS and bound is not None and value <= bound and fixed_length(env.env):

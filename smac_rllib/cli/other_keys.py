@@ -37,6 +37,10 @@ OTHER_LIBRARY_KEYS = {
             "exploration_steps",
             "random_exploration_steps",
             "num_random_steps",
+            "start_timesteps",
+            "start_training",
+            "init_random_frames",
+            "num_expl_steps",
         ),
         "write num_steps_sampled_before_learning_starts (agent steps of uniform random actions)",
     ),  # fmt: skip
@@ -54,19 +58,35 @@ OTHER_LIBRARY_KEYS = {
         "the networks' activations are not a setting here (docs/design.md lists the architecture); remove it",
     ),
     **dict.fromkeys(
-        ("critic_target_update_freq", "target_update_freq", "target_update_period"),
+        ("critic_target_update_freq", "critic_target_update_frequency", "target_update_freq", "target_update_period"),
         "write target_network_update_freq (env steps between target updates; with tau: soft updates)",
     ),
     **dict.fromkeys(
-        ("actor_update_freq", "policy_update_freq", "policy_frequency", "actor_update_interval"),
-        "the actor is updated at every update here (SAC's and the paper's); TD3's delayed actor is run: TD3",
+        (
+            "actor_update_freq",
+            "actor_update_frequency",
+            "policy_update_freq",
+            "policy_frequency",
+            "actor_update_interval",
+        ),
+        "the actor is updated at every update here (SAC's and the paper's); TD3's delayed actor is run: TD3 with "
+        "policy_delay",
     ),
     **dict.fromkeys(
         ("n_step_return", "nstep", "n_steps", "multi_step"),
         "the replay stores 1-step transitions (the paper's TD target); remove it",
     ),
     **dict.fromkeys(
-        ("replay_ratio", "update_to_data_ratio", "updates_per_step", "gradient_steps", "train_every"),
+        (
+            "replay_ratio",
+            "update_to_data_ratio",
+            "updates_per_step",
+            "gradient_steps",
+            "train_every",
+            "update_every_steps",
+            "update_per_step",
+            "optim_steps_per_batch",
+        ),
         "write updates_per_env_step (gradient updates per env step)",
     ),
     "policy_lr": "write actor_lr",
@@ -100,7 +120,15 @@ OTHER_LIBRARY_KEYS = {
         "write evaluation_interval (in iterations)",
     ),
     **dict.fromkeys(
-        ("n_eval_episodes", "num_test_episodes", "eval_episodes", "num_eval_episodes", "evaluation_episodes"),
+        (
+            "n_eval_episodes",
+            "num_test_episodes",
+            "eval_episodes",
+            "num_eval_episodes",
+            "evaluation_episodes",
+            "test_num",
+            "episode_per_test",
+        ),
         "write evaluation_duration (episodes)",
     ),
     **dict.fromkeys(
@@ -112,9 +140,39 @@ OTHER_LIBRARY_KEYS = {
         "rewards are learned as the env gives them (DMC: in [0, 1] per step); there is no reward scale",
     ),
     **dict.fromkeys(
-        ("epochs", "steps_per_epoch", "max_steps", "num_timesteps"),
+        ("epochs", "epoch", "steps_per_epoch", "step_per_epoch", "max_steps", "num_timesteps", "num_train_steps"),
         "the run's length is the stop: stop: {env_runners/num_env_steps_sampled_lifetime: N}",
     ),
+    # TD3 (Fujimoto's and CleanRL's names), DrQ-v2, pytorch_sac, jaxrl, TorchRL, Tianshou
+    "policy_noise": "TD3's target policy smoothing noise is target_noise (run: TD3; TD3: 0.2); SAC and SMAC have none",
+    "noise_clip": "TD3's clip of its smoothing noise is target_noise_clip (run: TD3; TD3: 0.5)",
+    "stddev_clip": "TD3's clip of its smoothing noise is target_noise_clip (run: TD3; TD3: 0.5)",
+    "policy_freq": "TD3's delayed actor update is policy_delay (run: TD3; TD3: 2); SAC and SMAC update it every time",
+    **dict.fromkeys(
+        ("expl_noise", "act_noise", "stddev_schedule", "exploration_std"),
+        "TD3's exploration noise is exploration_noise, a constant std (run: TD3; TD3: 0.1), with no schedule; SAC "
+        "and SMAC explore by sampling their policy",
+    ),
+    "backup_entropy": "the TD target here always has the entropy term; td_entropy (SMAC) says which: marginal "
+    "(Eq. 10) or conditional (Eq. 12)",
+    **dict.fromkeys(("temp_lr", "temperature_lr", "alpha_learning_rate"), "write alpha_lr (the temperature's rate)"),
+    "critic_tau": "write tau (the soft target update's rate; paper: 0.005)",
+    **dict.fromkeys(
+        ("actor_betas", "critic_betas", "alpha_betas", "log_std_bounds"),
+        "not a setting here (Adam's betas and the log-std bounds are the paper's); remove it",
+    ),
+    "hidden_depth": "write num_hidden_layers",
+    **dict.fromkeys(
+        ("frames_per_batch", "step_per_collect"),
+        "write min_sample_timesteps_per_iteration (env steps per iteration; the run's length is the stop)",
+    ),
+    "total_frames": "the run's length is the stop: stop: {env_runners/num_env_steps_sampled_lifetime: N} (agent "
+    "steps: frames / action_repeat)",
+    **dict.fromkeys(
+        ("training_num", "env_per_collector", "num_envs"),
+        "write num_envs_per_env_runner (envs per runner) or num_env_runners (sampling processes)",
+    ),
+    "estimation_step": "the replay stores 1-step transitions (the paper's TD target); remove it",
 }
 
 

@@ -59,6 +59,17 @@ def unknown_key_hint(key: str, algorithm: str, public: list[str], removed: bool)
     return "".join(f"; {part}" for part in said) or hint
 
 
+def also_unknown(config: dict, key: str, known: set[str]) -> str:
+    """``; also unknown: 'b', 'c'`` for the config's other unknown keys (all said at once, not one per run)."""
+    others = [
+        repr(k)
+        for k in config
+        if isinstance(k, str) and k not in (key, "env", "env_config") and k not in known
+        and AlgorithmConfig._translate_special_keys(k, warn_deprecated=False) not in known
+    ]  # fmt: skip
+    return f"; also unknown: {', '.join(others[:6])}{', ...' if len(others) > 6 else ''}" if others else ""
+
+
 # RLlib's multi-agent settings: the envs here have one agent, trained by one policy
 MULTI_AGENT_KEYS = (
     "policies", "policy_mapping_fn", "policies_to_train", "multiagent", "algorithm_config_overrides_per_module",
