@@ -1749,6 +1749,39 @@ MISTAKES: dict[str, Mistake] = {
         ),
         expect="set a threshold below it (the returns have no lower bound: take one a trained run reaches)",
     ),
+    "a uniform seed space": Mistake(
+        cfg("seed: {uniform: [0, 1000]}"),
+        expect="seed: {uniform: [...]} is not a search space (Tune reads grid_search only); write seed: {grid_search: "
+        "[0, 1, 2]} (one trial per seed: num_samples: 1)",
+    ),
+    "Tune's Python call in a string": Mistake(
+        cfg('actor_lr: "tune.grid_search([0.0001, 0.0003])"'),
+        expect="actor_lr: 'tune.grid_search([0.0001, 0.0003])' is Tune's Python API in a string, which YAML does not "
+        "run; write actor_lr: {grid_search: [0.0001, 0.0003]}",
+    ),
+    "RLlib's old-stack SAC networks": Mistake(
+        SAC_PENDULUM + "    Q_model: {fcnet_hiddens: [64, 64]}\n",
+        expect="unknown config key 'Q_model' for SAC; RLlib removed it: RLlib's old-stack SAC networks; RLlib's SAC "
+        "now sizes both with model_config",
+    ),
+    "RLlib's old-stack model block for RLlib's SAC": Mistake(
+        SAC_PENDULUM + "    model: {fcnet_hiddens: [64, 64]}\n",
+        expect="model={'fcnet_hiddens': [64, 64]} is RLlib's old-API-stack model config, which SAC on the new stack "
+        "never reads; write model_config:",
+    ),
+    "RLlib's logger_config for W&B": Mistake(
+        cfg("logger_config: {wandb: {project: p}}"),
+        expect="for W&B add a wandb: {project: NAME} block beside config (or pass --wandb)",
+    ),
+    "checkpoint_at_end inside stop": Mistake(
+        exp("stop: {training_iteration: 2, checkpoint_at_end: true}"),
+        expect="checkpoint_at_end is a checkpoint_config key, not a stop criterion: write checkpoint_config: "
+        "{checkpoint_at_end: true} beside stop:",
+    ),
+    "a gymnasium env argument at 0 that the env divides by": Mistake(
+        SAC_PENDULUM.replace("Pendulum-v1", "HalfCheetah-v5") + "    env_config: {frame_skip: 0}\n",
+        expect="float division by zero, by env_config frame_skip: 0; it must be above 0",
+    ),
     "a randint seed space": Mistake(
         cfg("seed: {randint: [0, 2]}"),
         expect="seed: {randint: [...]} is not a search space (Tune reads grid_search only); write seed: "
@@ -1827,6 +1860,15 @@ def test_a_thread_sweep_one_trial_at_a_time_is_a_speed_comparison(tmp_path, capf
         "  max_failures: 0\n", "  max_failures: 0\n  max_concurrent_trials: 1\n"
     )
     assert "2 trial(s)" in _dry_run(tmp_path, capfd, text)
+
+
+def test_an_episode_count_stop_on_a_time_limited_task_is_a_cap(tmp_path, capfd):
+    """Every DMC episode ends at its time limit: a stop on the episode count is reached, nothing is said."""
+    text = exp("stop: {env_runners/num_episodes_lifetime: 8}")
+    path = tmp_path / "ok.yaml"
+    path.write_text(text)
+    assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
+    assert "has no cap" not in capfd.readouterr().err
 
 
 def test_an_old_api_stop_key_is_read_as_the_new_one_and_said_once(tmp_path, capfd):

@@ -132,8 +132,12 @@ def unused_keys(config, written: dict) -> list[str]:
     replay buffer type other than the one the algorithm builds, TensorFlow, offline-RL and old-stack-only settings,
     multi-agent counting, RLlib's gradient pipeline that the one update replaces, and the algorithm's own modality rules
     (``config.unused_keys``); RLlib's algorithms say what they ignore themselves."""
-    if not type(config).__module__.startswith("smac_rllib."):
-        return []
+    if not type(config).__module__.startswith("smac_rllib."):  # RLlib's algorithms: what RLlib never says itself
+        old_model = "model" in written and getattr(config, "enable_rl_module_and_learner", False)
+        return [
+            f"model={written['model']!r} is RLlib's old-API-stack model config, which {type(config).__name__[:-6]} "
+            f"on the new stack never reads; write model_config: {written['model']!r}"
+        ] if old_model else []  # fmt: skip
     found = [
         f"{key}={written[key]!r} is an RLlib old-API-stack setting this algorithm never reads; use {use}"
         for key, use in OLD_STACK_KEYS.items()

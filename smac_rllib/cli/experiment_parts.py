@@ -66,6 +66,10 @@ def parse_stop(stop: Any, where: str, *, custom_metrics: bool = False) -> dict[s
         raise UserError(f"stop must be a mapping like {{training_iteration: 100}}, got {type_name(stop)}", where)
     out = {}
     for key, value in stop.items():
+        if key in CHECKPOINT_KEYS:  # `stop: {checkpoint_at_end: true}`: a block one key off
+            shown = str(value).lower() if isinstance(value, bool) else value
+            raise UserError(f"{key} is a checkpoint_config key, not a stop criterion: write checkpoint_config: "
+                            f"{{{key}: {shown}}} beside stop:", where)  # fmt: skip
         if not is_real(value):
             raise UserError(
                 f"stop criterion {key!r}={value!r} must be a number (the run stops when the result reaches it"

@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import ast
 import copy
 import difflib
 import itertools
+import math
+import re
 from typing import Any
 
 from smac_rllib.cli.errors import UserError, type_name
@@ -64,14 +67,8 @@ def check_grids(value: Any, name: str, where: str) -> None:
     elif isinstance(value, dict):
         for key, sub in value.items():
             if isinstance(key, str) and isinstance(sub, list) and _near_grid_search(key):
-                values = sub
-                if key.lower() == "randint" and len(sub) == 2 and all(type(v) is int for v in sub):
-                    values = list(range(sub[0], sub[1]))[:10]  # Tune's randint excludes its upper bound
-                fix = (
-                    f"{name}: {{grid_search: {values!r}}}"
-                    if values
-                    else f"one value, or {name}: {{grid_search: [a, b]}}"
-                )
+                values = _grid_for(key.lower(), sub, name)
+                fix = _grid_fix(name, values) if values else f"one value, or {name}: {{grid_search: [a, b]}}"
                 raise UserError(
                     f"{name}: {{{key}: {'[...]' if sub else '[]'}}} is not a search space (Tune reads grid_search "
                     f"only{'' if sub else ', and it lists no values'}); write {fix}",
@@ -81,6 +78,46 @@ def check_grids(value: Any, name: str, where: str) -> None:
     elif isinstance(value, list):
         for sub in value:
             check_grids(sub, name, where)
+    elif isinstance(value, str) and (python := _TUNE_CALL.match(value)):  # "tune.grid_search([1e-3, 3e-4])"
+        try:
+            args = ast.literal_eval(f"[{python.group(2)}]")
+        except (ValueError, SyntaxError):
+            args = []
+        values = _grid_for(
+            python.group(1), args[0] if python.group(1) in ("grid_search", "choice") and args else args, name
+        )
+        raise UserError(
+            f"{name}: {value!r} is Tune's Python API in a string, which YAML does not run; write "
+            f"{_grid_fix(name, values or ['a', 'b'])}",
+            where,
+        )
+
+
+_TUNE_CALL = re.compile(
+    r"^\s*(?:ray\.)?(?:tune\.)?(grid_search|choice|uniform|loguniform|quniform|randint)\((.*)\)\s*$", re.S
+)
+
+
+def _grid_fix(name: str, values: list) -> str:
+    seeds = " (one trial per seed: num_samples: 1)" if name.rsplit(".")[-1] == "seed" else ""
+    return f"{name}: {{grid_search: {_yaml(values)}}}{seeds}"
+
+
+def _grid_for(marker: str, args: Any, name: str) -> list:
+    """The ``grid_search`` list that stands for a sampled space: its values (grid_search, choice), the integers of a
+    ``randint`` (upper bound excluded, as Tune's), the ends and middle of a ``uniform`` (``loguniform``: geometric);
+    a seed's other spaces are swept over 0, 1, 2."""
+    args = args if isinstance(args, list) else []
+    two = len(args) >= 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in args[:2])
+    if marker == "randint" and two and all(type(v) is int for v in args[:2]):
+        return list(range(args[0], args[1]))[:10]
+    if name.rsplit(".")[-1] == "seed":
+        return [0, 1, 2]
+    if marker in ("uniform", "quniform") and two:
+        return [args[0], (args[0] + args[1]) / 2, args[1]]
+    if marker == "loguniform" and two and args[0] > 0 and args[1] > 0:
+        return [args[0], float(f"{math.sqrt(args[0] * args[1]):.3g}"), args[1]]
+    return args
 
 
 def _check_distinct(options: list, name: str, where: str) -> None:

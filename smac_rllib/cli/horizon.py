@@ -146,8 +146,12 @@ def _warn_dropped_stop(spec: ExperimentSpec) -> None:
 
 
 def _warn_uncapped_stop(spec: ExperimentSpec) -> None:
-    """A stop of thresholds only (a return to reach): if it is never reached the run never ends; said once."""
+    """A stop of thresholds only (a return to reach): if it is never reached the run never ends; said once. An episode
+    count caps the run where every episode has a time limit."""
     if any(key in COUNTING_STOP_KEYS for key in spec.stop):
+        return
+    bounded = spec.configs and all(episode_steps(c.env, c.env_config) for c in spec.configs)
+    if bounded and any(key in EPISODE_COUNT_KEYS for key in spec.stop):
         return
     named = ", ".join(f"{k}: {_num(v)}" for k, v in spec.stop.items())
     warn(

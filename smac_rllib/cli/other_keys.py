@@ -208,4 +208,11 @@ REMOVED_KEYS = {
     "replay_mode": "the replay here is uniform over single-agent transitions; remove it",
     "input_evaluation": "this algorithm learns online and evaluates with evaluation_interval; remove it",
     "enable_async_evaluation": "write evaluation_parallel_to_training: true (with evaluation_num_env_runners >= 1)",
+    **dict.fromkeys(
+        ("Q_model", "policy_model"),
+        "RLlib's old-stack SAC networks; RLlib's SAC now sizes both with model_config: {fcnet_hiddens: [256, 256]} "
+        "(ours: hidden_dim and critic_hidden_dim)",
+    ),
+    "logger_config": "Tune logs each trial itself (result.json, progress.csv, TensorBoard in its directory); for W&B "
+    "add a wandb: {project: NAME} block beside config (or pass --wandb)",
 }

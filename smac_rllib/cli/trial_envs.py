@@ -72,6 +72,12 @@ def _build_and_step(env: str, env_config: dict) -> tuple | str:
         return f"env {env!r} cannot be made here: {one_line(e)}"
     except Exception as e:  # noqa: BLE001 - the env's own words: the trial would fail the same way, after Ray
         config = f" with env_config {env_config}" if env_config else ""
+        zeros = [k for k, v in env_config.items() if is_real(v) and v == 0] if isinstance(e, ZeroDivisionError) else []
+        if zeros:  # `frame_skip: 0`: the env divides by it
+            return (
+                f"env {env!r} cannot be made{config}: {one_line(e)}, by env_config {zeros[0]}: 0; it must be above 0 "
+                "(or leave it out for the env's default)"
+            )
         return f"env {env!r} cannot be made{config}: {one_line(e)}; fix the env name or env_config"
     try:
         return _first_step(made, env, env_config) or (made.observation_space, made.action_space)
