@@ -100,6 +100,15 @@ def envc(entries: str) -> str:
     return cfg(f"env_config: {{time_limit: 1.0, {entries}}}")
 
 
+def _other_run(run: str) -> str:
+    """BASE as another of our algorithms (without SMAC's own keys)."""
+    return "".join(
+        line + "\n"
+        for line in BASE.replace("run: SMAC", f"run: {run}").splitlines()
+        if not line.strip().startswith(("num_particles", "latent_dim", "critic_hidden_dim"))
+    )
+
+
 @dataclasses.dataclass
 class Mistake:
     yaml: str | bytes | Callable[[], str | bytes] = BASE
@@ -1782,6 +1791,47 @@ MISTAKES: dict[str, Mistake] = {
         SAC_PENDULUM.replace("Pendulum-v1", "HalfCheetah-v5") + "    env_config: {frame_skip: 0}\n",
         expect="float division by zero, by env_config frame_skip: 0; it must be above 0",
     ),
+    "a SACFlow width grid over null and the value null stands for": Mistake(
+        lambda: _other_run("SACFlow").replace(
+            "    hidden_dim: 16\n", "    hidden_dim: 16\n    flow_hidden_dim: {grid_search: [null, 16]}\n"
+        ),
+        expect="run the same settings (flow_hidden_dim=None is hidden_dim (16))",
+    ),
+    "a uniform space over a power-of-two count": Mistake(
+        cfg("num_particles: {uniform: [2, 16]}"), expect="write num_particles: {grid_search: [2, 4, 8, 16]}"
+    ),
+    "MountainCarContinuous's goal reward as a return stop": Mistake(
+        SAC_PENDULUM.replace("Pendulum-v1", "MountainCarContinuous-v0").replace(
+            "{training_iteration: 1}", "{env_runners/episode_return_mean: 100}"
+        ),
+        expect="is the most an episode of MountainCarContinuous-v0 can return (100 once at the goal, minus up to 0.1 "
+        "per step of 999)",
+    ),
+    "ASHA's time_attr set to the return": Mistake(
+        exp("scheduler: {type: ASHA, time_attr: env_runners/episode_return_mean, max_t: 2, grace_period: 1}"),
+        expect="scheduler time_attr env_runners/episode_return_mean is a metric, not a time",
+    ),
+    "a TD3 policy delay past the run's updates": Mistake(
+        lambda: (
+            _other_run("TD3").replace("  stop: {training_iteration: 2}", "  stop: {training_iteration: 20}")
+            + "    policy_delay: 1000\n"
+        ),
+        expect="policy_delay=1,000: the run's ~",
+    ),
+    "TD3 exploration noise over the whole action range": Mistake(
+        lambda: _other_run("TD3") + "    exploration_noise: 1.0\n",
+        expect="exploration_noise=1.0 must be in [0, 1) (TD3: 0.1; the actions span [-1, 1]",
+    ),
+    "SpinningUp's update_after": Mistake(
+        cfg("update_after: 1000"), expect="'update_after' for SMAC; write num_steps_sampled_before_learning_starts"
+    ),
+    "a plot flag of matplotlib's": Mistake(
+        command=("plot", "{dir}", "--ylim", "0", "1000"), expect="rllib plot has no --ylim; its options:"
+    ),
+    "a camera flag for the evaluation video": Mistake(
+        command=("evaluate", "{dir}", "--camera", "1"),
+        expect="rllib evaluate has no --camera: the video films the checkpoint's env with its env_config camera_id",
+    ),
     "a randint seed space": Mistake(
         cfg("seed: {randint: [0, 2]}"),
         expect="seed: {randint: [...]} is not a search space (Tune reads grid_search only); write seed: "
@@ -1869,6 +1919,18 @@ def test_an_episode_count_stop_on_a_time_limited_task_is_a_cap(tmp_path, capfd):
     path.write_text(text)
     assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
     assert "has no cap" not in capfd.readouterr().err
+
+
+def test_an_evaluation_interval_of_a_thousand_iterations_under_an_evaluation_stop_warns(tmp_path, capfd):
+    text = exp("stop: {evaluation/env_runners/episode_return_mean: 99, time_total_s: 36000}")
+    path = tmp_path / "ok.yaml"
+    path.write_text(text.replace("evaluation_interval: 2", "evaluation_interval: 1000"))
+    assert run_cli(["train", "file", str(path), "--dry-run"]) == 0
+    err = capfd.readouterr().err
+    assert "evaluation_interval: 1,000 counts iterations: the first evaluation, the first chance for the stop" in err
+    assert (
+        "comes after ~100,000 env steps; for an evaluation every 1,000 env steps write evaluation_interval: 10" in err
+    )
 
 
 def test_an_old_api_stop_key_is_read_as_the_new_one_and_said_once(tmp_path, capfd):

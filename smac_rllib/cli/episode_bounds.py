@@ -57,6 +57,8 @@ GYM_STEP_REWARDS = {
     **dict.fromkeys(("Reacher-v4", "Reacher-v5", "Pusher-v4", "Pusher-v5"), (-math.inf, 0.0)),
 }
 
+GYM_GOAL_BONUS = {"MountainCarContinuous-v0": (0.1, 100.0)}  # (the most a step's action costs, the goal's reward)
+
 
 def episode_return_range(env: Any, env_config: dict | None) -> tuple[float, float, str] | None:
     """(lowest, highest return of one episode, why): DMC rewards are in [0, 1] per control step, a gymnasium env's
@@ -67,6 +69,9 @@ def episode_return_range(env: Any, env_config: dict | None) -> tuple[float, floa
         return None if control is None else (0.0, float(control), f"{control} control steps x a reward in [0, 1]")
     low, high = GYM_STEP_REWARDS.get(env, (None, None)) if isinstance(env, str) else (None, None)
     steps = episode_steps(env, env_config)
+    if env in GYM_GOAL_BONUS and steps:  # -0.1 a^2 per step, +100 once at the goal (which ends the episode)
+        cost, bonus = GYM_GOAL_BONUS[env]
+        return -cost * steps, bonus, f"{_num(bonus)} once at the goal, minus up to {_num(cost)} per step of {steps}"
     if low is None or not steps:
         return None
     return low * steps, high * steps, f"{steps} steps x a reward in [{low:.4g}, {_num(high)}]"

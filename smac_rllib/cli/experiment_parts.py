@@ -15,7 +15,7 @@ from smac_rllib.cli.errors import UserError, did_you_mean, note, type_name, warn
 from smac_rllib.cli.errors import yaml_number as _num
 from smac_rllib.cli.grids import grid_options
 from smac_rllib.cli.ranges import check_finite
-from smac_rllib.cli.result_keys import result_key_error
+from smac_rllib.cli.result_keys import result_key_error, time_attr_error
 from smac_rllib.cli.results import EVAL_RETURN, TRAIN_RETURN, modern_metric
 from smac_rllib.cli.yaml_reader import MarkedDict
 
@@ -287,13 +287,8 @@ def parse_scheduler(block: Any, where: str, *, evaluates: bool = False, custom_m
             error = result_key_error(options[key], f"scheduler {key}", custom_metrics)
             if error:
                 raise UserError(error, where)
-    if options.get("time_attr") in PER_ITERATION_KEYS:  # ASHA's time must grow: a count each result restarts stalls
-        attr = options["time_attr"]
-        raise UserError(
-            f"scheduler time_attr {attr} is a count of one iteration (each result restarts it), so ASHA's time never "
-            f"passes its rungs; write time_attr: {PER_ITERATION_KEYS[attr]}",
-            where,
-        )
+    if error := time_attr_error(options.get("time_attr"), PER_ITERATION_KEYS):  # ASHA's time must grow with the run
+        raise UserError(error, where)
     _check_asha_values(options, where)
     if str(options.get("metric", "")).startswith("evaluation/") and not evaluates:
         raise UserError(

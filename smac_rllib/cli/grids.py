@@ -113,8 +113,11 @@ def _grid_for(marker: str, args: Any, name: str) -> list:
         return list(range(args[0], args[1]))[:10]
     if name.rsplit(".")[-1] == "seed":
         return [0, 1, 2]
+    if two and all(type(v) is int and v > 0 and v & (v - 1) == 0 for v in args[:2]):  # [2, 16]: 2, 4, 8, 16
+        return [2**e for e in range(args[0].bit_length() - 1, args[1].bit_length())][:10]
     if marker in ("uniform", "quniform") and two:
-        return [args[0], (args[0] + args[1]) / 2, args[1]]
+        middle = (args[0] + args[1]) / 2
+        return [args[0], int(middle) if all(type(v) is int for v in args[:2]) else middle, args[1]]
     if marker == "loguniform" and two and args[0] > 0 and args[1] > 0:
         return [args[0], float(f"{math.sqrt(args[0] * args[1]):.3g}"), args[1]]
     return args

@@ -109,6 +109,11 @@ FOREIGN_EVALUATE_FLAGS = {
     "--out": "rllib evaluate prints the returns; --video OUT.mp4 records an episode",
     "--run": "the algorithm is the checkpoint's own",
     "--config": "the checkpoint's config is used as it was trained",
+    **dict.fromkeys(
+        ("--camera", "--camera-id", "--camera_id"),
+        "the video films the checkpoint's env with its env_config camera_id (dmc: 0; quadruped: 2); set it in the "
+        "training file's env_config",
+    ),
 }
 
 
@@ -155,7 +160,12 @@ def other_forms(argv: list[str]) -> str | None:
             )
     if argv[:1] == ["plot"] and (flag := next((a for a in argv if a.split("=")[0] in FOREIGN_PLOT_FLAGS), None)):
         return f"rllib plot has no {flag.split('=')[0]}: {FOREIGN_PLOT_FLAGS[flag.split('=')[0]]}"
-    if argv[:1] == ["plot"] and len(_paths(argv, ("-h", "--help"))) > 1:  # plot's options all take a value
+    own = ("--out", "--metric", "-h", "--help", "-v", "--verbose")  # another flag: unknown_option names it
+    if argv[:1] == ["plot"] and all(a.split("=")[0] in own for a in argv if a.startswith("--")):
+        several = len(_paths(argv, ("-h", "--help"))) > 1  # plot's options all take a value
+    else:
+        several = False
+    if several:
         return (
             "rllib plot takes one directory; it plots every experiment under it, so put the runs to compare under "
             "one parent (e.g. one --storage-path) and pass that"

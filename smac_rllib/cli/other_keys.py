@@ -41,6 +41,7 @@ OTHER_LIBRARY_KEYS = {
             "start_training",
             "init_random_frames",
             "num_expl_steps",
+            "update_after",
         ),
         "write num_steps_sampled_before_learning_starts (agent steps of uniform random actions)",
     ),  # fmt: skip

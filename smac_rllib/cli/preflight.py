@@ -1,12 +1,13 @@
 """What ``rllib train`` says about its experiments before Ray starts: ``--dry-run``'s description (trials, resources
 per trial, stop, the evaluation schedule) and the warnings (ASHA on a single trial, ASHA rungs at iterations that do not
-evaluate, the algorithm's own)."""
+evaluate, a first evaluation hundreds of thousands of env steps away, the algorithm's own)."""
 
 from __future__ import annotations
 
 from smac_rllib.algorithms import config_questions
 from smac_rllib.cli.errors import warn
 from smac_rllib.cli.experiment_spec import ExperimentSpec
+from smac_rllib.cli.horizon import steps_per_iteration
 from smac_rllib.cli.resources import trial_request
 from smac_rllib.cli.results import EVAL_RETURN, action_repeat
 
@@ -51,6 +52,23 @@ def warn_asha_one_trial(spec: ExperimentSpec) -> None:
         warn(
             f"{spec.name}: scheduler ASHA stops the worse trials of a sweep, and this experiment has one trial: ASHA "
             "never stops it (the run is a plain one); sweep values or seeds (grid_search), or drop the scheduler"
+        )
+
+
+FAR_EVALUATION_STEPS = 100_000
+
+
+def warn_far_first_evaluation(spec: ExperimentSpec) -> None:
+    """``evaluation_interval`` counts iterations: one of 1,000 (meant in env steps?) puts the first evaluation, and the
+    first chance for a stop on an evaluation metric, 1,000 iterations away."""
+    stops = [key for key in spec.stop if key.startswith("evaluation/")]
+    config = spec.configs[0] if spec.configs and stops else None
+    interval, steps = (config.evaluation_interval, steps_per_iteration(config)) if config else (None, None)
+    if interval and steps and interval >= 100 and interval * steps >= FAR_EVALUATION_STEPS:
+        warn(
+            f"{spec.name}: evaluation_interval: {interval:,} counts iterations: the first evaluation, the first chance "
+            f"for the stop on {stops[0]}, comes after ~{interval * steps:,} env steps; for an evaluation every "
+            f"{interval:,} env steps write evaluation_interval: {max(1, interval // steps)}"
         )
 
 

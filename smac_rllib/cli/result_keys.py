@@ -61,3 +61,23 @@ def result_key_error(key: Any, what: str, custom_metrics: bool = False) -> str |
         f"{what} {key!r} is never in a result, so it would never trigger{hint} "
         "(keys: a result.json under ~/ray_results; a/b = result['a']['b'])"
     )
+
+
+_METRIC_WORDS = ("return", "reward", "loss", "episode_len", "alpha", "entropy")
+
+
+def time_attr_error(attr: Any, per_iteration: dict) -> str | None:
+    """ASHA's ``time_attr`` must grow with the run: not a count each result restarts, not a metric that goes up and
+    down (a return: its rungs would be points in return, not in time)."""
+    if attr in per_iteration:
+        return (
+            f"scheduler time_attr {attr} is a count of one iteration (each result restarts it), so ASHA's time never "
+            f"passes its rungs; write time_attr: {per_iteration[attr]}"
+        )
+    if isinstance(attr, str) and any(word in attr.rsplit("/", 1)[-1] for word in _METRIC_WORDS):
+        return (
+            f"scheduler time_attr {attr} is a metric, not a time: ASHA's rungs (grace_period, max_t) are points on a "
+            f"growing count; write time_attr: training_iteration (or env_runners/num_env_steps_sampled_lifetime, "
+            f"time_total_s), and keep ranking on the return with metric: {attr}"
+        )
+    return None

@@ -151,6 +151,10 @@ def _as_run(path: str, flat: dict[str, Any], config, off: dict[str, str], run_va
             shown = f"={written!r}" if written is not UNSET else " (unset)"
             return _number(made), f"{path}{shown} is {made!r} for {config.env}"
         return _number(made), ""
+    other = getattr(config, "NONE_IS", {}).get(path)
+    if other and written in (None, UNSET):  # `flow_hidden_dim: null` is hidden_dim
+        value = getattr(config, other)
+        return _number(value), f"{path}={None if written is UNSET else written!r} is {other} ({value!r})"
     fields = getattr(config, "ALL_FIELDS", {})
     if "." not in path and path in fields and fields[path].auto is not None:
         value = config.resolved(path)

@@ -36,13 +36,19 @@ from smac_rllib.cli.errors import (
 from smac_rllib.cli.experiment_spec import ExperimentSpec
 from smac_rllib.cli.checkpoint_disk import warn_checkpoint_cadence
 from smac_rllib.cli.horizon import check_horizon
-from smac_rllib.cli.update_budget import warn_update_budget
+from smac_rllib.cli.update_budget import check_actor_updates, warn_update_budget
 from smac_rllib.cli.tune_horizon import seconds_rung_past_stop, time_stop_before_evaluation
 from smac_rllib.cli import overdue
 from smac_rllib.cli.interrupt import INTERRUPT, CheckpointOnInterrupt, _add_interrupt_callback, catch_ctrl_c
 from smac_rllib.cli.pending import PendingReporter
 from smac_rllib.cli.plot import plot_experiments
-from smac_rllib.cli.preflight import describe_env, print_dry_run, warn_algorithm, warn_asha_one_trial
+from smac_rllib.cli.preflight import (
+    describe_env,
+    print_dry_run,
+    warn_algorithm,
+    warn_asha_one_trial,
+    warn_far_first_evaluation,
+)
 from smac_rllib.cli.progress import ProgressPrinter
 from smac_rllib.cli.ray_output import ConfigErrorFilter, StaleCheckpointFilter, StateCopyRaceFilter, quiet_ray_notices
 from smac_rllib.cli.ray_start import check_before_ray, start_ray
@@ -66,9 +72,11 @@ def run_train(args) -> int:
     own_stop = args.overrides is None or args.overrides.stop is None  # the file's own, not a smoke test's
     for spec in specs:
         check_horizon(spec)  # settings against the stop and the task (one-line UserError)
+        check_actor_updates(spec)
         if own_stop:
             warn_checkpoint_cadence(spec)
         warn_asha_one_trial(spec)
+        warn_far_first_evaluation(spec)
         warn_algorithm(spec)
         resources.warn_small_requests(spec)
         check_api_key(spec)  # online W&B without a key: one line, not Tune's traceback

@@ -1,4 +1,5 @@
-"""What the run's gradient updates amount to, said before Ray starts (warnings: each file is runnable).
+"""What the run's gradient updates amount to, said before Ray starts (warnings: each file is runnable), and TD3's
+``policy_delay`` against them (``check_actor_updates``: an actor that would hardly ever learn is refused).
 
 * Many updates per env step on a CPU learner (REDQ/DroQ-style ratios, ``MANY_CPU_UPDATES_PER_ENV_STEP``): every
   iteration waits for its updates; said with the run's count.
@@ -15,17 +16,35 @@ The counts are ``cli/horizon.py``'s (``env_steps_at_stop``, ``updates_at_stop``)
 
 from __future__ import annotations
 
-from smac_rllib.cli.errors import warn
+from smac_rllib.cli.errors import UserError, warn
 from smac_rllib.cli.errors import yaml_number as _num
 from smac_rllib.cli.experiment_spec import ExperimentSpec
 from smac_rllib.cli.horizon import env_steps_at_stop, updates_at_stop
 from smac_rllib.cli.results import action_repeat
-from smac_rllib.core.values import is_number
+from smac_rllib.core.values import is_int, is_number
 
 MANY_CPU_UPDATES_PER_ENV_STEP = 4  # REDQ/DroQ-style ratios (10-20) are GPU settings; the paper's is 1
 STATE_S_PER_UPDATE = 0.05  # SMAC from states, K=16, batch 256, hidden 256, 1 thread (tuned_examples/smac_state.yaml)
 LONG_CPU_HOURS = 100  # the tuned 1M-step state runs take ~14-27 h of updates on a CPU learner
 REAL_RUN_ENV_STEPS = 10_000  # shorter runs are smoke tests, whose warm-up may well be most of them
+
+
+FEW_ACTOR_UPDATES = 10
+
+
+def check_actor_updates(spec: ExperimentSpec) -> None:
+    """TD3 updates its actor and targets once per ``policy_delay`` critic updates: a delay of 10 or more that leaves
+    the run fewer than ``FEW_ACTOR_UPDATES`` actor updates (a count meant in env steps?) trains a near-random actor."""
+    for config in spec.configs:
+        delay = getattr(config, "policy_delay", None)
+        updates = updates_at_stop(spec.stop, config) if is_int(delay) and delay >= 10 else None
+        if updates is not None and updates // delay < FEW_ACTOR_UPDATES:
+            raise UserError(
+                f"policy_delay={delay:,}: the run's ~{updates:,} critic updates update the actor (and the targets) "
+                f"{updates // delay} time(s); TD3's delay is 2 critic updates per actor update: lower policy_delay, "
+                "or raise the stop",
+                spec.key_lines.get("policy_delay", spec.source),
+            )
 
 
 def warn_update_budget(spec: ExperimentSpec, own_stop: bool) -> None:

@@ -41,6 +41,7 @@ _FIELDS = {  # name: Field(default, meaning, checks) -- one home per field (trai
 
 
 class SACFlowConfig(PolicySACConfig):
+    NONE_IS = {"flow_hidden_dim": "hidden_dim"}  # a None field that runs as another field's value
     FIELDS = _FIELDS  # one row per field (training/fields.py: FieldTableConfig)
     module_class = SACFlowTorchRLModule
 

@@ -49,7 +49,15 @@ _FIELDS = {  # name: Field(default, meaning, checks) -- TD3's own fields (Fujimo
         hint="(TD3: 0.5)",
         read_when=When("target_noise", 0, above=True),
     ),
-    "exploration_noise": Field(0.1, "std of the Gaussian exploration noise", kind=float, low=0, hint="(TD3: 0.1)"),
+    "exploration_noise": Field(
+        0.1,
+        "std of the Gaussian exploration noise",
+        kind=float,
+        low=0,
+        high=1.0,
+        high_open=True,  # on actions in [-1, 1]: a std of 1 clips most noisy actions to the ends (bang-bang)
+        hint="(TD3: 0.1; the actions span [-1, 1], so a std of 1 or more clips most of them to the ends)",
+    ),
 }
 
 
