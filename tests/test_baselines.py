@@ -246,7 +246,7 @@ def test_parameter_counts_match_the_papers_statement(obs_dim, action_dim):
         (lambda: SACMoEConfig().training(num_experts=2.5), r"num_experts=2.5 must be an integer >= 2"),
         (lambda: TD3Config().training(policy_delay=0), r"policy_delay=0 must be an integer >= 1 \(TD3: 2"),
         (lambda: TD3Config().training(target_noise=-0.2), r"target_noise=-0.2 must be a number >= 0 \(TD3: 0.2\)"),
-        (lambda: TD3Config().training(exploration_noise="big"), r"exploration_noise='big' must be a number >= 0"),
+        (lambda: TD3Config().training(exploration_noise="big"), r"exploration_noise='big' must be a number in \[0, 1"),
     ],
 )
 def test_bad_settings_raise_one_line_errors_naming_the_fix(config, message):
