@@ -1832,6 +1832,27 @@ MISTAKES: dict[str, Mistake] = {
         command=("evaluate", "{dir}", "--camera", "1"),
         expect="rllib evaluate has no --camera: the video films the checkpoint's env with its env_config camera_id",
     ),
+    "REDQ's critic ensemble": Mistake(
+        cfg("num_critics: 10"), expect="'num_critics' for SMAC; the critics here are always two (twin Q"
+    ),
+    "a deterministic switch inside evaluation_config": Mistake(
+        cfg("evaluation_config: {deterministic: true}"),
+        expect="unknown evaluation_config key 'deterministic' for SMAC; the deterministic policy (the mean action) is "
+        "explore: false",
+    ),
+    "CleanRL's torch_deterministic": Mistake(
+        cfg("torch_deterministic: true"), expect="a reproducible run is seed: N with async_learning: false"
+    ),
+    "SpinningUp's max_ep_len": Mistake(
+        cfg("max_ep_len: 1000"), expect="an episode's limit is env_config: {time_limit: SECONDS} (dmc)"
+    ),
+    "SB3's n_envs, save_freq and log_interval": Mistake(
+        cfg("n_envs: 4", "save_freq: 10", "log_interval: 5"),  # (cfg puts the last line first)
+        expect="'log_interval' for SMAC; one result (a progress line, a row of progress.csv) comes per iteration, "
+        "whose size is min_sample_timesteps_per_iteration (env steps) (see SMACConfig; all keys: "
+        "SMACConfig().to_dict()); also unknown: 'save_freq', 'n_envs'",
+    ),
+    "a mixed-precision switch": Mistake(cfg("mixed_precision: true"), expect="mixed precision is autocast"),
     "a randint seed space": Mistake(
         cfg("seed: {randint: [0, 2]}"),
         expect="seed: {randint: [...]} is not a search space (Tune reads grid_search only); write seed: "

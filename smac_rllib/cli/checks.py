@@ -22,6 +22,7 @@ from typing import Any
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 
 from smac_rllib.core.values import is_int, is_real
+from smac_rllib.cli.other_keys import OTHER_LIBRARY_KEYS
 from smac_rllib.cli.unknown_keys import also_unknown, placeholders, said_before_type, unknown_key_hint
 from smac_rllib.cli.same_trials import UPDATE_ONLY_KEYS
 from smac_rllib.cli.errors import UserError, did_you_mean, type_name
@@ -199,8 +200,9 @@ def _check_evaluation_config(
         if attr not in known and key not in known:
             _refuse_experiment_key(key, "evaluation_config", line_of("evaluation_config", key))
             public = sorted(k for k in known if not k.startswith("_"))
+            hint = f"; {OTHER_LIBRARY_KEYS[key]}" if key in OTHER_LIBRARY_KEYS else did_you_mean(key, public)
             raise UserError(
-                f"unknown evaluation_config key {key!r} for {algo_class.__name__}{did_you_mean(key, public)}"
+                f"unknown evaluation_config key {key!r} for {algo_class.__name__}{hint}"
                 " (evaluation_config overrides config keys for the evaluation runners, e.g. {explore: false})",
                 line_of("evaluation_config", key),
             )

@@ -174,6 +174,42 @@ OTHER_LIBRARY_KEYS = {
         "write num_envs_per_env_runner (envs per runner) or num_env_runners (sampling processes)",
     ),
     "estimation_step": "the replay stores 1-step transitions (the paper's TD target); remove it",
+    # REDQ, CleanRL, SpinningUp, Stable-Baselines3, mixed precision
+    **dict.fromkeys(
+        ("num_critics", "n_critics", "num_qs", "num_q", "ensemble_size", "critic_ensemble_size"),
+        "the critics here are always two (twin Q, the min of both in the target); there is no critic ensemble "
+        "(REDQ's); remove it",
+    ),
+    **dict.fromkeys(
+        ("deterministic", "deterministic_eval", "eval_deterministic"),
+        "the deterministic policy (the mean action) is explore: false, written in evaluation_config: {explore: false}",
+    ),
+    **dict.fromkeys(
+        ("torch_deterministic", "deterministic_torch", "reproducible"),
+        "a reproducible run is seed: N with async_learning: false (the synchronous loop; acting and learning in one "
+        "order); cuda_deterministic adds cuDNN's determinism on a GPU learner",
+    ),
+    **dict.fromkeys(
+        ("max_ep_len", "max_episode_len", "max_episode_length", "episode_length", "max_path_length"),
+        "an episode's limit is env_config: {time_limit: SECONDS} (dmc) or {max_episode_steps: N} (gymnasium)",
+    ),
+    **dict.fromkeys(
+        ("n_envs", "num_parallel_envs", "envs_per_worker"),
+        "write num_envs_per_env_runner (envs per runner) or num_env_runners (sampling processes)",
+    ),
+    **dict.fromkeys(
+        ("save_freq", "save_interval", "save_every", "checkpoint_interval", "checkpoint_every"),
+        "write checkpoint_config: {checkpoint_frequency: N} (iterations) beside config",
+    ),
+    **dict.fromkeys(
+        ("log_interval", "log_freq", "log_every", "log_frequency"),
+        "one result (a progress line, a row of progress.csv) comes per iteration, whose size is "
+        "min_sample_timesteps_per_iteration (env steps)",
+    ),
+    **dict.fromkeys(
+        ("mixed_precision", "fp16", "bf16", "amp", "use_amp", "precision", "use_mixed_precision"),
+        "mixed precision is autocast (pixel runs: auto, bf16 on a GPU learner; fp16; off); state runs train in fp32",
+    ),
 }
 
 
