@@ -1853,6 +1853,11 @@ MISTAKES: dict[str, Mistake] = {
         "SMACConfig().to_dict()); also unknown: 'save_freq', 'n_envs'",
     ),
     "a mixed-precision switch": Mistake(cfg("mixed_precision: true"), expect="mixed precision is autocast"),
+    "Tune's sample_from with a lambda": Mistake(
+        cfg("num_particles: {sample_from: 'lambda spec: 8'}"),
+        expect="num_particles: {sample_from: ...} is not a search space here (Tune reads grid_search only, and no "
+        "Python from YAML); write num_particles: {grid_search: [1, 2]} with the values to try",
+    ),
     "a randint seed space": Mistake(
         cfg("seed: {randint: [0, 2]}"),
         expect="seed: {randint: [...]} is not a search space (Tune reads grid_search only); write seed: "

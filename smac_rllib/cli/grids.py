@@ -74,6 +74,12 @@ def check_grids(value: Any, name: str, where: str) -> None:
                     f"only{'' if sub else ', and it lists no values'}); write {fix}",
                     where,
                 )
+            if isinstance(key, str) and key in _OTHER_TUNE_MARKERS and len(value) == 1:  # {sample_from: "lambda .."}
+                raise UserError(
+                    f"{name}: {{{key}: ...}} is not a search space here (Tune reads grid_search only, and no Python "
+                    f"from YAML); write {_grid_fix(name, [1, 2])} with the values to try",
+                    where,
+                )
             check_grids(sub, f"{name}.{key}", where)
     elif isinstance(value, list):
         for sub in value:
