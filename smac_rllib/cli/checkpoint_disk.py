@@ -46,7 +46,6 @@ def check_checkpoint_disk(spec: ExperimentSpec, storage: str) -> None:
     """One line when the checkpoints ``spec`` keeps by its stop exceed the free disk under ``storage`` (local)."""
     ckpt = spec.checkpoint_config
     every = ckpt.get("checkpoint_frequency") or 0
-    _warn_wandb_uploads(spec)
     sizes = checkpoint_sizes(spec) if every and "://" not in storage else []
     if not sizes:
         return
@@ -76,7 +75,7 @@ def check_checkpoint_disk(spec: ExperimentSpec, storage: str) -> None:
     )
 
 
-def _warn_wandb_uploads(spec: ExperimentSpec) -> None:
+def warn_wandb_uploads(spec: ExperimentSpec) -> None:
     """``wandb: {upload_checkpoints: true}`` logs every checkpoint as a W&B artifact: with the replay in each, copies
     of it all are staged in W&B's cache and uploaded."""
     if not (spec.wandb or {}).get("upload_checkpoints"):

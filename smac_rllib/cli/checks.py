@@ -23,7 +23,7 @@ from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 
 from smac_rllib.core.values import is_int, is_real
 from smac_rllib.cli.other_keys import OTHER_LIBRARY_KEYS
-from smac_rllib.cli.unknown_keys import also_unknown, placeholders, said_before_type, unknown_key_hint
+from smac_rllib.cli.unknown_keys import also_unknown, is_unknown_key, placeholders, said_before_type, unknown_key_hint
 from smac_rllib.cli.same_trials import UPDATE_ONLY_KEYS
 from smac_rllib.cli.errors import UserError, did_you_mean, type_name
 from smac_rllib.cli.experiment_spec import EXPERIMENT_KEYS
@@ -109,7 +109,7 @@ def check_config(config: dict, algo_class: type, line_of) -> None:
                 line_of(key),
             )
         attr = AlgorithmConfig._translate_special_keys(key, warn_deprecated=False)
-        if attr not in known and key not in known:
+        if is_unknown_key(key, known):
             _refuse_experiment_key(key, "config", line_of(key))
             public = sorted(k for k in known if not k.startswith("_"))
             hint = unknown_key_hint(key, algo_class.__name__, public, removed=key in placeholders(default.to_dict()))
@@ -197,7 +197,7 @@ def _check_evaluation_config(
                 "is never read; move it up to config (or remove it)",
                 line_of("evaluation_config", key),
             )
-        if attr not in known and key not in known:
+        if is_unknown_key(key, known):
             _refuse_experiment_key(key, "evaluation_config", line_of("evaluation_config", key))
             public = sorted(k for k in known if not k.startswith("_"))
             hint = f"; {OTHER_LIBRARY_KEYS[key]}" if key in OTHER_LIBRARY_KEYS else did_you_mean(key, public)

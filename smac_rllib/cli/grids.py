@@ -104,8 +104,12 @@ _TUNE_CALL = re.compile(
 )
 
 
+def _is_seed(name: str) -> bool:
+    return name.rsplit(".")[-1] == "seed"
+
+
 def _grid_fix(name: str, values: list) -> str:
-    seeds = " (one trial per seed: num_samples: 1)" if name.rsplit(".")[-1] == "seed" else ""
+    seeds = " (one trial per seed: num_samples: 1)" if _is_seed(name) else ""
     return f"{name}: {{grid_search: {_yaml(values)}}}{seeds}"
 
 
@@ -117,7 +121,7 @@ def _grid_for(marker: str, args: Any, name: str) -> list:
     two = len(args) >= 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in args[:2])
     if marker == "randint" and two and all(type(v) is int for v in args[:2]):
         return list(range(args[0], args[1]))[:10]
-    if name.rsplit(".")[-1] == "seed":
+    if _is_seed(name):
         return [0, 1, 2]
     if two and all(type(v) is int and v > 0 and v & (v - 1) == 0 for v in args[:2]):  # [2, 16]: 2, 4, 8, 16
         return [2**e for e in range(args[0].bit_length() - 1, args[1].bit_length())][:10]

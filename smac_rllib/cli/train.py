@@ -34,7 +34,7 @@ from smac_rllib.cli.errors import (
     warn,
 )
 from smac_rllib.cli.experiment_spec import ExperimentSpec
-from smac_rllib.cli.checkpoint_disk import warn_checkpoint_cadence
+from smac_rllib.cli.checkpoint_disk import warn_checkpoint_cadence, warn_wandb_uploads
 from smac_rllib.cli.horizon import check_horizon
 from smac_rllib.cli.update_budget import check_actor_updates, warn_update_budget
 from smac_rllib.cli.tune_horizon import seconds_rung_past_stop, time_stop_before_evaluation
@@ -77,6 +77,7 @@ def run_train(args) -> int:
             warn_checkpoint_cadence(spec)
         warn_asha_one_trial(spec)
         warn_far_first_evaluation(spec)
+        warn_wandb_uploads(spec)
         warn_algorithm(spec)
         resources.warn_small_requests(spec)
         check_api_key(spec)  # online W&B without a key: one line, not Tune's traceback

@@ -97,7 +97,7 @@ def _first_step(made, env: str, env_config: dict) -> str | None:
                 if not made.step(made.action_space.sample())[2]:
                     break
             else:
-                return _ends_at_once(env, env_config)
+                return _ends_at_once(env, env_config, config)
     except Exception as e:  # noqa: BLE001 - the env's own words
         gl = os.environ.get("MUJOCO_GL")
         if "rendering with MUJOCO_GL" in str(e):  # the machine's GL, not the env_config
@@ -112,7 +112,7 @@ def _first_step(made, env: str, env_config: dict) -> str | None:
 FIRST_STEP_RESETS = 3
 
 
-def _ends_at_once(env: str, env_config: dict) -> str:
+def _ends_at_once(env: str, env_config: dict, config: str) -> str:
     """Every episode terminated at its first step: no transition to learn from (a reversed healthy range, a
     termination threshold the reset state already crosses)."""
     reversed_ranges = [
@@ -125,7 +125,6 @@ def _ends_at_once(env: str, env_config: dict) -> str:
         if reversed_ranges
         else "fix the env_config that ends it (a termination threshold the start state already crosses?)"
     )
-    config = f" with env_config {env_config}" if env_config else ""
     return (
         f"env {env!r}{config} ends every episode at its first step ({FIRST_STEP_RESETS} resets, random actions: "
         f"terminated after 1 step each), so there is nothing to learn; {cause}"

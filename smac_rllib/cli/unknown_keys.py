@@ -59,14 +59,18 @@ def unknown_key_hint(key: str, algorithm: str, public: list[str], removed: bool)
     return "".join(f"; {part}" for part in said) or hint
 
 
+def is_unknown_key(key: str, known: set[str]) -> bool:
+    """Neither ``key`` nor the attribute RLlib translates it to (``num_workers`` -> ``num_env_runners``) is known."""
+    return key not in known and AlgorithmConfig._translate_special_keys(key, warn_deprecated=False) not in known
+
+
 def also_unknown(config: dict, key: str, known: set[str]) -> str:
     """``; also unknown: 'b', 'c'`` for the config's other unknown keys (all said at once, not one per run)."""
     others = [
         repr(k)
         for k in config
-        if isinstance(k, str) and k not in (key, "env", "env_config") and k not in known
-        and AlgorithmConfig._translate_special_keys(k, warn_deprecated=False) not in known
-    ]  # fmt: skip
+        if isinstance(k, str) and k not in (key, "env", "env_config") and is_unknown_key(k, known)
+    ]
     return f"; also unknown: {', '.join(others[:6])}{', ...' if len(others) > 6 else ''}" if others else ""
 
 

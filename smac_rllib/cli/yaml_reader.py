@@ -352,7 +352,7 @@ def _check_unused_experiment_templates(loader: _Loader, path: str) -> None:
         return  # a file of templates only: load_experiments says so
     for key_node, value in loader.root.value:
         name = key_node.value
-        if not (isinstance(name, str) and name.startswith((".", "x-")) and isinstance(value, yaml.MappingNode)):
+        if not (is_template(name) and isinstance(value, yaml.MappingNode)):
             continue
         keys = {k.value for k, _ in value.value if isinstance(k, yaml.ScalarNode)}
         if "run" in keys and keys & {"config", "stop"} and not _anchors(value) & loader.aliased:
